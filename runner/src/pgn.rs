@@ -1,0 +1,225 @@
+//! Writing finished games as PGN.
+//!
+//! Moves arrive in UCI notation and are replayed with shakmaty to produce SAN, so a move that is
+//! not legal in its position can never reach a PGN file: it is an error instead.
+
+use std::fmt::Write as _;
+
+use shakmaty::fen::Fen;
+use shakmaty::san::SanPlus;
+use shakmaty::uci::UciMove;
+use shakmaty::{Chess, Color, EnPassantMode, Position};
+
+use crate::openings::{STARTPOS_FEN, position_from_fen};
+
+/// One move and its optional comment (written as `{comment}` after the move).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PgnMove {
+    pub uci: String,
+    pub comment: Option<String>,
+}
+
+/// A game ready to be written. The Seven Tag Roster comes from the named fields; `tags` are
+/// written after them in order (SetUp/FEN and PlyCount are added by the writer).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PgnGame {
+    pub event: String,
+    pub site: String,
+    /// `YYYY.MM.DD`
+    pub date: String,
+    pub round: String,
+    pub white: String,
+    pub black: String,
+    /// `1-0`, `0-1`, `1/2-1/2` or `*`
+    pub result: String,
+    /// Root position of the game (the opening's FEN, before any book move).
+    pub start_fen: String,
+    pub tags: Vec<(String, String)>,
+    pub moves: Vec<PgnMove>,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum PgnError {
+    #[error("invalid start position: {0}")]
+    BadFen(String),
+    #[error("move {ply} ({uci}) is not legal in its position")]
+    IllegalMove { ply: usize, uci: String },
+}
+
+/// An engine's evaluation of a position, from its own point of view.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Score {
+    Cp(i32),
+    Mate(i32),
+}
+
+/// The move comment cutechess-cli users know: `+0.31/12 0.153s`, `-M5/20 0.100s`; without a score
+/// only the time is written.
+pub fn comment_for_move(score: Option<Score>, depth: Option<u32>, time_ms: u64) -> String {
+    let time = format!("{}.{:03}s", time_ms / 1000, time_ms % 1000);
+    let Some(score) = score else { return time };
+    let value = match score {
+        Score::Cp(cp) => {
+            let sign = if cp < 0 { '-' } else { '+' };
+            let abs = cp.unsigned_abs();
+            format!("{sign}{}.{:02}", abs / 100, abs % 100)
+        }
+        Score::Mate(n) => format!("{}M{}", if n < 0 { '-' } else { '+' }, n.unsigned_abs()),
+    };
+    match depth {
+        Some(d) => format!("{value}/{d} {time}"),
+        None => format!("{value} {time}"),
+    }
+}
+
+/// Escapes a tag value (backslash and double quote).
+fn escape(value: &str) -> String {
+    value.replace('\\', "\\\\").replace('"', "\\\"")
+}
+
+/// Renders one game as PGN text ending in a blank line.
+pub fn to_pgn(game: &PgnGame) -> Result<String, PgnError> {
+    let root = position_from_fen(&game.start_fen).map_err(|e| PgnError::BadFen(e.to_string()))?;
+    let root_fen = Fen::from_position(&root, EnPassantMode::Legal).to_string();
+
+    let mut out = String::new();
+    for (name, value) in [
+        ("Event", &game.event),
+        ("Site", &game.site),
+        ("Date", &game.date),
+        ("Round", &game.round),
+        ("White", &game.white),
+        ("Black", &game.black),
+        ("Result", &game.result),
+    ] {
+        let _ = writeln!(out, "[{name} \"{}\"]", escape(value));
+    }
+    if root_fen != STARTPOS_FEN {
+        let _ = writeln!(out, "[SetUp \"1\"]");
+        let _ = writeln!(out, "[FEN \"{root_fen}\"]");
+    }
+    for (name, value) in &game.tags {
+        let _ = writeln!(out, "[{name} \"{}\"]", escape(value));
+    }
+    let _ = writeln!(out, "[PlyCount \"{}\"]", game.moves.len());
+    out.push('\n');
+
+    let mut tokens = Vec::with_capacity(game.moves.len() * 3 + 1);
+    let mut pos: Chess = root;
+    let mut need_number = true;
+    for (ply, mv) in game.moves.iter().enumerate() {
+        let illegal = || PgnError::IllegalMove { ply: ply + 1, uci: mv.uci.clone() };
+        let uci: UciMove = mv.uci.parse().map_err(|_| illegal())?;
+        let m = uci.to_move(&pos).map_err(|_| illegal())?;
+        let number = pos.fullmoves().get();
+        match pos.turn() {
+            Color::White => tokens.push(format!("{number}.")),
+            Color::Black if need_number => tokens.push(format!("{number}...")),
+            Color::Black => {}
+        }
+        tokens.push(SanPlus::from_move_and_play_unchecked(&mut pos, m).to_string());
+        need_number = false;
+        if let Some(comment) = &mv.comment {
+            tokens.push(format!("{{{}}}", comment.replace('}', ")")));
+            need_number = true;
+        }
+    }
+    tokens.push(game.result.clone());
+
+    let mut line_len = 0;
+    for token in tokens {
+        if line_len > 0 && line_len + 1 + token.len() > 79 {
+            out.push('\n');
+            line_len = 0;
+        } else if line_len > 0 {
+            out.push(' ');
+            line_len += 1;
+        }
+        line_len += token.len();
+        out.push_str(&token);
+    }
+    out.push_str("\n\n");
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn game(start_fen: &str, moves: &[(&str, Option<&str>)]) -> PgnGame {
+        PgnGame {
+            event: "Test \"quoted\"".into(),
+            site: "here".into(),
+            date: "2026.11.22".into(),
+            round: "1.2".into(),
+            white: "A".into(),
+            black: "B".into(),
+            result: "1/2-1/2".into(),
+            start_fen: start_fen.into(),
+            tags: vec![("Termination".into(), "adjudication".into())],
+            moves: moves
+                .iter()
+                .map(|(u, c)| PgnMove { uci: u.to_string(), comment: c.map(str::to_string) })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn comments_format_like_cutechess() {
+        assert_eq!(comment_for_move(Some(Score::Cp(31)), Some(12), 153), "+0.31/12 0.153s");
+        assert_eq!(comment_for_move(Some(Score::Cp(-5)), Some(3), 2000), "-0.05/3 2.000s");
+        assert_eq!(comment_for_move(Some(Score::Mate(-4)), Some(20), 100), "-M4/20 0.100s");
+        assert_eq!(comment_for_move(None, None, 7), "0.007s");
+    }
+
+    #[test]
+    fn standard_game_has_no_fen_and_numbers_after_comments() {
+        let pgn = to_pgn(&game(
+            STARTPOS_FEN,
+            &[
+                ("e2e4", Some("book")),
+                ("e7e5", Some("book")),
+                ("g1f3", None),
+                ("b8c6", Some("+0.10/5 0.010s")),
+            ],
+        ))
+        .unwrap();
+        assert!(!pgn.contains("[FEN"), "{pgn}");
+        assert!(pgn.contains("[Event \"Test \\\"quoted\\\"\"]"), "{pgn}");
+        assert!(pgn.contains("[PlyCount \"4\"]"), "{pgn}");
+        assert!(
+            pgn.contains("1. e4 {book} 1... e5 {book} 2. Nf3 Nc6 {+0.10/5 0.010s} 1/2-1/2"),
+            "{pgn}"
+        );
+    }
+
+    #[test]
+    fn black_to_move_start_keeps_counters_and_castles_in_san() {
+        let fen = "r3k2r/8/8/8/8/8/8/R3K2R b KQkq - 3 17";
+        let pgn = to_pgn(&game(fen, &[("e8c8", None), ("e1g1", None)])).unwrap();
+        assert!(
+            pgn.contains("[SetUp \"1\"]\n[FEN \"r3k2r/8/8/8/8/8/8/R3K2R b KQkq - 3 17\"]"),
+            "{pgn}"
+        );
+        assert!(pgn.contains("17... O-O-O 18. O-O 1/2-1/2"), "{pgn}");
+    }
+
+    #[test]
+    fn illegal_moves_never_reach_the_pgn() {
+        let err = to_pgn(&game(STARTPOS_FEN, &[("e2e4", None), ("e2e4", None)])).unwrap_err();
+        assert_eq!(err, PgnError::IllegalMove { ply: 2, uci: "e2e4".into() });
+        assert!(to_pgn(&game(STARTPOS_FEN, &[("zz", None)])).is_err());
+    }
+
+    #[test]
+    fn long_games_wrap_lines() {
+        let moves: Vec<(&str, Option<&str>)> = ["g1f3", "g8f6", "f3g1", "f6g8"]
+            .iter()
+            .cycle()
+            .take(40)
+            .map(|m| (*m, Some("+0.00/10 0.100s")))
+            .collect();
+        let pgn = to_pgn(&game(STARTPOS_FEN, &moves)).unwrap();
+        assert!(pgn.lines().all(|l| l.len() <= 80 || l.starts_with('[')), "{pgn}");
+    }
+}
