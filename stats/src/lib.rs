@@ -1,1 +1,45 @@
+//! Draw-aware match statistics for engine testing: a pure library (no I/O).
+//!
+//! * [`counts`]: trinomial (W, D, L per game) and pentanomial (LL, LD, DD+WL, WD, WW per game
+//!   pair) counts.
+//! * [`estimate`]: score, logistic Elo and normalized Elo with 95 % intervals, LOS.
+//! * [`fixed_sample`]: the draw-aware fixed-sample test of the Crafty ProbCut paper.
+//! * [`sprt`] and [`mle`]: the generalized SPRT of Michel Van den Bergh as run by fishtest
+//!   (trinomial and pentanomial, logistic and normalized Elo bounds), solved to full precision.
+//! * [`holm`](mod@holm): Holm-Bonferroni correction for many comparisons.
+//! * [`summarize`]: all of it in one serializable [`Summary`].
+//!
+//! Normal distribution functions come from `statrs`.
+//!
+//! ```
+//! use stats::{Counts, Options, Penta, SprtSpec, Verdict, summarize};
+//!
+//! // A fishtest run's pentanomial counts; fishtest stored its LLR as -2.936953911013966.
+//! let counts = Counts::Penta(Penta { ll: 369, ld: 12695, dd: 27124, wd: 12664, ww: 332 });
+//! let opts = Options { sprt: Some(SprtSpec::parse("elo0=0,elo1=2")?), ..Options::default() };
+//! let s = summarize(&counts, &opts)?;
+//! let sprt = s.sprt.as_ref().unwrap();
+//! assert!((sprt.llr - -2.936953911013966).abs() < 1e-9);
+//! assert_eq!(sprt.verdict, Verdict::Continue); // just above Wald's -ln(19) = -2.944
+//! assert_eq!(s.format_elo(), "-0.3 +/- 1.1");
+//! # Ok::<(), stats::StatsError>(())
+//! ```
 
+pub mod counts;
+pub mod elo;
+pub mod error;
+pub mod estimate;
+pub mod fixed_sample;
+pub mod holm;
+pub mod mle;
+pub mod sprt;
+pub mod summary;
+
+pub use counts::{Counts, GameScore, Penta, Wdl};
+pub use elo::{NELO_PER_T, logistic_elo, logistic_score};
+pub use error::StatsError;
+pub use estimate::{Estimates, ScoreMoments};
+pub use fixed_sample::{DrawAwareTest, draw_aware_test};
+pub use holm::holm;
+pub use sprt::{EloModel, SprtResult, SprtSpec, Verdict, llr, sprt};
+pub use summary::{Options, Summary, summarize};

@@ -1,1 +1,124 @@
-fn main() {}
+//! A UCI engine that misbehaves on purpose, for end-to-end tests of the runner.
+//!
+//! `badengine [MODE [N]]`, modes (N counts `go` commands, default 0 = at once):
+//! - `good`: plays legal moves (deterministic), with info lines;
+//! - `crash N`: aborts (SIGABRT) at the N+1-th `go`;
+//! - `exit N`: exits silently with status 0 at the N+1-th `go`;
+//! - `hang N`: never answers the N+1-th `go` (nor anything after it);
+//! - `illegal N`: answers the N+1-th `go` with an illegal move;
+//! - `garbage`: surrounds every answer with junk lines, still plays legal moves;
+//! - `nouci`: never answers `uci`;
+//! - `slow MS`: waits MS milliseconds before every `bestmove`;
+//! - `mate`: plays legal moves, preferring checkmate, then captures (ends games quickly).
+
+use std::io::{BufRead, Write};
+use std::time::Duration;
+
+use shakmaty::fen::Fen;
+use shakmaty::uci::UciMove;
+use shakmaty::{CastlingMode, Chess, Position};
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mode = args.first().map(String::as_str).unwrap_or("good").to_string();
+    let n: u64 = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let stdin = std::io::stdin();
+    let mut out = std::io::stdout().lock();
+    let mut pos = Chess::default();
+    let mut gos = 0u64;
+    let mut hung = false;
+    for line in stdin.lock().lines() {
+        let Ok(line) = line else { break };
+        let line = line.trim();
+        let cmd = line.split_whitespace().next().unwrap_or("");
+        if hung && cmd != "quit" {
+            continue;
+        }
+        match cmd {
+            "uci" if mode == "nouci" => {}
+            "uci" => {
+                let _ = writeln!(out, "id name badengine-{mode}\nid author tests");
+                let _ = writeln!(out, "option name Hash type spin default 1 min 1 max 16");
+                let _ = writeln!(out, "uciok");
+            }
+            "isready" => {
+                let _ = writeln!(out, "readyok");
+            }
+            "position" => pos = parse_position(line).unwrap_or_default(),
+            "go" => {
+                let k = gos;
+                gos += 1;
+                let fire = k >= n;
+                match mode.as_str() {
+                    "crash" if fire => std::process::abort(),
+                    "exit" if fire => std::process::exit(0),
+                    "hang" if fire => {
+                        hung = true;
+                        continue;
+                    }
+                    "slow" => std::thread::sleep(Duration::from_millis(n)),
+                    _ => {}
+                }
+                if mode == "garbage" {
+                    let _ = writeln!(out, "\u{1b}[31mjunk\u{0} ÿÿ line");
+                    let _ = writeln!(out, "bestmovex a1a1");
+                    let _ = writeln!(out, "info score");
+                    let _ = writeln!(out, "info depth x score cp y");
+                    let _ = writeln!(out, "infostring nothing");
+                    let _ = writeln!(out);
+                }
+                let mv = if mode == "illegal" && fire {
+                    "a1a1".to_string()
+                } else {
+                    choose(&pos, k, mode == "mate")
+                };
+                let _ = writeln!(out, "info depth 1 score cp {} nodes 1 time 0 pv {mv}", (k % 7) as i32 - 3);
+                let _ = writeln!(out, "bestmove {mv}");
+            }
+            "quit" => break,
+            _ => {}
+        }
+        let _ = out.flush();
+    }
+}
+
+fn parse_position(line: &str) -> Option<Chess> {
+    let rest = line.strip_prefix("position")?.trim();
+    let (setup, moves) = match rest.split_once(" moves") {
+        Some((s, m)) => (s.trim(), m.split_whitespace().collect::<Vec<_>>()),
+        None => (rest, vec![]),
+    };
+    let mut pos: Chess = if setup == "startpos" {
+        Chess::default()
+    } else {
+        let fen: Fen = setup.strip_prefix("fen")?.trim().parse().ok()?;
+        fen.into_position(CastlingMode::Standard).ok()?
+    };
+    for m in moves {
+        let mv = m.parse::<UciMove>().ok()?.to_move(&pos).ok()?;
+        pos.play_unchecked(mv);
+    }
+    Some(pos)
+}
+
+fn choose(pos: &Chess, k: u64, aggressive: bool) -> String {
+    let moves = pos.legal_moves();
+    if moves.is_empty() {
+        return "0000".into();
+    }
+    let pick = if aggressive {
+        moves
+            .iter()
+            .find(|m| {
+                let mut p = pos.clone();
+                p.play_unchecked(**m);
+                p.is_checkmate()
+            })
+            .or_else(|| moves.iter().find(|m| m.is_capture()))
+            .copied()
+            .unwrap_or(moves[(k as usize * 7) % moves.len()])
+    } else {
+        moves[(k as usize * 7 + pos.fullmoves().get() as usize) % moves.len()]
+    };
+    UciMove::from_move(pick, CastlingMode::Standard).to_string()
+}

@@ -1,0 +1,690 @@
+//! The tree search: iterative deepening with aspiration windows around a
+//! fail-soft principal variation search; transposition table; quiescence
+//! search over captures and promotions with SEE pruning; Multi-ProbCut (see
+//! `mpc`), placed before null-move pruning (adaptive R, off without pieces);
+//! reverse futility pruning; late move reductions; check extension; killer and
+//! history ordering; repetition, fifty-move and mate-distance handling.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use cozy_chess::{Board, Color, Move, Piece};
+
+use crate::eval::evaluate;
+use crate::history::History;
+use crate::movepick::{MovePicker, is_noisy};
+use crate::mpc::{MpcTable, Stage, alpha_bound, beta_bound, bound_usable, stage_of};
+use crate::options::{EngineOptions, Tunables};
+use crate::position::{Position, format_move};
+use crate::score::{DRAW, INF, MATE, MAX_PLY, is_mate, uci_score};
+use crate::see::see;
+use crate::timeman::{Limits, TimeManager};
+use crate::tt::{Bound, TranspositionTable};
+
+/// Multi-ProbCut counters for one search.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MpcStats {
+    /// Shallow searches started (each side of each try counts once).
+    pub tries: u64,
+    /// Cuts on the beta side (node returned beta).
+    pub beta_cuts: u64,
+    /// Cuts on the alpha side (node returned alpha).
+    pub alpha_cuts: u64,
+    /// Nodes spent inside shallow searches.
+    pub shallow_nodes: u64,
+}
+
+impl MpcStats {
+    pub fn cuts(&self) -> u64 {
+        self.beta_cuts + self.alpha_cuts
+    }
+
+    /// The `info string mpc ...` line reported before `bestmove`.
+    pub fn info_line(&self) -> String {
+        format!(
+            "info string mpc tries {} cuts {} beta_cuts {} alpha_cuts {} shallow_nodes {}",
+            self.tries,
+            self.cuts(),
+            self.beta_cuts,
+            self.alpha_cuts,
+            self.shallow_nodes
+        )
+    }
+}
+
+/// Outcome of a search.
+#[derive(Clone, Debug)]
+pub struct SearchResult {
+    pub best_move: Option<Move>,
+    pub score: i32,
+    /// Deepest fully completed iteration.
+    pub depth: i32,
+    pub seldepth: usize,
+    pub nodes: u64,
+    pub pv: Vec<Move>,
+    pub mpc: MpcStats,
+    pub elapsed_ms: u64,
+}
+
+/// Search settings taken from the options at the start of a `go`.
+#[derive(Clone, Debug)]
+struct Settings {
+    mpc: bool,
+    t_mid: f64,
+    t_end: f64,
+    table: MpcTable,
+    null_move: bool,
+    lmr: bool,
+    tun: Tunables,
+    chess960: bool,
+    overhead_ms: u64,
+}
+
+pub struct Searcher {
+    pub tt: TranspositionTable,
+    pub history: History,
+    stop: Arc<AtomicBool>,
+    settings: Settings,
+    lmr_table: Box<[[i32; 64]; 64]>,
+    nodes: u64,
+    seldepth: usize,
+    node_limit: u64,
+    timer: Option<TimeManager>,
+    /// Time limits apply (false while depth 1 runs, so a move always exists).
+    time_abort_allowed: bool,
+    aborted: bool,
+    /// > 0 while inside an MPC shallow search (no MPC there).
+    mpc_nesting: u32,
+    stats: MpcStats,
+    hashes: Vec<u64>,
+    pv: Box<[[Option<Move>; MAX_PLY + 1]; MAX_PLY + 1]>,
+    pv_len: [usize; MAX_PLY + 1],
+    /// Best root move of the current iteration, once one raised alpha.
+    root_best: Option<(Move, i32)>,
+    pub verbose: bool,
+}
+
+fn settings_from(o: &EngineOptions) -> Settings {
+    Settings {
+        mpc: o.mpc,
+        t_mid: o.t_mid,
+        t_end: o.t_end,
+        table: o.active_table(),
+        null_move: o.null_move,
+        lmr: o.lmr,
+        tun: o.tunables.clone(),
+        chess960: o.chess960,
+        overhead_ms: o.move_overhead_ms,
+    }
+}
+
+fn build_lmr(t: &Tunables) -> Box<[[i32; 64]; 64]> {
+    let mut table = Box::new([[0i32; 64]; 64]);
+    for (d, row) in table.iter_mut().enumerate().skip(1) {
+        for (m, r) in row.iter_mut().enumerate().skip(1) {
+            let v = t.lmr_base as f64 / 100.0
+                + (d as f64).ln() * (m as f64).ln() / (t.lmr_div as f64 / 100.0);
+            *r = v.max(0.0) as i32;
+        }
+    }
+    table
+}
+
+fn has_pieces(board: &Board, color: Color) -> bool {
+    let minor_major = board.pieces(Piece::Knight)
+        | board.pieces(Piece::Bishop)
+        | board.pieces(Piece::Rook)
+        | board.pieces(Piece::Queen);
+    !(minor_major & board.colors(color)).is_empty()
+}
+
+impl Searcher {
+    pub fn new(opts: &EngineOptions, stop: Arc<AtomicBool>) -> Self {
+        let settings = settings_from(opts);
+        Self {
+            tt: TranspositionTable::new(opts.hash_mb),
+            history: History::default(),
+            stop,
+            lmr_table: build_lmr(&settings.tun),
+            settings,
+            nodes: 0,
+            seldepth: 0,
+            node_limit: u64::MAX,
+            timer: None,
+            time_abort_allowed: false,
+            aborted: false,
+            mpc_nesting: 0,
+            stats: MpcStats::default(),
+            hashes: Vec::new(),
+            pv: Box::new([[None; MAX_PLY + 1]; MAX_PLY + 1]),
+            pv_len: [0; MAX_PLY + 1],
+            root_best: None,
+            verbose: false,
+        }
+    }
+
+    /// Forget everything learned (new game).
+    pub fn clear(&mut self) {
+        self.tt.clear();
+        self.history.clear();
+    }
+
+    /// Takes the option values for the next searches.
+    pub fn configure(&mut self, opts: &EngineOptions) {
+        let s = settings_from(opts);
+        if s.tun != self.settings.tun {
+            self.lmr_table = build_lmr(&s.tun);
+        }
+        self.settings = s;
+    }
+
+    fn check_limits(&mut self) {
+        if self.nodes >= self.node_limit {
+            self.aborted = true;
+        }
+        if self.nodes & 1023 == 0 {
+            if self.stop.load(Ordering::Relaxed) {
+                self.aborted = true;
+            }
+            if self.time_abort_allowed && self.timer.as_ref().is_some_and(|t| t.hard_exceeded()) {
+                self.aborted = true;
+            }
+        }
+    }
+
+    fn is_repetition(&self, board: &Board) -> bool {
+        let key = board.hash();
+        let n = board.halfmove_clock() as usize;
+        let len = self.hashes.len();
+        let mut i = 2;
+        while i <= n && i <= len {
+            if self.hashes[len - i] == key {
+                return true;
+            }
+            i += 2;
+        }
+        false
+    }
+
+    /// Runs a search on `pos` within `limits`.
+    pub fn search(&mut self, pos: &Position, limits: &Limits) -> SearchResult {
+        self.tt.new_search();
+        self.history.clear_killers();
+        self.nodes = 0;
+        self.seldepth = 0;
+        self.stats = MpcStats::default();
+        self.aborted = false;
+        self.mpc_nesting = 0;
+        self.node_limit = limits.nodes.unwrap_or(u64::MAX).max(1);
+        self.timer = Some(TimeManager::new(limits, self.settings.overhead_ms));
+        self.hashes = pos.history.clone();
+        let board = &pos.board;
+        let max_depth = limits.depth.unwrap_or(MAX_PLY as i32 - 1).clamp(1, MAX_PLY as i32 - 1);
+
+        let mut fallback = None;
+        board.generate_moves(|m| {
+            fallback = m.into_iter().next();
+            fallback.is_some()
+        });
+        let mut result = SearchResult {
+            best_move: fallback,
+            score: 0,
+            depth: 0,
+            seldepth: 0,
+            nodes: 0,
+            pv: fallback.into_iter().collect(),
+            mpc: MpcStats::default(),
+            elapsed_ms: 0,
+        };
+        if fallback.is_none() {
+            return result;
+        }
+        let mut prev_score = 0;
+        for depth in 1..=max_depth {
+            self.time_abort_allowed = depth > 1;
+            self.root_best = None;
+            let score = self.aspiration(board, depth, prev_score);
+            if self.aborted {
+                // Keep a partial iteration's best move only if it is at least
+                // as good as the previous iteration's choice was scored.
+                if let Some((mv, s)) = self.root_best
+                    && (Some(mv) == result.best_move || s > prev_score)
+                {
+                    result.best_move = Some(mv);
+                    result.pv = vec![mv];
+                }
+                break;
+            }
+            prev_score = score;
+            let pv: Vec<Move> = self.pv[0][..self.pv_len[0]].iter().flatten().copied().collect();
+            if let Some(&first) = pv.first() {
+                result.best_move = Some(first);
+                result.pv = pv;
+            }
+            result.score = score;
+            result.depth = depth;
+            if self.verbose {
+                self.print_info(board, &result);
+            }
+            if self.timer.as_ref().is_some_and(|t| t.soft_exceeded()) && !limits.infinite {
+                break;
+            }
+            if self.stop.load(Ordering::Relaxed) {
+                break;
+            }
+            // A mate found well within the horizon will not change.
+            if is_mate(score)
+                && depth > 2 * (MATE - score.abs()) + 4
+                && limits.depth.is_none()
+                && limits.nodes.is_none()
+                && !limits.infinite
+            {
+                break;
+            }
+        }
+        result.nodes = self.nodes;
+        result.seldepth = self.seldepth;
+        result.mpc = self.stats;
+        result.elapsed_ms = self.timer.as_ref().map_or(0, |t| t.elapsed().as_millis() as u64);
+        result
+    }
+
+    fn print_info(&self, board: &Board, r: &SearchResult) {
+        let ms = self.timer.as_ref().map_or(0, |t| t.elapsed().as_millis() as u64);
+        let nps = self.nodes * 1000 / ms.max(1);
+        let mut b = board.clone();
+        let mut pv = String::new();
+        for &m in &r.pv {
+            if !b.is_legal(m) {
+                break;
+            }
+            pv.push(' ');
+            pv.push_str(&format_move(&b, m, self.settings.chess960));
+            b.play_unchecked(m);
+        }
+        println!(
+            "info depth {} seldepth {} score {} nodes {} nps {} time {} hashfull {} pv{}",
+            r.depth,
+            self.seldepth.max(r.depth as usize),
+            uci_score(r.score),
+            self.nodes,
+            nps,
+            ms,
+            self.tt.hashfull(),
+            pv
+        );
+    }
+
+    fn aspiration(&mut self, board: &Board, depth: i32, prev: i32) -> i32 {
+        let mut delta = self.settings.tun.asp_window;
+        let (mut alpha, mut beta) = if depth >= 5 && !is_mate(prev) {
+            ((prev - delta).max(-INF), (prev + delta).min(INF))
+        } else {
+            (-INF, INF)
+        };
+        loop {
+            let score = self.negamax(board, depth, alpha, beta, 0, true);
+            if self.aborted {
+                return score;
+            }
+            if score <= alpha && alpha > -INF {
+                beta = (alpha + beta) / 2;
+                alpha = (score - delta).max(-INF);
+            } else if score >= beta && beta < INF {
+                beta = (score + delta).min(INF);
+            } else {
+                return score;
+            }
+            delta += delta / 2 + 10;
+            if delta > 1000 {
+                alpha = -INF;
+                beta = INF;
+            }
+        }
+    }
+
+    fn update_pv(&mut self, ply: usize, mv: Move) {
+        self.pv[ply][ply] = Some(mv);
+        let child_len = self.pv_len[ply + 1].max(ply + 1);
+        for i in ply + 1..child_len {
+            self.pv[ply][i] = self.pv[ply + 1][i];
+        }
+        self.pv_len[ply] = child_len;
+    }
+
+    /// Multi-ProbCut test at a node of remaining depth `depth`; returns the
+    /// value to return from the node on a cut.
+    fn probcut(&mut self, board: &Board, depth: i32, alpha: i32, beta: i32, ply: usize) -> Option<i32> {
+        let stage = stage_of(board);
+        let t = match stage {
+            Stage::Middlegame => self.settings.t_mid,
+            Stage::Endgame => self.settings.t_end,
+        };
+        let tries: Vec<_> = self.settings.table.tries(stage, depth).collect();
+        for p in tries {
+            if p.shallow >= depth || p.shallow < 0 {
+                continue;
+            }
+            let bound = beta_bound(&p, t, beta);
+            if bound_usable(bound) {
+                self.stats.tries += 1;
+                let before = self.nodes;
+                self.mpc_nesting += 1;
+                let v = self.negamax(board, p.shallow, bound - 1, bound, ply, true);
+                self.mpc_nesting -= 1;
+                self.stats.shallow_nodes += self.nodes - before;
+                if self.aborted {
+                    return Some(0);
+                }
+                if v >= bound {
+                    self.stats.beta_cuts += 1;
+                    return Some(beta);
+                }
+            }
+            let bound = alpha_bound(&p, t, alpha);
+            if bound_usable(bound) {
+                self.stats.tries += 1;
+                let before = self.nodes;
+                self.mpc_nesting += 1;
+                let v = self.negamax(board, p.shallow, bound, bound + 1, ply, true);
+                self.mpc_nesting -= 1;
+                self.stats.shallow_nodes += self.nodes - before;
+                if self.aborted {
+                    return Some(0);
+                }
+                if v <= bound {
+                    self.stats.alpha_cuts += 1;
+                    return Some(alpha);
+                }
+            }
+        }
+        None
+    }
+
+    fn negamax(
+        &mut self,
+        board: &Board,
+        mut depth: i32,
+        mut alpha: i32,
+        mut beta: i32,
+        ply: usize,
+        null_allowed: bool,
+    ) -> i32 {
+        self.pv_len[ply] = ply;
+        let in_check = !board.checkers().is_empty();
+        if in_check && ply < MAX_PLY / 2 {
+            depth += 1;
+        }
+        if depth <= 0 {
+            return self.qsearch(board, alpha, beta, ply);
+        }
+        self.nodes += 1;
+        self.check_limits();
+        if self.aborted {
+            return 0;
+        }
+        self.seldepth = self.seldepth.max(ply);
+        let pv_node = beta - alpha > 1;
+        let root = ply == 0;
+
+        if !root {
+            if board.halfmove_clock() >= 100 || self.is_repetition(board) {
+                return DRAW;
+            }
+            alpha = alpha.max(-MATE + ply as i32);
+            beta = beta.min(MATE - ply as i32 - 1);
+            if alpha >= beta {
+                return alpha;
+            }
+            if ply >= MAX_PLY - 1 {
+                return if in_check { DRAW } else { evaluate(board) };
+            }
+        }
+
+        let key = board.hash();
+        let hit = self.tt.probe(key, ply);
+        let tt_move = hit.and_then(|h| h.mv);
+        if let Some(h) = hit
+            && !pv_node
+            && !root
+            && h.depth >= depth
+        {
+            let cut = match h.bound {
+                Bound::Exact => true,
+                Bound::Lower => h.score >= beta,
+                Bound::Upper => h.score <= alpha,
+            };
+            if cut {
+                return h.score;
+            }
+        }
+
+        let static_eval = if in_check {
+            -INF
+        } else {
+            hit.map_or_else(|| evaluate(board), |h| h.eval)
+        };
+
+        if !in_check && !root {
+            // Reverse futility pruning.
+            let (rfp_depth, rfp_margin) = (self.settings.tun.rfp_depth, self.settings.tun.rfp_margin);
+            if !pv_node
+                && depth <= rfp_depth
+                && !is_mate(beta)
+                && static_eval - rfp_margin * depth >= beta
+            {
+                return static_eval;
+            }
+
+            // Multi-ProbCut, before null move; not inside its own shallow searches.
+            if self.settings.mpc && self.mpc_nesting == 0 && !is_mate(alpha) && !is_mate(beta) {
+                if let Some(v) = self.probcut(board, depth, alpha, beta, ply) {
+                    return v;
+                }
+                self.pv_len[ply] = ply;
+            }
+
+            // Null move with adaptive reduction.
+            if self.settings.null_move
+                && !pv_node
+                && null_allowed
+                && depth >= 3
+                && static_eval >= beta
+                && !is_mate(beta)
+                && has_pieces(board, board.side_to_move())
+                && let Some(child) = board.null_move()
+            {
+                let r = self.settings.tun.nmp_base + depth / self.settings.tun.nmp_depth_div.max(1);
+                self.hashes.push(key);
+                let v = -self.negamax(&child, depth - 1 - r, -beta, -beta + 1, ply + 1, false);
+                self.hashes.pop();
+                if self.aborted {
+                    return 0;
+                }
+                if v >= beta {
+                    return if is_mate(v) { beta } else { v };
+                }
+            }
+        }
+
+        let side = board.side_to_move();
+        let killers = self.history.killers[ply];
+        let mut picker = MovePicker::new(tt_move, killers);
+        let mut best = -INF;
+        let mut best_move = None;
+        let mut moves_searched = 0usize;
+        let mut quiets_tried: Vec<Move> = Vec::new();
+        let original_alpha = alpha;
+
+        while let Some(mv) = picker.next(board, &self.history) {
+            let quiet = !is_noisy(board, mv);
+            let mut child = board.clone();
+            child.play_unchecked(mv);
+            let gives_check = !child.checkers().is_empty();
+            let new_depth = depth - 1;
+            self.hashes.push(key);
+            let score = if moves_searched == 0 {
+                -self.negamax(&child, new_depth, -beta, -alpha, ply + 1, true)
+            } else {
+                let mut r = 0;
+                if self.settings.lmr
+                    && depth >= 3
+                    && moves_searched >= if pv_node { 4 } else { 2 }
+                    && quiet
+                    && !in_check
+                    && !gives_check
+                {
+                    r = self.lmr_table[depth.min(63) as usize][moves_searched.min(63)];
+                    if pv_node {
+                        r -= 1;
+                    }
+                    if killers.contains(&Some(mv)) {
+                        r -= 1;
+                    }
+                    r = r.clamp(0, new_depth - 1);
+                }
+                let mut s = -self.negamax(&child, new_depth - r, -alpha - 1, -alpha, ply + 1, true);
+                if s > alpha && r > 0 {
+                    s = -self.negamax(&child, new_depth, -alpha - 1, -alpha, ply + 1, true);
+                }
+                if s > alpha && s < beta {
+                    s = -self.negamax(&child, new_depth, -beta, -alpha, ply + 1, true);
+                }
+                s
+            };
+            self.hashes.pop();
+            if self.aborted {
+                return 0;
+            }
+            moves_searched += 1;
+            if score > best {
+                best = score;
+                if score > alpha {
+                    best_move = Some(mv);
+                    alpha = score;
+                    self.update_pv(ply, mv);
+                    if root {
+                        self.root_best = Some((mv, score));
+                    }
+                    if alpha >= beta {
+                        if quiet {
+                            self.history.on_cutoff(side, mv, &quiets_tried, depth, ply);
+                        }
+                        break;
+                    }
+                }
+            }
+            if quiet {
+                quiets_tried.push(mv);
+            }
+        }
+
+        if moves_searched == 0 {
+            return if in_check { -MATE + ply as i32 } else { DRAW };
+        }
+        let bound = if best >= beta {
+            Bound::Lower
+        } else if alpha > original_alpha {
+            Bound::Exact
+        } else {
+            Bound::Upper
+        };
+        let eval_store = if in_check { 0 } else { static_eval };
+        self.tt.store(key, best_move, best, eval_store, depth, bound, ply);
+        best
+    }
+
+    fn qsearch(&mut self, board: &Board, mut alpha: i32, beta: i32, ply: usize) -> i32 {
+        self.nodes += 1;
+        self.check_limits();
+        if self.aborted {
+            return 0;
+        }
+        self.pv_len[ply] = ply;
+        self.seldepth = self.seldepth.max(ply);
+        let in_check = !board.checkers().is_empty();
+        if ply >= MAX_PLY - 1 {
+            return if in_check { DRAW } else { evaluate(board) };
+        }
+        let key = board.hash();
+        let hit = self.tt.probe(key, ply);
+        if let Some(h) = hit {
+            let cut = match h.bound {
+                Bound::Exact => true,
+                Bound::Lower => h.score >= beta,
+                Bound::Upper => h.score <= alpha,
+            };
+            if cut && beta - alpha == 1 {
+                return h.score;
+            }
+        }
+        let mut best;
+        let stand_pat;
+        if in_check {
+            best = -INF;
+            stand_pat = -INF;
+        } else {
+            stand_pat = hit.map_or_else(|| evaluate(board), |h| h.eval);
+            if stand_pat >= beta {
+                return stand_pat;
+            }
+            alpha = alpha.max(stand_pat);
+            best = stand_pat;
+        }
+        let tt_move = hit.and_then(|h| h.mv);
+        let mut picker = if in_check {
+            MovePicker::new(tt_move, [None; 2])
+        } else {
+            MovePicker::new_qsearch(tt_move)
+        };
+        let mut best_move = None;
+        let mut any = false;
+        while let Some(mv) = picker.next(board, &self.history) {
+            any = true;
+            if !in_check {
+                if mv.promotion.is_some_and(|p| p != Piece::Queen) {
+                    continue;
+                }
+                if see(board, mv) < 0 {
+                    continue;
+                }
+            }
+            let mut child = board.clone();
+            child.play_unchecked(mv);
+            let score = -self.qsearch(&child, -beta, -alpha, ply + 1);
+            if self.aborted {
+                return 0;
+            }
+            if score > best {
+                best = score;
+                if score > alpha {
+                    alpha = score;
+                    best_move = Some(mv);
+                    if alpha >= beta {
+                        break;
+                    }
+                }
+            }
+        }
+        if in_check && !any {
+            return -MATE + ply as i32;
+        }
+        let bound = if best >= beta { Bound::Lower } else { Bound::Upper };
+        let eval_store = if in_check { 0 } else { stand_pat };
+        self.tt.store(key, best_move, best, eval_store, 0, bound, ply);
+        best
+    }
+}
+
+/// Convenience: a fresh searcher's fixed-depth search of a FEN (tests, tools).
+pub fn search_fen_depth(opts: &EngineOptions, fen: &str, depth: i32) -> Result<SearchResult, String> {
+    let pos = Position::from_fen(fen)?;
+    let mut s = Searcher::new(opts, Arc::new(AtomicBool::new(false)));
+    Ok(s.search(
+        &pos,
+        &Limits {
+            depth: Some(depth),
+            ..Default::default()
+        },
+    ))
+}

@@ -1,0 +1,368 @@
+//! A calibration run: search every position with MPC off, keep each position's per-depth scores
+//! in searches.jsonl as it finishes (so a stopped run keeps its work and can be resumed), then
+//! fit every depth pair and stage and write params.json, table.md, pairs.jsonl, summary.json and
+//! one scatter plot per pair.
+
+use std::collections::HashSet;
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::pairs::{DepthPair, PositionRecord, fit_all, needed_depths, pair_points};
+use super::pool::{EngineSetup, Job, PoolConfig, check_setups, spawn_pool};
+use super::positions::{Stage, TestPosition};
+use super::probe::{Limit, SearchReport};
+use super::progress::Progress;
+use super::{plot, table};
+use crate::cancel::Cancel;
+use crate::engine_spec::EngineSpec;
+
+/// How the score of each depth is obtained.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum ScoreMode {
+    /// One `go depth <deepest>` per position; the score of depth d is the last exact score the
+    /// engine reported for iteration d. Cheap (the deep search costs barely more than alone) and
+    /// it is what a shallow search inside the tree sees too: a warm transposition table.
+    Iterative,
+    /// A separate `go depth d` for every needed depth, each after `ucinewgame` (cold tables).
+    Separate,
+}
+
+/// Everything a calibration run needs.
+#[derive(Clone, Debug)]
+pub struct CalibratePlan {
+    pub engine: EngineSpec,
+    pub positions_file: PathBuf,
+    pub positions: Vec<TestPosition>,
+    pub pairs: Vec<DepthPair>,
+    pub max_abs: i32,
+    pub mode: ScoreMode,
+    pub out: PathBuf,
+    pub concurrency: usize,
+    pub search_timeout: Duration,
+    pub start_timeout: Duration,
+    pub resume: bool,
+}
+
+/// What is written to plan.json and compared on resume.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct PlanFile {
+    engine: EngineSpec,
+    positions_file: String,
+    positions: usize,
+    positions_sha256: String,
+    depths: Vec<u32>,
+    mode: ScoreMode,
+}
+
+/// The result of a run (also on Ctrl-C: `partial`).
+#[derive(Debug)]
+pub struct CalibrateOutcome {
+    pub rows: Vec<super::pairs::ParamRow>,
+    pub table: String,
+    pub searched: usize,
+    pub faults: usize,
+    pub partial: bool,
+    pub out: PathBuf,
+}
+
+pub async fn run(plan: CalibratePlan, cancel: Cancel) -> Result<CalibrateOutcome> {
+    let started = Instant::now();
+    let out = &plan.out;
+    fs::create_dir_all(out.join("logs"))
+        .with_context(|| format!("cannot create {}", out.display()))?;
+    let depths = needed_depths(&plan.pairs);
+    let max_depth = *depths.last().context("no depths")?;
+    let plan_file = PlanFile {
+        engine: plan.engine.clone(),
+        positions_file: plan.positions_file.display().to_string(),
+        positions: plan.positions.len(),
+        positions_sha256: positions_hash(&plan.positions),
+        depths: match plan.mode {
+            ScoreMode::Iterative => (1..=max_depth).collect(),
+            ScoreMode::Separate => depths.clone(),
+        },
+        mode: plan.mode,
+    };
+    let searches_path = out.join("searches.jsonl");
+    let mut records = check_plan(out, &plan_file, plan.resume, &searches_path)?;
+
+    let setups = vec![EngineSetup {
+        label: "engine".into(),
+        spec: plan.engine.clone(),
+        if_declared: if plan.engine.options.iter().any(|(n, _)| n.eq_ignore_ascii_case("MPC")) {
+            Vec::new()
+        } else {
+            vec![("MPC".into(), "false".into())]
+        },
+    }];
+    let cfg = PoolConfig {
+        concurrency: plan.concurrency.max(1),
+        start_timeout: plan.start_timeout,
+        search_timeout: plan.search_timeout,
+        logs: Some(out.join("logs")),
+    };
+    for note in check_setups(&setups, &cfg).await?.concat() {
+        eprintln!("{}: {note}", plan.engine.name);
+    }
+
+    let done: HashSet<usize> = records.iter().map(|r| r.index).collect();
+    let jobs: Vec<Job> = plan
+        .positions
+        .iter()
+        .filter(|p| !done.contains(&p.index))
+        .map(|p| Job {
+            position: p.index,
+            setup: 0,
+            fen: p.fen.clone(),
+            limits: match plan.mode {
+                ScoreMode::Iterative => vec![Limit::Depth(max_depth)],
+                ScoreMode::Separate => depths.iter().map(|&d| Limit::Depth(d)).collect(),
+            },
+        })
+        .collect();
+    let mut file = fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&searches_path)
+        .with_context(|| format!("cannot open {}", searches_path.display()))?;
+    let mut progress = Progress::new("calibrate", plan.positions.len() as u64, done.len() as u64);
+    let (mut rx, handle) = spawn_pool(setups, jobs, cfg, cancel.clone());
+    let mut faults = records.iter().filter(|r| r.fault.is_some()).count();
+    while let Some(res) = rx.recv().await {
+        let pos = &plan.positions[res.position];
+        let rec = match res.outcome {
+            Ok(reports) => record_from_reports(pos, &reports, plan.mode),
+            Err(fault) => {
+                faults += 1;
+                progress.println(&format!("position {} skipped: {fault}", pos.index + 1));
+                PositionRecord {
+                    index: pos.index,
+                    fen: pos.fen.clone(),
+                    stage: pos.stage,
+                    scores: Vec::new(),
+                    nodes: None,
+                    wall_ms: 0,
+                    fault: Some(fault),
+                }
+            }
+        };
+        let mut line = serde_json::to_string(&rec)?;
+        line.push('\n');
+        file.write_all(line.as_bytes())
+            .and_then(|_| file.flush())
+            .with_context(|| format!("writing {}", searches_path.display()))?;
+        records.push(rec);
+        progress.inc(&format!("{faults} faults"));
+    }
+    progress.finish();
+    let pool_result = handle.await.context("calibration workers")?;
+    let partial = records.len() < plan.positions.len();
+    records.sort_by_key(|r| r.index);
+    let outcome = write_results(&plan, &records, faults, partial, started.elapsed())?;
+    pool_result?;
+    Ok(outcome)
+}
+
+fn positions_hash(positions: &[TestPosition]) -> String {
+    let mut h = Sha256::new();
+    for p in positions {
+        h.update(p.fen.as_bytes());
+        h.update(b"\n");
+    }
+    format!("{:x}", h.finalize())
+}
+
+/// Writes plan.json for a new run, or checks it and loads searches.jsonl for a resumed one.
+fn check_plan(
+    out: &Path,
+    plan: &PlanFile,
+    resume: bool,
+    searches: &Path,
+) -> Result<Vec<PositionRecord>> {
+    let plan_path = out.join("plan.json");
+    if !resume {
+        if searches.exists() {
+            bail!(
+                "{} already holds a calibration: add --resume to continue it, or choose another --out",
+                out.display()
+            );
+        }
+        fs::write(&plan_path, serde_json::to_string_pretty(plan)?)
+            .with_context(|| format!("cannot write {}", plan_path.display()))?;
+        return Ok(Vec::new());
+    }
+    let old: PlanFile = match fs::read_to_string(&plan_path) {
+        Ok(text) => serde_json::from_str(&text)
+            .with_context(|| format!("{} is not a calibration plan", plan_path.display()))?,
+        Err(_) => {
+            fs::write(&plan_path, serde_json::to_string_pretty(plan)?)
+                .with_context(|| format!("cannot write {}", plan_path.display()))?;
+            return Ok(Vec::new());
+        }
+    };
+    if old != *plan {
+        let what = if old.engine != plan.engine {
+            "engine"
+        } else if old.positions_sha256 != plan.positions_sha256 {
+            "positions"
+        } else if old.depths != plan.depths {
+            "depths (pairs)"
+        } else {
+            "score mode"
+        };
+        bail!("cannot resume {}: the {what} differ from the stored plan.json", out.display());
+    }
+    let text = fs::read_to_string(searches).unwrap_or_default();
+    let mut records = Vec::new();
+    let mut seen = HashSet::new();
+    let mut bad = 0;
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        match serde_json::from_str::<PositionRecord>(line) {
+            Ok(r) if r.index < plan.positions && seen.insert(r.index) => records.push(r),
+            _ => bad += 1,
+        }
+    }
+    if bad > 0 || !text.is_empty() && !text.ends_with('\n') {
+        // A run killed mid-write leaves a truncated last line: rewrite the good lines.
+        let mut clean = String::new();
+        for r in &records {
+            clean.push_str(&serde_json::to_string(r)?);
+            clean.push('\n');
+        }
+        fs::write(searches, clean).with_context(|| format!("rewriting {}", searches.display()))?;
+    }
+    Ok(records)
+}
+
+fn record_from_reports(
+    pos: &TestPosition,
+    reports: &[SearchReport],
+    mode: ScoreMode,
+) -> PositionRecord {
+    let scores = match mode {
+        ScoreMode::Iterative => reports
+            .first()
+            .map(|r| r.depths.iter().map(|d| (d.depth, d.score)).collect())
+            .unwrap_or_default(),
+        // Each report is the search to its own depth: its final exact score is that depth's.
+        ScoreMode::Separate => {
+            reports.iter().filter_map(|r| r.depths.last().map(|d| (d.depth, d.score))).collect()
+        }
+    };
+    PositionRecord {
+        index: pos.index,
+        fen: pos.fen.clone(),
+        stage: pos.stage,
+        scores,
+        nodes: reports.iter().map(|r| r.nodes).sum(),
+        wall_ms: reports.iter().map(|r| r.wall_ms).sum(),
+        fault: None,
+    }
+}
+
+#[derive(Serialize)]
+struct PairSummary {
+    pair: String,
+    observations: usize,
+    used: usize,
+    mate_scores: usize,
+    beyond_max_abs: usize,
+}
+
+fn write_results(
+    plan: &CalibratePlan,
+    records: &[PositionRecord],
+    faults: usize,
+    partial: bool,
+    elapsed: Duration,
+) -> Result<CalibrateOutcome> {
+    let out = &plan.out;
+    let (rows, missing) = fit_all(records, &plan.pairs, plan.max_abs);
+    let write = |name: &str, text: String| {
+        let p = out.join(name);
+        fs::write(&p, text).with_context(|| format!("cannot write {}", p.display()))
+    };
+    write("params.json", serde_json::to_string_pretty(&rows)? + "\n")?;
+
+    let mut pairs_text = String::new();
+    let mut pair_summaries = Vec::new();
+    for &pair in &plan.pairs {
+        let points = pair_points(records, pair, plan.max_abs);
+        for p in &points {
+            pairs_text.push_str(&serde_json::to_string(p)?);
+            pairs_text.push('\n');
+        }
+        let mates = points
+            .iter()
+            .filter(|p| {
+                matches!(p.v_shallow, crate::uci_info::Eval::Mate(_))
+                    || matches!(p.v_deep, crate::uci_info::Eval::Mate(_))
+            })
+            .count();
+        let used = points.iter().filter(|p| p.used).count();
+        pair_summaries.push(PairSummary {
+            pair: format!("{}:{}", pair.shallow, pair.deep),
+            observations: points.len(),
+            used,
+            mate_scores: mates,
+            beyond_max_abs: points.len() - used - mates,
+        });
+        let svg = out.join(format!("scatter_{}_{}.svg", pair.shallow, pair.deep));
+        plot::scatter(&svg, pair, &points, &rows, plan.max_abs)?;
+    }
+    write("pairs.jsonl", pairs_text)?;
+
+    let searched = records.iter().filter(|r| r.fault.is_none()).count();
+    let per_stage = |s: Stage| records.iter().filter(|r| r.fault.is_none() && r.stage == s).count();
+    let how = format!(
+        "Engine `{}` ({}), MPC off; {} positions from `{}` ({} middlegame, {} endgame searched, \
+         {} faults){}; scores read by {} search; fit over |v'| <= {} cp, mate scores excluded.",
+        plan.engine.name,
+        plan.engine.cmd,
+        plan.positions.len(),
+        plan.positions_file.display(),
+        per_stage(Stage::Middlegame),
+        per_stage(Stage::Endgame),
+        faults,
+        if partial { " - PARTIAL RUN" } else { "" },
+        match plan.mode {
+            ScoreMode::Iterative => "iterative-deepening (one go depth per position)",
+            ScoreMode::Separate => "separate (one go depth per depth)",
+        },
+        plan.max_abs
+    );
+    let doc = table::document(&rows, &how);
+    write("table.md", doc)?;
+    let summary = serde_json::json!({
+        "engine": plan.engine,
+        "positions_file": plan.positions_file.display().to_string(),
+        "positions": plan.positions.len(),
+        "searched": searched,
+        "searched_middlegame": per_stage(Stage::Middlegame),
+        "searched_endgame": per_stage(Stage::Endgame),
+        "faults": faults,
+        "partial": partial,
+        "mode": plan.mode,
+        "pairs": pair_summaries,
+        "max_abs": plan.max_abs,
+        "elapsed_s": (elapsed.as_secs_f64() * 10.0).round() / 10.0,
+        "rows": rows,
+        "not_fitted": missing.iter().map(|(p, s, e)| format!("{p} {s}: {e}")).collect::<Vec<_>>(),
+    });
+    write("summary.json", serde_json::to_string_pretty(&summary)? + "\n")?;
+    Ok(CalibrateOutcome {
+        table: table::markdown(&rows),
+        rows,
+        searched,
+        faults,
+        partial,
+        out: out.clone(),
+    })
+}

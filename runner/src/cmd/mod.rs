@@ -1,0 +1,4 @@
+//! Subcommands.
+
+pub mod match_cmd;
+pub mod stats;

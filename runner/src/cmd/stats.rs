@@ -1,0 +1,279 @@
+//! `runner stats`: match statistics from counts typed on the command line.
+//!
+//! ```text
+//! runner stats --wdl W,D,L | --penta LL,LD,DD,WD,WW
+//!              [--sprt elo0=0,elo1=5[,alpha=0.05,beta=0.05,model=logistic|normalized]]
+//!              [--draws-floor 0.3] [--json]
+//! ```
+//!
+//! Giving both `--wdl` and `--penta` describes the same games twice: the counts must agree, the
+//! estimates use the pairs and the W-D-L line is exact. All statistics come from the `stats`
+//! crate; this module only parses and prints. Undefined values print as `n/a` (JSON `null`).
+
+use std::fmt::Write as _;
+
+use anyhow::Context as _;
+use clap::{ArgGroup, Args};
+use serde::Serialize;
+use stats::{Counts, EloModel, Options, Penta, SprtSpec, Summary, Wdl, summarize};
+
+/// Arguments of `runner stats`.
+#[derive(Args, Debug, Clone, PartialEq)]
+#[command(group(ArgGroup::new("counts").required(true).multiple(true).args(["wdl", "penta"])))]
+pub struct StatsArgs {
+    /// Game counts of the first engine: wins,draws,losses (e.g. 30,20,14)
+    #[arg(long, value_name = "W,D,L", value_parser = parse_wdl, allow_hyphen_values = true)]
+    pub wdl: Option<Wdl>,
+
+    /// Game-pair counts by pair score 0, 1/2, 1, 3/2, 2: LL,LD,DD,WD,WW (DD includes WL pairs)
+    #[arg(long, value_name = "LL,LD,DD,WD,WW", value_parser = parse_penta, allow_hyphen_values = true)]
+    pub penta: Option<Penta>,
+
+    /// Evaluate an SPRT: elo0=..,elo1=..[,alpha=0.05][,beta=0.05][,model=normalized|logistic]
+    #[arg(long, value_name = "SPEC", value_parser = parse_sprt, allow_hyphen_values = true)]
+    pub sprt: Option<SprtSpec>,
+
+    /// Fixed-sample test: assume at least this fraction of draws (variance (1-D)/4 per game)
+    /// instead of the observed draw ratio; in [0, 1)
+    #[arg(long, value_name = "D", value_parser = parse_draws_floor, allow_hyphen_values = true)]
+    pub draws_floor: Option<f64>,
+
+    /// Print one JSON object instead of the table
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_counts<const N: usize>(s: &str, names: &str) -> Result<[u64; N], String> {
+    let fields: Vec<&str> = s.split(',').map(str::trim).collect();
+    if fields.len() != N {
+        return Err(format!("expected {N} comma-separated counts {names}, got {}", fields.len()));
+    }
+    let mut out = [0u64; N];
+    for (slot, field) in out.iter_mut().zip(&fields) {
+        *slot = field
+            .parse()
+            .map_err(|_| format!("counts must be non-negative integers, got {field:?}"))?;
+    }
+    Ok(out)
+}
+
+fn parse_wdl(s: &str) -> Result<Wdl, String> {
+    let [wins, draws, losses] = parse_counts::<3>(s, "W,D,L")?;
+    let w = Wdl { wins, draws, losses };
+    w.check().map_err(|e| e.to_string())?;
+    Ok(w)
+}
+
+fn parse_penta(s: &str) -> Result<Penta, String> {
+    let [ll, ld, dd, wd, ww] = parse_counts::<5>(s, "LL,LD,DD,WD,WW")?;
+    let p = Penta { ll, ld, dd, wd, ww };
+    p.check().map_err(|e| e.to_string())?;
+    Ok(p)
+}
+
+fn parse_sprt(s: &str) -> Result<SprtSpec, String> {
+    SprtSpec::parse(s).map_err(|e| e.to_string())
+}
+
+fn parse_draws_floor(s: &str) -> Result<f64, String> {
+    let d: f64 = s.trim().parse().map_err(|_| format!("expected a number in [0, 1), got {s:?}"))?;
+    stats::fixed_sample::check_draws_floor(d).map_err(|e| e.to_string())?;
+    Ok(d)
+}
+
+/// Runs `runner stats`: prints the table (or JSON) on stdout.
+pub fn run(args: &StatsArgs) -> anyhow::Result<()> {
+    let out = render(args)?;
+    print!("{out}");
+    Ok(())
+}
+
+/// The JSON document: the [`Summary`] plus the fixed-sample test's settings.
+#[derive(Serialize)]
+struct JsonOut<'a> {
+    #[serde(flatten)]
+    summary: &'a Summary,
+    draws_floor: Option<f64>,
+    alpha: f64,
+}
+
+/// What [`run`] prints.
+pub fn render(args: &StatsArgs) -> anyhow::Result<String> {
+    let counts = match (args.wdl, args.penta) {
+        (Some(wdl), Some(penta)) => Counts::Paired { wdl, penta },
+        (Some(w), None) => Counts::Wdl(w),
+        (None, Some(p)) => Counts::Penta(p),
+        (None, None) => anyhow::bail!("give the counts with --wdl W,D,L or --penta LL,LD,DD,WD,WW"),
+    };
+    let opts = Options { draws_floor: args.draws_floor, sprt: args.sprt, ..Options::default() };
+    let summary = summarize(&counts, &opts).context("cannot compute the statistics")?;
+    if args.json {
+        let doc = JsonOut { summary: &summary, draws_floor: opts.draws_floor, alpha: opts.alpha };
+        let mut s = serde_json::to_string_pretty(&doc).context("cannot encode the JSON")?;
+        s.push('\n');
+        Ok(s)
+    } else {
+        Ok(table(&summary, &opts))
+    }
+}
+
+fn or_na(x: Option<f64>, f: impl Fn(f64) -> String) -> String {
+    x.filter(|v| v.is_finite()).map(f).unwrap_or_else(|| "n/a".to_string())
+}
+
+fn percent(x: f64) -> String {
+    format!("{:.2} %", 100.0 * x)
+}
+
+fn probability(p: f64) -> String {
+    if p != 0.0 && p < 1e-4 { format!("{p:.2e}") } else { format!("{p:.4}") }
+}
+
+fn interval(ci: Option<[f64; 2]>) -> String {
+    match ci {
+        Some([lo, hi]) if lo.is_finite() && hi.is_finite() => {
+            format!("  (95 %: {lo:+.1} .. {hi:+.1})")
+        }
+        _ => String::new(),
+    }
+}
+
+/// The human-readable table: one aligned `name  value` row per figure.
+fn table(s: &Summary, opts: &Options) -> String {
+    let mut rows: Vec<(&str, String)> = Vec::new();
+    rows.push(("games", format!("{}  (W {}  D {}  L {})", s.games, s.wins, s.draws, s.losses)));
+    if let (Some(p), Some(pairs)) = (s.penta, s.pairs) {
+        rows.push((
+            "pentanomial",
+            format!(
+                "LL {}  LD {}  DD+WL {}  WD {}  WW {}  ({pairs} pairs)",
+                p.ll, p.ld, p.dd, p.wd, p.ww
+            ),
+        ));
+    }
+    let points = s.wins as f64 + 0.5 * s.draws as f64;
+    rows.push((
+        "score",
+        or_na(s.score, |v| format!("{}  ({points:.1} / {} points)", percent(v), s.games)),
+    ));
+    rows.push(("draw ratio", or_na(s.draw_ratio, percent)));
+    rows.push(("Elo", format!("{}{}", s.format_elo(), interval(s.elo_ci))));
+    rows.push(("nElo", format!("{}{}", s.format_nelo(), interval(s.nelo_ci))));
+    rows.push(("LOS", or_na(s.los, percent)));
+    let basis = match opts.draws_floor {
+        Some(d) => format!("draws floor {d}"),
+        None => "observed draws".to_string(),
+    };
+    rows.push((
+        "p-value",
+        or_na(s.p_value, |p| format!("{}  (one-sided, {basis})", probability(p))),
+    ));
+    rows.push((
+        "critical score",
+        or_na(s.critical_score, |c| format!("{c:.1} / {} points for p < {}", s.games, opts.alpha)),
+    ));
+    if let Some(r) = &s.sprt {
+        let unit = match r.model {
+            EloModel::Logistic => "Elo",
+            EloModel::Normalized => "nElo",
+        };
+        rows.push((
+            "SPRT",
+            format!(
+                "LLR {:.2}  ({:.2}, {:.2})  {unit} [{}, {}]  {}",
+                r.llr, r.lower_bound, r.upper_bound, r.elo0, r.elo1, r.verdict
+            ),
+        ));
+    }
+    let width = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+    let mut out = String::new();
+    for (k, v) in rows {
+        // Writing to a String cannot fail.
+        let _ = writeln!(out, "{k:<width$}  {v}");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: StatsArgs,
+    }
+
+    fn parse(argv: &[&str]) -> Result<StatsArgs, clap::Error> {
+        Cli::try_parse_from(std::iter::once("stats").chain(argv.iter().copied())).map(|c| c.args)
+    }
+
+    #[test]
+    fn seed_example_table() {
+        let a = parse(&["--wdl", "30,16,18", "--draws-floor", "0.3"]).unwrap();
+        let out = render(&a).unwrap();
+        assert!(out.contains("38.0 / 64 points for p < 0.05"), "{out}");
+        assert!(!out.contains("SPRT"), "{out}");
+        assert!(!out.to_lowercase().contains("nan"), "{out}");
+    }
+
+    #[test]
+    fn json_has_the_documented_keys() {
+        let a = parse(&["--penta", "1,5,10,8,2", "--sprt", "elo0=0,elo1=5", "--json"]).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&render(&a).unwrap()).unwrap();
+        for k in [
+            "games",
+            "score",
+            "draw_ratio",
+            "elo",
+            "elo_ci",
+            "nelo",
+            "nelo_ci",
+            "los",
+            "p_value",
+            "critical_score",
+            "sprt",
+        ] {
+            assert!(v.get(k).is_some(), "missing {k}");
+        }
+        assert_eq!(v["games"], 52);
+        for k in ["llr", "lower_bound", "upper_bound", "verdict", "elo0", "elo1", "model"] {
+            assert!(v["sprt"].get(k).is_some(), "missing sprt.{k}");
+        }
+        assert_eq!(v["sprt"]["model"], "normalized");
+    }
+
+    #[test]
+    fn undefined_values_print_na() {
+        let a = parse(&["--wdl", "0,0,0"]).unwrap();
+        let out = render(&a).unwrap();
+        assert!(out.contains("n/a") && !out.to_lowercase().contains("nan"), "{out}");
+        let a = parse(&["--wdl", "5,0,0", "--json"]).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&render(&a).unwrap()).unwrap();
+        assert!(v["elo"].is_null());
+    }
+
+    #[test]
+    fn bad_input_is_a_parse_error() {
+        for argv in [
+            &["--wdl", "-1,2,3"][..],
+            &["--wdl", "1,2"],
+            &["--wdl", "1,x,3"],
+            &["--penta", "1,2,3,4"],
+            &["--wdl", "1,2,3", "--sprt", "elo0=5,elo1=0"],
+            &["--wdl", "1,2,3", "--sprt", "elo0=0,elo1=5,alpha=1.5"],
+            &["--wdl", "1,2,3", "--sprt", "elo0=0,elo1=5,beta=0"],
+            &["--wdl", "1,2,3", "--draws-floor", "1"],
+            &["--wdl", "1,2,3", "--draws-floor", "-0.1"],
+            &["--wdl", "1,2,3", "--draws-floor", "abc"],
+            &[],
+        ] {
+            assert!(parse(argv).is_err(), "{argv:?} should be rejected");
+        }
+        // Both views of the same games must agree.
+        let a = parse(&["--wdl", "1,2,3", "--penta", "0,0,1,0,0"]).unwrap();
+        let e = render(&a).unwrap_err();
+        assert!(format!("{e:#}").contains("does not match"), "{e:#}");
+    }
+}

@@ -1,0 +1,208 @@
+//! Named engine definitions (`configs/engines.toml`), layered over built-in defaults.
+//!
+//! ```toml
+//! [[engine]]
+//! name = "sf"
+//! cmd = "/usr/games/stockfish"
+//! args = []
+//! dir = "/tmp"
+//! [engine.options]
+//! Hash = 16
+//! ```
+//! A later definition with the same name replaces an earlier one; unknown keys are warned about.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, anyhow, bail};
+
+use crate::engine_spec::EngineSpec;
+
+/// The default location of the user's engine file, relative to the working directory.
+pub const DEFAULT_ENGINES_FILE: &str = "configs/engines.toml";
+
+/// The name under which the bundled engine is known.
+pub const BUNDLED_NAME: &str = "engine";
+
+/// Engine definitions by name plus the warnings met while reading them.
+#[derive(Clone, Debug, Default)]
+pub struct EngineCatalog {
+    pub engines: Vec<EngineSpec>,
+    pub warnings: Vec<String>,
+}
+
+impl EngineCatalog {
+    /// Built-in definitions: the bundled engine (found next to the runner) and Debian's packaged
+    /// engines under /usr/games.
+    pub fn builtin() -> EngineCatalog {
+        let mut engines = Vec::new();
+        if let Ok(p) = bundled_engine_path() {
+            engines.push(plain(BUNDLED_NAME, &p.to_string_lossy()));
+        }
+        for n in ["stockfish", "toga2", "glaurung", "ethereal-chess"] {
+            engines.push(plain(n, &format!("/usr/games/{n}")));
+        }
+        EngineCatalog { engines, warnings: Vec::new() }
+    }
+
+    /// Reads a TOML file and layers it over this catalog.
+    pub fn layer_file(&mut self, path: &Path) -> Result<()> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read engine file {}", path.display()))?;
+        self.layer_str(&text, &path.display().to_string())
+    }
+
+    /// Layers TOML text (`source` names it in messages).
+    pub fn layer_str(&mut self, text: &str, source: &str) -> Result<()> {
+        let table: toml::Table =
+            toml::from_str(text).with_context(|| format!("{source}: invalid TOML"))?;
+        for key in table.keys().filter(|k| *k != "engine") {
+            self.warnings.push(format!("{source}: unknown top-level key {key:?} ignored"));
+        }
+        let Some(list) = table.get("engine") else { return Ok(()) };
+        let list = list
+            .as_array()
+            .ok_or_else(|| anyhow!("{source}: `engine` must be an array of tables ([[engine]])"))?;
+        for (i, item) in list.iter().enumerate() {
+            let t = item.as_table().ok_or_else(|| anyhow!("{source}: engine #{} is not a table", i + 1))?;
+            let spec = self.parse_entry(t, &format!("{source}: engine #{}", i + 1))?;
+            match self.engines.iter_mut().find(|e| e.name == spec.name) {
+                Some(slot) => *slot = spec,
+                None => self.engines.push(spec),
+            }
+        }
+        Ok(())
+    }
+
+    fn parse_entry(&mut self, t: &toml::Table, ctx: &str) -> Result<EngineSpec> {
+        let string = |key: &str| -> Result<Option<String>> {
+            match t.get(key) {
+                None => Ok(None),
+                Some(toml::Value::String(s)) => Ok(Some(s.clone())),
+                Some(_) => bail!("{ctx}: `{key}` must be a string"),
+            }
+        };
+        let name = string("name")?.ok_or_else(|| anyhow!("{ctx}: missing `name`"))?;
+        let ctx = format!("{ctx} ({name})");
+        let cmd = string("cmd")?.ok_or_else(|| anyhow!("{ctx}: missing `cmd`"))?;
+        let dir = string("dir")?.map(PathBuf::from);
+        let args = match t.get("args") {
+            None => Vec::new(),
+            Some(toml::Value::Array(a)) => a
+                .iter()
+                .map(|v| v.as_str().map(str::to_string))
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| anyhow!("{ctx}: `args` must be a list of strings"))?,
+            Some(_) => bail!("{ctx}: `args` must be a list of strings"),
+        };
+        let mut options = Vec::new();
+        match t.get("options") {
+            None => {}
+            Some(toml::Value::Table(o)) => {
+                for (k, v) in o {
+                    let v = match v {
+                        toml::Value::String(s) => s.clone(),
+                        toml::Value::Integer(i) => i.to_string(),
+                        toml::Value::Float(f) => f.to_string(),
+                        toml::Value::Boolean(b) => b.to_string(),
+                        _ => bail!("{ctx}: option {k:?} must be a string, number or boolean"),
+                    };
+                    options.push((k.clone(), v));
+                }
+            }
+            Some(_) => bail!("{ctx}: `options` must be a table"),
+        }
+        for key in t.keys() {
+            if !["name", "cmd", "dir", "args", "options"].contains(&key.as_str()) {
+                self.warnings.push(format!("{ctx}: unknown key {key:?} ignored"));
+            }
+        }
+        Ok(EngineSpec { name, cmd, args, dir, options })
+    }
+
+    /// Looks an engine up by name.
+    pub fn get(&self, name: &str) -> Option<&EngineSpec> {
+        self.engines.iter().find(|e| e.name == name)
+    }
+
+    /// Built-ins layered with the user's file: `path` if given (must exist), else
+    /// [`DEFAULT_ENGINES_FILE`] when present.
+    pub fn load(path: Option<&Path>) -> Result<EngineCatalog> {
+        let mut cat = EngineCatalog::builtin();
+        match path {
+            Some(p) => cat.layer_file(p)?,
+            None => {
+                let p = Path::new(DEFAULT_ENGINES_FILE);
+                if p.exists() {
+                    cat.layer_file(p)?;
+                }
+            }
+        }
+        Ok(cat)
+    }
+}
+
+fn plain(name: &str, cmd: &str) -> EngineSpec {
+    EngineSpec { name: name.into(), cmd: cmd.into(), args: vec![], dir: None, options: vec![] }
+}
+
+/// The bundled engine: `engine` in the directory of the runner's own executable.
+pub fn bundled_engine_path() -> Result<PathBuf> {
+    let exe = std::env::current_exe().context("cannot locate the runner's own executable")?;
+    let dir = exe.parent().ok_or_else(|| anyhow!("runner executable has no directory"))?;
+    let p = dir.join(format!("engine{}", std::env::consts::EXE_SUFFIX));
+    if !p.is_file() {
+        bail!(
+            "bundled engine not found at {} (build it with cargo build --release, or pass --engine)",
+            p.display()
+        );
+    }
+    Ok(p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layers_and_warns_about_unknown_keys() {
+        let mut cat = EngineCatalog::default();
+        cat.layer_str(
+            r#"
+            colour = "red"
+            [[engine]]
+            name = "a"
+            cmd = "/bin/a"
+            args = ["-x"]
+            speed = 3
+            [engine.options]
+            Hash = 16
+            MPC = true
+            t_mid = "0.9"
+            [[engine]]
+            name = "b"
+            cmd = "/bin/b"
+            "#,
+            "f1",
+        )
+        .unwrap();
+        assert_eq!(cat.engines.len(), 2);
+        let a = cat.get("a").unwrap();
+        assert_eq!(a.args, ["-x"]);
+        assert!(a.options.contains(&("Hash".into(), "16".into())));
+        assert!(a.options.contains(&("MPC".into(), "true".into())));
+        assert_eq!(cat.warnings.len(), 2, "{:?}", cat.warnings);
+        cat.layer_str("[[engine]]\nname = \"a\"\ncmd = \"/bin/a2\"\n", "f2").unwrap();
+        assert_eq!(cat.get("a").unwrap().cmd, "/bin/a2");
+        assert_eq!(cat.engines.len(), 2);
+    }
+
+    #[test]
+    fn bad_files_are_errors_naming_the_entry() {
+        let mut cat = EngineCatalog::default();
+        let e = cat.layer_str("[[engine]]\nname = \"x\"\n", "f").unwrap_err();
+        assert!(e.to_string().contains("missing `cmd`"), "{e}");
+        let e = cat.layer_str("engine = 3", "f").unwrap_err();
+        assert!(e.to_string().contains("array"), "{e}");
+        assert!(cat.layer_str("[[engine", "f").is_err());
+    }
+}

@@ -1,0 +1,185 @@
+//! Engine specifications: how to start an engine and which UCI options to give it. Parsed from
+//! cutechess-cli style `key=value,...` strings (`--engine name=A,cmd=PATH,option.Hash=16`).
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// Everything needed to start one engine and configure it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EngineSpec {
+    /// Display name (PGN player name); unique within a run.
+    pub name: String,
+    /// Program to run.
+    pub cmd: String,
+    /// Command-line arguments, in order.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Working directory of the process.
+    #[serde(default)]
+    pub dir: Option<PathBuf>,
+    /// UCI options sent with `setoption` after `uciok`, in order.
+    #[serde(default)]
+    pub options: Vec<(String, String)>,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum SpecError {
+    #[error("engine spec {spec:?}: item {item:?} is not key=value")]
+    NotKeyValue { spec: String, item: String },
+    #[error(
+        "engine spec {spec:?}: unknown key {key:?} (known: name, cmd, arg, dir, proto, option.NAME)"
+    )]
+    UnknownKey { spec: String, key: String },
+    #[error("engine spec {spec:?}: only proto=uci is supported")]
+    Protocol { spec: String },
+    #[error("engine spec {spec:?}: {what} is empty")]
+    Empty { spec: String, what: &'static str },
+}
+
+/// A parsed `key=value,...` list; fields are `None` when not given.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PartialSpec {
+    pub name: Option<String>,
+    pub cmd: Option<String>,
+    pub args: Vec<String>,
+    pub dir: Option<PathBuf>,
+    pub options: Vec<(String, String)>,
+}
+
+impl PartialSpec {
+    /// Parses `name=A,cmd=PATH,arg=X,dir=D,option.NAME=VALUE` (values cannot hold commas).
+    pub fn parse(spec: &str) -> Result<PartialSpec, SpecError> {
+        let mut out = PartialSpec::default();
+        for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let Some((key, value)) = item.split_once('=') else {
+                return Err(SpecError::NotKeyValue { spec: spec.into(), item: item.into() });
+            };
+            let (key, value) = (key.trim(), value.trim());
+            match key {
+                "name" => out.name = Some(value.to_string()),
+                "cmd" => out.cmd = Some(value.to_string()),
+                "arg" => out.args.push(value.to_string()),
+                "dir" => out.dir = Some(PathBuf::from(value)),
+                "proto" if value.eq_ignore_ascii_case("uci") => {}
+                "proto" => return Err(SpecError::Protocol { spec: spec.into() }),
+                _ => match key.strip_prefix("option.") {
+                    Some(name) if !name.is_empty() => {
+                        out.options.push((name.to_string(), value.to_string()))
+                    }
+                    _ => return Err(SpecError::UnknownKey { spec: spec.into(), key: key.into() }),
+                },
+            }
+        }
+        if out.name.as_deref() == Some("") {
+            return Err(SpecError::Empty { spec: spec.into(), what: "name" });
+        }
+        if out.cmd.as_deref() == Some("") {
+            return Err(SpecError::Empty { spec: spec.into(), what: "cmd" });
+        }
+        Ok(out)
+    }
+}
+
+impl EngineSpec {
+    /// Applies a partial spec over this one: given fields replace, args and options are merged
+    /// (an option given again replaces the earlier value).
+    pub fn overlay(&mut self, p: &PartialSpec) {
+        if let Some(n) = &p.name {
+            self.name = n.clone();
+        }
+        if let Some(c) = &p.cmd {
+            self.cmd = c.clone();
+        }
+        if !p.args.is_empty() {
+            self.args = p.args.clone();
+        }
+        if let Some(d) = &p.dir {
+            self.dir = Some(d.clone());
+        }
+        for (k, v) in &p.options {
+            set_option(&mut self.options, k, v);
+        }
+    }
+
+    /// Adds options from `--each` that the engine does not set itself.
+    pub fn add_defaults(&mut self, each: &PartialSpec) {
+        for (k, v) in &each.options {
+            if !self.options.iter().any(|(n, _)| n.eq_ignore_ascii_case(k)) {
+                self.options.push((k.clone(), v.clone()));
+            }
+        }
+        if self.dir.is_none() {
+            self.dir = each.dir.clone();
+        }
+        if self.args.is_empty() {
+            self.args = each.args.clone();
+        }
+    }
+
+    /// The program path to execute: a relative path with a slash is resolved against the
+    /// runner's working directory (not the engine's `dir`), so `cmd=./sf` means what users expect.
+    pub fn program(&self) -> PathBuf {
+        let p = Path::new(&self.cmd);
+        if p.is_relative() && self.cmd.contains('/') {
+            if let Ok(abs) = std::path::absolute(p) {
+                return abs;
+            }
+        }
+        p.to_path_buf()
+    }
+}
+
+/// Sets option `name` (case-insensitive, as UCI option names are) to `value`.
+pub fn set_option(options: &mut Vec<(String, String)>, name: &str, value: &str) {
+    match options.iter_mut().find(|(n, _)| n.eq_ignore_ascii_case(name)) {
+        Some(slot) => slot.1 = value.to_string(),
+        None => options.push((name.to_string(), value.to_string())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_cutechess_style_specs() {
+        let p = PartialSpec::parse(
+            "name=SF,cmd=/usr/games/stockfish,arg=--x,arg=y,dir=/tmp,option.Hash=16,option.Skill Level=3,proto=uci",
+        )
+        .unwrap();
+        assert_eq!(p.name.as_deref(), Some("SF"));
+        assert_eq!(p.cmd.as_deref(), Some("/usr/games/stockfish"));
+        assert_eq!(p.args, ["--x", "y"]);
+        assert_eq!(p.dir, Some(PathBuf::from("/tmp")));
+        assert_eq!(
+            p.options,
+            [("Hash".to_string(), "16".to_string()), ("Skill Level".into(), "3".into())]
+        );
+    }
+
+    #[test]
+    fn rejects_bad_items() {
+        assert!(matches!(PartialSpec::parse("name"), Err(SpecError::NotKeyValue { .. })));
+        assert!(matches!(PartialSpec::parse("nmae=x"), Err(SpecError::UnknownKey { .. })));
+        assert!(matches!(PartialSpec::parse("option.=3"), Err(SpecError::UnknownKey { .. })));
+        assert!(matches!(PartialSpec::parse("proto=xboard"), Err(SpecError::Protocol { .. })));
+        assert!(matches!(PartialSpec::parse("cmd="), Err(SpecError::Empty { .. })));
+    }
+
+    #[test]
+    fn each_adds_only_missing_options() {
+        let mut s = EngineSpec {
+            name: "A".into(),
+            cmd: "a".into(),
+            args: vec![],
+            dir: None,
+            options: vec![("Hash".into(), "64".into())],
+        };
+        s.add_defaults(&PartialSpec::parse("option.hash=16,option.Threads=1").unwrap());
+        assert_eq!(s.options, [("Hash".into(), "64".into()), ("Threads".into(), "1".into())]);
+        s.overlay(&PartialSpec::parse("option.Threads=2,name=B").unwrap());
+        assert_eq!(s.name, "B");
+        assert_eq!(s.options[1], ("Threads".into(), "2".into()));
+    }
+}

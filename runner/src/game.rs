@@ -1,0 +1,348 @@
+//! Playing one game between two running engines: clocks, legality, endings, adjudication.
+
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use shakmaty::uci::UciMove;
+use shakmaty::zobrist::Zobrist64;
+use shakmaty::{CastlingMode, Chess, Color, EnPassantMode, Position};
+
+use crate::adjudication::{Adjudication, Adjudicator};
+use crate::clock::{Clock, TimeControl};
+use crate::openings::{Opening, position_from_fen};
+use crate::termination::Termination;
+use crate::uci_info::Eval;
+use crate::uci_process::{UciEngine, UciError, position_command};
+
+/// Game result from White's point of view, in PGN notation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum GameResult {
+    #[serde(rename = "1-0")]
+    WhiteWins,
+    #[serde(rename = "0-1")]
+    BlackWins,
+    #[serde(rename = "1/2-1/2")]
+    Draw,
+}
+
+impl GameResult {
+    pub fn pgn(self) -> &'static str {
+        match self {
+            GameResult::WhiteWins => "1-0",
+            GameResult::BlackWins => "0-1",
+            GameResult::Draw => "1/2-1/2",
+        }
+    }
+
+    pub fn from_winner(winner: Option<Color>) -> GameResult {
+        match winner {
+            Some(Color::White) => GameResult::WhiteWins,
+            Some(Color::Black) => GameResult::BlackWins,
+            None => GameResult::Draw,
+        }
+    }
+}
+
+/// Settings shared by every game of a run.
+#[derive(Clone, Debug)]
+pub struct GameSettings {
+    pub tc: TimeControl,
+    /// How far below zero a clock may go before the side loses on time.
+    pub margin: Duration,
+    pub adjudication: Adjudication,
+    /// Longest wait for `readyok`, and for `bestmove` under node or depth limits.
+    pub stall_timeout: Duration,
+}
+
+/// One engine move and what the runner measured around it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MoveInfo {
+    /// The move in standard UCI notation.
+    pub uci: String,
+    pub eval: Option<Eval>,
+    pub depth: Option<u32>,
+    /// Runner-measured thinking time (from `go` flushed to `bestmove` read), microseconds.
+    pub time_us: u64,
+    /// Time the engine reported in its last info line, ms.
+    pub engine_time_ms: Option<u64>,
+    /// From reading the opponent's `bestmove` to flushing this `go`, microseconds (the
+    /// runner's own turnaround; none for the first move).
+    pub turnaround_us: Option<u64>,
+}
+
+/// A finished game.
+#[derive(Clone, Debug)]
+pub struct GameOutcome {
+    pub result: GameResult,
+    pub termination: Termination,
+    /// Book moves played from the opening's FEN before the engines took over.
+    pub book_moves: Vec<String>,
+    pub moves: Vec<MoveInfo>,
+    /// The side whose engine faulted (it must be restarted before it plays again).
+    pub faulty: Option<Color>,
+    /// The move the engine sent when it was illegal, for the record.
+    pub illegal_move: Option<String>,
+    pub duration: Duration,
+}
+
+/// Plays one game from `opening`. Engine faults are losses for the faulting side, never errors;
+/// an error means the opening itself is unusable.
+pub async fn play_game(
+    white: &mut UciEngine,
+    black: &mut UciEngine,
+    opening: &Opening,
+    settings: &GameSettings,
+) -> anyhow::Result<GameOutcome> {
+    let started = Instant::now();
+    let mut pos: Chess = position_from_fen(&opening.fen)?;
+    let mut history: Vec<Zobrist64> = vec![pos.zobrist_hash(EnPassantMode::Legal)];
+    let mut played: Vec<String> = Vec::with_capacity(opening.moves.len() + 160);
+    for m in &opening.moves {
+        let mv = m
+            .parse::<UciMove>()
+            .ok()
+            .and_then(|u| u.to_move(&pos).ok())
+            .ok_or_else(|| anyhow::anyhow!("book move {m} is illegal in opening {}", opening.id))?;
+        pos.play_unchecked(mv);
+        history.push(pos.zobrist_hash(EnPassantMode::Legal));
+        played.push(UciMove::from_move(mv, CastlingMode::Standard).to_string());
+    }
+    let book_moves = played.clone();
+    let mut moves: Vec<MoveInfo> = Vec::with_capacity(160);
+    let mut clocks = [Clock::new(settings.tc), Clock::new(settings.tc)];
+    let mut adjudicator = Adjudicator::new(settings.adjudication);
+
+    let finish = |result, termination, moves, faulty, illegal_move| GameOutcome {
+        result,
+        termination,
+        book_moves: book_moves.clone(),
+        moves,
+        faulty,
+        illegal_move,
+        duration: started.elapsed(),
+    };
+
+    // Both engines get ready; one that cannot loses the game.
+    for (color, eng) in [(Color::White, &mut *white), (Color::Black, &mut *black)] {
+        if let Err(e) = eng.new_game(settings.stall_timeout).await {
+            let t = fault_kind(&e, false);
+            return Ok(finish(GameResult::from_winner(Some(!color)), t, moves, Some(color), None));
+        }
+    }
+
+    if let Some((t, winner)) = rules_ending(&pos, &history) {
+        return Ok(finish(GameResult::from_winner(winner), t, moves, None, None));
+    }
+
+    let mut last_reply_at: Option<Instant> = None;
+    loop {
+        let side = pos.turn();
+        let (eng, idx) = match side {
+            Color::White => (&mut *white, 0),
+            Color::Black => (&mut *black, 1),
+        };
+        let go_cmd = go_command(&settings.tc, &clocks, side);
+        let pos_cmd = position_command(&opening.fen, &played);
+        let (limit, expected) = match clocks[idx].time_to_flag(settings.margin) {
+            Some(d) => (d, "bestmove before the flag"),
+            None => (settings.stall_timeout, "bestmove"),
+        };
+        let reply = match eng.go(&pos_cmd, &go_cmd, limit, expected).await {
+            Ok(r) => r,
+            Err(e) => {
+                let t = fault_kind(&e, settings.tc.is_timed());
+                if matches!(e, UciError::Timeout { .. }) {
+                    // Give the engine a moment to answer `stop`; it is restarted either way.
+                    eng.stop_and_drain(Duration::from_millis(200)).await;
+                }
+                return Ok(finish(GameResult::from_winner(Some(!side)), t, moves, Some(side), None));
+            }
+        };
+        let turnaround_us = last_reply_at
+            .map(|t| reply.sent_at.saturating_duration_since(t).as_micros() as u64);
+        last_reply_at = Some(reply.received_at);
+        let elapsed = reply.elapsed();
+        let info = reply.info();
+        let record = MoveInfo {
+            uci: reply.bestmove.clone(),
+            eval: info.score,
+            depth: info.depth,
+            time_us: elapsed.as_micros() as u64,
+            engine_time_ms: info.time_ms,
+            turnaround_us,
+        };
+        // A late bestmove is late even though it arrived.
+        if !clocks[idx].charge(elapsed, settings.margin) {
+            // The late move is not played (and not checked for legality).
+            return Ok(finish(
+                GameResult::from_winner(Some(!side)),
+                Termination::TimeForfeit,
+                moves,
+                Some(side),
+                None,
+            ));
+        }
+        let legal = reply.bestmove.parse::<UciMove>().ok().and_then(|u| u.to_move(&pos).ok());
+        let Some(mv) = legal else {
+            return Ok(finish(
+                GameResult::from_winner(Some(!side)),
+                Termination::IllegalMove,
+                moves,
+                Some(side),
+                Some(reply.bestmove),
+            ));
+        };
+        pos.play_unchecked(mv);
+        history.push(pos.zobrist_hash(EnPassantMode::Legal));
+        let uci = UciMove::from_move(mv, CastlingMode::Standard).to_string();
+        played.push(uci.clone());
+        moves.push(MoveInfo { uci, ..record });
+
+        if let Some((t, winner)) = rules_ending(&pos, &history) {
+            return Ok(finish(GameResult::from_winner(winner), t, moves, None, None));
+        }
+        let total = played.len() as u32;
+        let engine_plies = moves.len() as u32;
+        if let Some((t, winner)) = adjudicator.on_move(side, info.score, total, engine_plies) {
+            return Ok(finish(GameResult::from_winner(winner), t, moves, None, None));
+        }
+    }
+}
+
+/// How a failed exchange with an engine is classified.
+fn fault_kind(e: &UciError, timed: bool) -> Termination {
+    match e {
+        UciError::Timeout { .. } if timed => Termination::TimeForfeit,
+        UciError::Timeout { .. } => Termination::Stall,
+        UciError::Exited { clean: false, .. } => Termination::Crash,
+        UciError::Exited { clean: true, .. } | UciError::Disconnected { .. } => {
+            Termination::Disconnect
+        }
+        UciError::Spawn { .. } | UciError::Log { .. } => Termination::Crash,
+    }
+}
+
+/// The `go` line for the side to move.
+pub fn go_command(tc: &TimeControl, clocks: &[Clock; 2], side: Color) -> String {
+    match *tc {
+        TimeControl::Fischer { .. } => {
+            let (w, b) = (&clocks[0], &clocks[1]);
+            let mut s = format!(
+                "go wtime {} btime {} winc {} binc {}",
+                w.remaining_ms(),
+                b.remaining_ms(),
+                w.inc_ms(),
+                b.inc_ms()
+            );
+            let own = if side == Color::White { w } else { b };
+            if let Some(n) = own.moves_to_go() {
+                s.push_str(&format!(" movestogo {n}"));
+            }
+            s
+        }
+        TimeControl::MoveTime { ms } => format!("go movetime {ms}"),
+        TimeControl::Nodes { nodes } => format!("go nodes {nodes}"),
+        TimeControl::Depth { depth } => format!("go depth {depth}"),
+    }
+}
+
+/// Endings by the rules of chess, checked after every move (mate before the fifty-move rule).
+pub fn rules_ending(pos: &Chess, history: &[Zobrist64]) -> Option<(Termination, Option<Color>)> {
+    if pos.legal_moves().is_empty() {
+        return Some(if pos.is_check() {
+            (Termination::Checkmate, Some(!pos.turn()))
+        } else {
+            (Termination::Stalemate, None)
+        });
+    }
+    if pos.is_insufficient_material() {
+        return Some((Termination::InsufficientMaterial, None));
+    }
+    if is_threefold(history, pos.halfmoves() as usize) {
+        return Some((Termination::Threefold, None));
+    }
+    if pos.halfmoves() >= 100 {
+        return Some((Termination::FiftyMove, None));
+    }
+    None
+}
+
+/// True when the last position occurred at least three times since the last irreversible move.
+fn is_threefold(history: &[Zobrist64], halfmoves: usize) -> bool {
+    let Some((&last, earlier)) = history.split_last() else { return false };
+    let window = halfmoves.min(earlier.len());
+    let mut count = 1;
+    let mut back = 2;
+    while back <= window {
+        if earlier[earlier.len() - back] == last {
+            count += 1;
+            if count >= 3 {
+                return true;
+            }
+        }
+        back += 2;
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn replay(fen: &str, moves: &[&str]) -> (Chess, Vec<Zobrist64>) {
+        let mut pos = position_from_fen(fen).unwrap();
+        let mut h = vec![pos.zobrist_hash(EnPassantMode::Legal)];
+        for m in moves {
+            let mv = m.parse::<UciMove>().unwrap().to_move(&pos).unwrap();
+            pos.play_unchecked(mv);
+            h.push(pos.zobrist_hash(EnPassantMode::Legal));
+        }
+        (pos, h)
+    }
+
+    #[test]
+    fn detects_each_rules_ending() {
+        let start = crate::openings::STARTPOS_FEN;
+        let (p, h) = replay(start, &["f2f3", "e7e5", "g2g4", "d8h4"]);
+        assert_eq!(rules_ending(&p, &h), Some((Termination::Checkmate, Some(Color::Black))));
+        let (p, h) = replay("7k/5Q2/6K1/8/8/8/8/8 w - - 0 1", &["f7f6"]);
+        assert_eq!(rules_ending(&p, &h), None);
+        let (p, h) = replay("7k/8/6K1/8/8/8/8/5Q2 w - - 0 1", &["f1f7"]);
+        assert_eq!(rules_ending(&p, &h), Some((Termination::Stalemate, None)));
+        let (p, h) = replay("8/8/4k3/8/8/2B5/8/4K3 w - - 0 1", &[]);
+        assert_eq!(rules_ending(&p, &h), Some((Termination::InsufficientMaterial, None)));
+        let (p, h) = replay("8/8/4k3/8/8/8/4P3/4K3 w - - 99 80", &["e1d1"]);
+        assert_eq!(rules_ending(&p, &h), Some((Termination::FiftyMove, None)));
+        let shuffle = ["g1f3", "g8f6", "f3g1", "f6g8"];
+        let twice: Vec<&str> = shuffle.iter().chain(shuffle.iter()).copied().collect();
+        let (p, h) = replay(start, &twice[..7]);
+        assert_eq!(rules_ending(&p, &h), None);
+        let (p, h) = replay(start, &twice);
+        assert_eq!(rules_ending(&p, &h), Some((Termination::Threefold, None)));
+    }
+
+    #[test]
+    fn mate_beats_the_fifty_move_rule() {
+        // Rook mate delivered on the 100th quiet half-move.
+        let (p, h) = replay("7k/8/6K1/8/8/8/8/R7 w - - 99 90", &["a1a8"]);
+        assert_eq!(rules_ending(&p, &h), Some((Termination::Checkmate, Some(Color::White))));
+    }
+
+    #[test]
+    fn go_commands() {
+        let tc = TimeControl::parse_tc("40/60+0.6").unwrap();
+        let clocks = [Clock::new(tc), Clock::new(tc)];
+        assert_eq!(
+            go_command(&tc, &clocks, Color::White),
+            "go wtime 60000 btime 60000 winc 600 binc 600 movestogo 40"
+        );
+        let n = TimeControl::Nodes { nodes: 500 };
+        assert_eq!(go_command(&n, &[Clock::new(n), Clock::new(n)], Color::Black), "go nodes 500");
+    }
+
+    #[test]
+    fn results_serialize_as_pgn_strings() {
+        assert_eq!(serde_json::to_string(&GameResult::Draw).unwrap(), "\"1/2-1/2\"");
+        assert_eq!(GameResult::from_winner(Some(Color::Black)).pgn(), "0-1");
+    }
+}

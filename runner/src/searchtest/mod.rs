@@ -1,0 +1,201 @@
+//! `runner searchtest`: compares engine variants (sets of UCI option values) on the same
+//! positions, at fixed time (depth reached, as the Crafty seed measured MPC's speed) or at fixed
+//! depth (nodes, speed-up, same best move, same value, as Buro's ProbCut table).
+
+pub mod summary;
+pub mod table;
+pub mod variant;
+
+use std::fs;
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+
+use crate::calibrate::pool::{EngineSetup, Job, PoolConfig, check_setups, spawn_pool};
+use crate::calibrate::positions::TestPosition;
+use crate::calibrate::probe::Limit;
+use crate::calibrate::progress::Progress;
+use crate::cancel::Cancel;
+use crate::engine_spec::{EngineSpec, set_option};
+use summary::{SearchRecord, VariantSummary, parse_mpc_counters, summarize};
+use variant::Variant;
+
+/// Everything a search test needs.
+#[derive(Clone, Debug)]
+pub struct SearchTestPlan {
+    pub engine: EngineSpec,
+    pub variants: Vec<Variant>,
+    pub positions_file: PathBuf,
+    pub positions: Vec<TestPosition>,
+    pub limit: Limit,
+    pub out: PathBuf,
+    pub concurrency: usize,
+    pub search_timeout: Duration,
+    pub start_timeout: Duration,
+}
+
+#[derive(Debug)]
+pub struct SearchTestOutcome {
+    pub summaries: Vec<VariantSummary>,
+    pub table: String,
+    pub partial: bool,
+    pub out: PathBuf,
+}
+
+/// Runs the test: every position is searched by every variant (position by position, variants
+/// interleaved, so a stopped run compares like with like), each search after `ucinewgame`.
+pub async fn run(plan: SearchTestPlan, cancel: Cancel) -> Result<SearchTestOutcome> {
+    let out = &plan.out;
+    fs::create_dir_all(out.join("logs"))
+        .with_context(|| format!("cannot create {}", out.display()))?;
+    let searches_path = out.join("searches.jsonl");
+    if searches_path.exists() {
+        bail!("{} already holds a search test: choose another --out", out.display());
+    }
+    let setups: Vec<EngineSetup> = plan
+        .variants
+        .iter()
+        .map(|v| {
+            let mut spec = plan.engine.clone();
+            for (k, val) in &v.options {
+                set_option(&mut spec.options, k, val);
+            }
+            spec.name = format!("{}-{}", plan.engine.name, v.name);
+            EngineSetup { label: v.name.clone(), spec, if_declared: Vec::new() }
+        })
+        .collect();
+    let cfg = PoolConfig {
+        concurrency: plan.concurrency.max(1),
+        start_timeout: plan.start_timeout,
+        search_timeout: plan.search_timeout,
+        logs: Some(out.join("logs")),
+    };
+    for (v, notes) in plan.variants.iter().zip(check_setups(&setups, &cfg).await?) {
+        for n in notes {
+            eprintln!("variant {}: {n}", v.name);
+        }
+    }
+    let plan_json = serde_json::json!({
+        "engine": plan.engine,
+        "variants": plan.variants,
+        "positions_file": plan.positions_file.display().to_string(),
+        "positions": plan.positions.len(),
+        "limit": plan.limit,
+        "concurrency": cfg.concurrency,
+    });
+    fs::write(out.join("plan.json"), serde_json::to_string_pretty(&plan_json)? + "\n")
+        .with_context(|| format!("cannot write {}", out.join("plan.json").display()))?;
+
+    let jobs: Vec<Job> = plan
+        .positions
+        .iter()
+        .flat_map(|p| {
+            (0..plan.variants.len()).map(move |v| Job {
+                position: p.index,
+                setup: v,
+                fen: p.fen.clone(),
+                limits: vec![plan.limit],
+            })
+        })
+        .collect();
+    let total = jobs.len() as u64;
+    let mut file = fs::File::create(&searches_path)
+        .with_context(|| format!("cannot create {}", searches_path.display()))?;
+    let mut progress = Progress::new("searchtest", total, 0);
+    let (mut rx, handle) = spawn_pool(setups, jobs, cfg, cancel);
+    let mut records = Vec::new();
+    let mut faults = 0;
+    while let Some(res) = rx.recv().await {
+        let pos = &plan.positions[res.position];
+        let name = plan.variants[res.setup].name.clone();
+        let mut rec = SearchRecord {
+            position: pos.index,
+            variant: res.setup,
+            variant_name: name,
+            stage: pos.stage,
+            depth: None,
+            score: None,
+            nodes: None,
+            bestmove: String::new(),
+            wall_ms: 0,
+            mpc: Default::default(),
+            fault: None,
+        };
+        match res.outcome {
+            Ok(reports) => {
+                if let Some(r) = reports.first() {
+                    rec.depth = r.depth;
+                    rec.score = r.score;
+                    rec.nodes = r.nodes;
+                    rec.bestmove.clone_from(&r.bestmove);
+                    rec.wall_ms = r.wall_ms;
+                    rec.mpc = parse_mpc_counters(&r.strings);
+                }
+            }
+            Err(fault) => {
+                faults += 1;
+                progress.println(&format!(
+                    "position {} variant {} skipped: {fault}",
+                    pos.index + 1,
+                    rec.variant_name
+                ));
+                rec.fault = Some(fault);
+            }
+        }
+        let mut line = serde_json::to_string(&rec)?;
+        line.push('\n');
+        file.write_all(line.as_bytes())
+            .and_then(|_| file.flush())
+            .with_context(|| format!("writing {}", searches_path.display()))?;
+        records.push(rec);
+        progress.inc(&format!("{faults} faults"));
+    }
+    progress.finish();
+    let pool_result = handle.await.context("search test workers")?;
+    let partial = (records.len() as u64) < total;
+    let names: Vec<(String, Vec<(String, String)>)> =
+        plan.variants.iter().map(|v| (v.name.clone(), v.options.clone())).collect();
+    let summaries = summarize(&records, &names);
+    let fixed_time = matches!(plan.limit, Limit::Movetime(_));
+    let table = table::markdown(&summaries, fixed_time);
+    let heading = match plan.limit {
+        Limit::Movetime(ms) => format!(
+            "# Search test: fixed time, {ms} ms per position\n\nDepth = deepest iteration with an \
+             exact score; depth gain = mean depth minus the first variant's."
+        ),
+        Limit::Depth(d) => format!(
+            "# Search test: fixed depth {d}\n\nSpeed-up = the first variant's nodes / this \
+             variant's (totals); same move / same value: best move / final score equal to the \
+             first variant's."
+        ),
+    };
+    let doc = format!(
+        "{heading}\n\nEngine `{}`; {} of {} positions from `{}` searched by every variant{}.\n\n{table}",
+        plan.engine.name,
+        summaries.first().map_or(0, |s| s.positions),
+        plan.positions.len(),
+        plan.positions_file.display(),
+        if partial { " (PARTIAL RUN)" } else { "" },
+    );
+    let write = |name: &str, text: String| {
+        let p = out.join(name);
+        fs::write(&p, text).with_context(|| format!("cannot write {}", p.display()))
+    };
+    write("table.md", doc)?;
+    write("table.csv", table::csv(&summaries))?;
+    let summary = serde_json::json!({
+        "engine": plan.engine,
+        "limit": plan.limit,
+        "positions_file": plan.positions_file.display().to_string(),
+        "positions": plan.positions.len(),
+        "searches": records.len(),
+        "faults": faults,
+        "partial": partial,
+        "variants": summaries,
+    });
+    write("summary.json", serde_json::to_string_pretty(&summary)? + "\n")?;
+    pool_result?;
+    Ok(SearchTestOutcome { summaries, table, partial, out: out.clone() })
+}

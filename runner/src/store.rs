@@ -1,0 +1,491 @@
+//! A run's directory: `run.json` (the plan and its hash), `games.jsonl` (one line per finished
+//! game, appended and synced as each game ends), `games.pgn` (written only from those records),
+//! `summary.json` and `logs/`. Resuming re-reads `games.jsonl`; a line cut short by a kill is
+//! dropped from the file.
+
+use std::collections::BTreeSet;
+use std::fs::{self, File};
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, anyhow, bail};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::adjudication::Adjudication;
+use crate::clock::TimeControl;
+use crate::engine_spec::EngineSpec;
+use crate::game::GameResult;
+use crate::openings::BookOrder;
+use crate::pgn::{PgnGame, PgnMove, comment_for_move, to_pgn};
+use crate::schedule::{GameKey, Pairing, Shard};
+use crate::termination::Termination;
+use crate::uci_info::Eval;
+
+/// The opening book a run uses.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BookInfo {
+    /// `None`: the standard start position only.
+    pub path: Option<String>,
+    /// SHA-256 of the book file's bytes.
+    pub sha256: Option<String>,
+    pub openings: usize,
+    pub plies: Option<usize>,
+}
+
+/// Everything that decides which games a run plays and how. Two runs with equal plans play the
+/// same games; the plan's hash guards `--resume`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunPlan {
+    /// `"match"`, later `"sweep"`, ...
+    pub kind: String,
+    pub engines: Vec<EngineSpec>,
+    pub pairings: Vec<Pairing>,
+    pub tc: TimeControl,
+    pub timemargin_ms: u64,
+    pub book: BookInfo,
+    pub book_order: BookOrder,
+    pub seed: u64,
+    /// Game pairs per pairing (the cap when an SPRT may stop earlier).
+    pub pairs: usize,
+    pub adjudication: Adjudication,
+    pub sprt: Option<stats::SprtSpec>,
+    pub shard: Option<Shard>,
+}
+
+impl RunPlan {
+    /// SHA-256 (hex) of the plan's canonical JSON.
+    pub fn hash(&self) -> String {
+        let json = serde_json::to_vec(self).unwrap_or_default();
+        hex(&Sha256::digest(&json))
+    }
+}
+
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// SHA-256 (hex) of a file's bytes.
+pub fn file_sha256(path: &Path) -> Result<String> {
+    let bytes = fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    Ok(hex(&Sha256::digest(&bytes)))
+}
+
+/// The contents of `run.json`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RunFile {
+    pub format: u32,
+    pub runner_version: String,
+    pub created: String,
+    pub plan_hash: String,
+    pub plan: RunPlan,
+}
+
+/// Summary figures of the runner's own latency in one game.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencyStats {
+    /// Runner-measured time minus engine-reported time (ms), over moves where the engine
+    /// reported a time.
+    pub overhead_ms_mean: Option<f64>,
+    pub overhead_ms_max: Option<f64>,
+    /// From one engine's `bestmove` read to the opponent's `go` flushed (microseconds).
+    pub turnaround_us_mean: Option<f64>,
+    pub turnaround_us_max: Option<u64>,
+}
+
+/// One line of `games.jsonl`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GameRecord {
+    /// Schedule position of the job (game pair).
+    pub seq: usize,
+    /// Pairing index and its label.
+    pub pairing: usize,
+    pub label: String,
+    pub pair: usize,
+    /// 0: the pairing's first engine had White; 1: Black.
+    pub game: u8,
+    /// Opening index in the book.
+    pub opening: usize,
+    /// Start position (the opening's root, move counters kept).
+    pub fen: String,
+    pub white: String,
+    pub black: String,
+    pub result: GameResult,
+    pub termination: Termination,
+    /// Plies from `fen`, book moves included.
+    pub plies: usize,
+    /// How many of `moves` came from the book.
+    pub book_plies: usize,
+    /// Every move from `fen` in UCI notation, book moves first.
+    pub moves: Vec<String>,
+    /// Per engine move (aligned with `moves[book_plies..]`): score, depth, runner-measured time
+    /// and engine-reported time.
+    pub scores: Vec<Option<Eval>>,
+    pub depths: Vec<Option<u32>>,
+    pub times_ms: Vec<f64>,
+    pub engine_times_ms: Vec<Option<u64>>,
+    pub latency: LatencyStats,
+    /// The move an engine sent that was not legal (illegal-move endings).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub illegal_move: Option<String>,
+    pub duration_ms: u64,
+    /// `YYYY.MM.DD` when the game ended.
+    pub date: String,
+}
+
+impl GameRecord {
+    pub fn key(&self) -> GameKey {
+        GameKey { pairing: self.pairing, pair: self.pair, game: self.game }
+    }
+
+    /// The result from the pairing's first engine's point of view.
+    pub fn first_score(&self) -> stats::GameScore {
+        use stats::GameScore::*;
+        match (self.result, self.game) {
+            (GameResult::Draw, _) => Draw,
+            (GameResult::WhiteWins, 0) | (GameResult::BlackWins, 1) => Win,
+            _ => Loss,
+        }
+    }
+
+    /// The game as PGN (moves replayed for SAN, so an illegal move cannot be written).
+    pub fn to_pgn(&self, event: &str, tc: &TimeControl) -> Result<String> {
+        let mut moves = Vec::with_capacity(self.moves.len());
+        for (i, uci) in self.moves.iter().enumerate() {
+            let comment = if i < self.book_plies {
+                "book".to_string()
+            } else {
+                let k = i - self.book_plies;
+                let score = self.scores.get(k).copied().flatten().map(Eval::to_pgn_score);
+                let depth = self.depths.get(k).copied().flatten();
+                let ms = self.times_ms.get(k).copied().unwrap_or(0.0).round() as u64;
+                comment_for_move(score, depth, ms)
+            };
+            moves.push(PgnMove { uci: uci.clone(), comment: Some(comment) });
+        }
+        let game = PgnGame {
+            event: event.to_string(),
+            site: "?".into(),
+            date: self.date.clone(),
+            round: format!("{}.{}", self.pair + 1, self.game + 1),
+            white: self.white.clone(),
+            black: self.black.clone(),
+            result: self.result.pgn().into(),
+            start_fen: self.fen.clone(),
+            tags: vec![
+                ("TimeControl".into(), tc.pgn_tag()),
+                ("Termination".into(), self.termination.pgn_str().into()),
+                ("TerminationDetails".into(), self.termination.json_str().into()),
+                ("Opening".into(), format!("book #{}", self.opening)),
+                ("Pairing".into(), self.label.clone()),
+            ],
+            moves,
+        };
+        to_pgn(&game).map_err(|e| anyhow!("game {}.{}: {e}", self.pair + 1, self.game + 1))
+    }
+}
+
+/// An open run directory.
+#[derive(Debug)]
+pub struct Store {
+    dir: PathBuf,
+    plan: RunPlan,
+    jsonl: File,
+    pgn: File,
+}
+
+pub const RUN_FILE: &str = "run.json";
+pub const GAMES_FILE: &str = "games.jsonl";
+pub const PGN_FILE: &str = "games.pgn";
+pub const SUMMARY_FILE: &str = "summary.json";
+pub const LOG_DIR: &str = "logs";
+
+impl Store {
+    /// Starts a new run in `dir` (created if needed). A directory that already holds games is
+    /// refused: resume it or choose another `--out`.
+    pub fn create(dir: &Path, plan: &RunPlan) -> Result<Store> {
+        let games = dir.join(GAMES_FILE);
+        if games.exists() && fs::metadata(&games).map(|m| m.len() > 0).unwrap_or(false) {
+            bail!(
+                "{} already holds games: add --resume to continue it, or choose another --out",
+                dir.display()
+            );
+        }
+        fs::create_dir_all(dir.join(LOG_DIR))
+            .with_context(|| format!("cannot create results directory {}", dir.display()))?;
+        let run = RunFile {
+            format: 1,
+            runner_version: env!("CARGO_PKG_VERSION").into(),
+            created: chrono::Utc::now().to_rfc3339(),
+            plan_hash: plan.hash(),
+            plan: plan.clone(),
+        };
+        write_atomic(&dir.join(RUN_FILE), serde_json::to_string_pretty(&run)?.as_bytes())?;
+        Self::open_files(dir, plan, true)
+    }
+
+    /// Reopens `dir` for the same plan and returns the games already finished. A plan that
+    /// differs from the stored one is refused, naming what differs.
+    pub fn resume(dir: &Path, plan: &RunPlan) -> Result<(Store, Vec<GameRecord>)> {
+        let run = read_run_file(dir)?;
+        if run.plan_hash != plan.hash() {
+            bail!(
+                "cannot resume {}: the plan differs from the stored one ({})",
+                dir.display(),
+                plan_differences(&run.plan, plan).join(", ")
+            );
+        }
+        fs::create_dir_all(dir.join(LOG_DIR))?;
+        let records = read_games_repairing(&dir.join(GAMES_FILE))?;
+        let store = Self::open_files(dir, plan, false)?;
+        store.rewrite_pgn(&records)?;
+        Ok((store, records))
+    }
+
+    fn open_files(dir: &Path, plan: &RunPlan, truncate_pgn: bool) -> Result<Store> {
+        let open = |name: &str, truncate: bool| {
+            let p = dir.join(name);
+            let mut o = File::options();
+            o.create(true);
+            if truncate {
+                o.write(true).truncate(true);
+            } else {
+                o.append(true);
+            }
+            o.open(&p).with_context(|| format!("cannot open {}", p.display()))
+        };
+        Ok(Store {
+            dir: dir.to_path_buf(),
+            plan: plan.clone(),
+            jsonl: open(GAMES_FILE, false)?,
+            pgn: open(PGN_FILE, truncate_pgn)?,
+        })
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The PGN `Event` tag for this run.
+    pub fn event(&self) -> String {
+        format!("runner {}", self.plan.kind)
+    }
+
+    /// Appends a finished game: the jsonl line is written and synced first (it is the record),
+    /// then the PGN text.
+    pub fn append(&mut self, rec: &GameRecord) -> Result<()> {
+        let mut line = serde_json::to_string(rec)?;
+        line.push('\n');
+        self.jsonl.write_all(line.as_bytes()).context("writing games.jsonl")?;
+        self.jsonl.sync_data().context("syncing games.jsonl")?;
+        let pgn = rec.to_pgn(&self.event(), &self.plan.tc)?;
+        self.pgn.write_all(pgn.as_bytes()).context("writing games.pgn")?;
+        Ok(())
+    }
+
+    /// Rewrites games.pgn from records, in schedule order.
+    pub fn rewrite_pgn(&self, records: &[GameRecord]) -> Result<()> {
+        let mut sorted: Vec<&GameRecord> = records.iter().collect();
+        sorted.sort_by_key(|r| (r.seq, r.game));
+        let mut text = String::new();
+        for r in sorted {
+            text.push_str(&r.to_pgn(&self.event(), &self.plan.tc)?);
+        }
+        write_atomic(&self.dir.join(PGN_FILE), text.as_bytes())
+    }
+
+    /// Writes summary.json.
+    pub fn write_summary(&self, value: &serde_json::Value) -> Result<()> {
+        write_atomic(&self.dir.join(SUMMARY_FILE), serde_json::to_string_pretty(value)?.as_bytes())
+    }
+}
+
+/// Reads run.json.
+pub fn read_run_file(dir: &Path) -> Result<RunFile> {
+    let p = dir.join(RUN_FILE);
+    let text = fs::read_to_string(&p)
+        .with_context(|| format!("cannot resume: {} not found or unreadable", p.display()))?;
+    serde_json::from_str(&text).with_context(|| format!("{} is not a valid run file", p.display()))
+}
+
+/// Names the top-level plan fields that differ.
+fn plan_differences(old: &RunPlan, new: &RunPlan) -> Vec<String> {
+    let (a, b) = (serde_json::to_value(old), serde_json::to_value(new));
+    let (Ok(serde_json::Value::Object(a)), Ok(serde_json::Value::Object(b))) = (a, b) else {
+        return vec!["unreadable plan".into()];
+    };
+    let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+    let diffs: Vec<String> = keys
+        .into_iter()
+        .filter(|k| a.get(*k) != b.get(*k))
+        .map(|k| match (a.get(k), b.get(k)) {
+            (Some(x), Some(y)) if !x.is_object() && !x.is_array() => {
+                format!("{k}: stored {x}, now {y}")
+            }
+            _ => format!("{k} changed"),
+        })
+        .collect();
+    if diffs.is_empty() { vec!["hash mismatch".into()] } else { diffs }
+}
+
+/// Reads games.jsonl. A last line cut short (no newline, not valid JSON) is removed from the
+/// file; a bad line elsewhere is an error naming it. Duplicate games keep the first record.
+pub fn read_games_repairing(path: &Path) -> Result<Vec<GameRecord>> {
+    let bytes = match fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    let (records, good_len) = parse_games(&bytes).with_context(|| path.display().to_string())?;
+    if good_len < bytes.len() || (good_len > 0 && bytes[good_len - 1] != b'\n') {
+        let mut keep = bytes[..good_len].to_vec();
+        if !keep.is_empty() && keep.last() != Some(&b'\n') {
+            keep.push(b'\n');
+        }
+        write_atomic(path, &keep)?;
+    }
+    Ok(records)
+}
+
+/// Parses jsonl bytes; returns the records and the length of the valid prefix.
+pub fn parse_games(bytes: &[u8]) -> Result<(Vec<GameRecord>, usize)> {
+    let mut records: Vec<GameRecord> = Vec::new();
+    let mut seen = BTreeSet::new();
+    let mut offset = 0;
+    let mut lineno = 0;
+    while offset < bytes.len() {
+        lineno += 1;
+        let end = bytes[offset..].iter().position(|&b| b == b'\n').map(|p| offset + p);
+        let line = &bytes[offset..end.unwrap_or(bytes.len())];
+        let next = end.map(|e| e + 1).unwrap_or(bytes.len());
+        if line.iter().all(u8::is_ascii_whitespace) {
+            offset = next;
+            continue;
+        }
+        match serde_json::from_slice::<GameRecord>(line) {
+            Ok(r) => {
+                if seen.insert(r.key()) {
+                    records.push(r);
+                }
+            }
+            Err(_) if next == bytes.len() => return Ok((records, offset)),
+            Err(e) => bail!("line {lineno} is not a game record: {e}"),
+        }
+        offset = next;
+    }
+    Ok((records, offset))
+}
+
+/// Writes a file via a temporary file and rename.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let tmp = path.with_extension("tmp");
+    {
+        let mut f =
+            File::create(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?;
+        f.write_all(bytes)?;
+        f.sync_data()?;
+    }
+    fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(crate) fn record(pair: usize, game: u8) -> GameRecord {
+        GameRecord {
+            seq: pair,
+            pairing: 0,
+            label: "A vs B".into(),
+            pair,
+            game,
+            opening: 3,
+            fen: crate::openings::STARTPOS_FEN.into(),
+            white: "A".into(),
+            black: "B".into(),
+            result: GameResult::WhiteWins,
+            termination: Termination::Checkmate,
+            plies: 4,
+            book_plies: 1,
+            moves: vec!["f2f3".into(), "e7e5".into(), "g2g4".into(), "d8h4".into()],
+            scores: vec![Some(Eval::Cp(10)), None, Some(Eval::Mate(1))],
+            depths: vec![Some(3), None, Some(1)],
+            times_ms: vec![1.5, 2.0, 3.25],
+            engine_times_ms: vec![Some(1), None, Some(3)],
+            latency: LatencyStats::default(),
+            illegal_move: None,
+            duration_ms: 10,
+            date: "2026.11.22".into(),
+        }
+    }
+
+    fn plan() -> RunPlan {
+        RunPlan {
+            kind: "match".into(),
+            engines: vec![],
+            pairings: vec![Pairing { label: "A vs B".into(), first: 0, second: 1 }],
+            tc: TimeControl::Nodes { nodes: 100 },
+            timemargin_ms: 100,
+            book: BookInfo { path: None, sha256: None, openings: 1, plies: None },
+            book_order: BookOrder::Sequential,
+            seed: 1,
+            pairs: 2,
+            adjudication: Adjudication::default(),
+            sprt: None,
+            shard: None,
+        }
+    }
+
+    #[test]
+    fn truncated_last_line_is_dropped_and_repaired() {
+        let a = serde_json::to_string(&record(0, 0)).unwrap();
+        let b = serde_json::to_string(&record(0, 1)).unwrap();
+        let text = format!("{a}\n{a}\n{}", &b[..b.len() / 2]);
+        let dir = std::env::temp_dir().join(format!("store-test-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("g.jsonl");
+        fs::write(&p, &text).unwrap();
+        let recs = read_games_repairing(&p).unwrap();
+        assert_eq!(recs.len(), 1, "duplicate dropped, truncated line ignored");
+        assert_eq!(fs::read_to_string(&p).unwrap(), format!("{a}\n{a}\n"));
+        // A corrupt line in the middle is an error.
+        fs::write(&p, format!("{a}\ngarbage\n{b}\n")).unwrap();
+        let e = read_games_repairing(&p).unwrap_err();
+        assert!(format!("{e:#}").contains("line 2"), "{e:#}");
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn resume_refuses_a_different_plan_and_rewrites_pgn() {
+        let dir = std::env::temp_dir().join(format!("store-resume-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        let p = plan();
+        let mut s = Store::create(&dir, &p).unwrap();
+        s.append(&record(1, 0)).unwrap();
+        s.append(&record(0, 0)).unwrap();
+        assert!(Store::create(&dir, &p).unwrap_err().to_string().contains("--resume"));
+        let mut other = p.clone();
+        other.seed = 2;
+        let e = Store::resume(&dir, &other).unwrap_err().to_string();
+        assert!(e.contains("seed: stored 1, now 2"), "{e}");
+        let (_, recs) = Store::resume(&dir, &p).unwrap();
+        assert_eq!(recs.len(), 2);
+        let pgn = fs::read_to_string(dir.join(PGN_FILE)).unwrap();
+        let r1 = pgn.find("[Round \"1.1\"]").unwrap();
+        let r2 = pgn.find("[Round \"2.1\"]").unwrap();
+        assert!(r1 < r2, "schedule order");
+        assert!(pgn.contains("1. f3 {book} 1... e5 {+0.10/3 0.002s} 2. g4 {0.002s} 2... Qh4#"), "{pgn}");
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn first_engine_view() {
+        use stats::GameScore;
+        let mut r = record(0, 1);
+        assert_eq!(r.first_score(), GameScore::Loss);
+        r.result = GameResult::BlackWins;
+        assert_eq!(r.first_score(), GameScore::Win);
+        r.result = GameResult::Draw;
+        assert_eq!(r.first_score(), GameScore::Draw);
+    }
+}

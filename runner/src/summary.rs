@@ -1,0 +1,218 @@
+//! Counting finished games per pairing and summarising them with the `stats` crate.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::Serialize;
+use stats::{Counts, GameScore, Options, Penta, SprtSpec, Summary, Wdl};
+
+use crate::schedule::Pairing;
+use crate::store::GameRecord;
+use crate::termination::Termination;
+
+/// Running counts of one pairing, from its first engine's point of view.
+#[derive(Clone, Debug, Default)]
+pub struct PairingTally {
+    /// Every finished game.
+    pub wdl_all: Wdl,
+    /// Games of complete pairs only (consistent with `penta`).
+    pub wdl_paired: Wdl,
+    pub penta: Penta,
+    /// First game of a pair waiting for its partner: pair index -> score.
+    open: HashMap<usize, GameScore>,
+    pub terminations: BTreeMap<Termination, u64>,
+}
+
+impl PairingTally {
+    pub fn add(&mut self, rec: &GameRecord) {
+        let s = rec.first_score();
+        self.wdl_all.add(s);
+        *self.terminations.entry(rec.termination).or_default() += 1;
+        match self.open.remove(&rec.pair) {
+            Some(other) => {
+                let (g0, g1) = if rec.game == 0 { (s, other) } else { (other, s) };
+                self.penta.add_pair(g0, g1);
+                self.wdl_paired.add(g0);
+                self.wdl_paired.add(g1);
+            }
+            None => {
+                self.open.insert(rec.pair, s);
+            }
+        }
+    }
+
+    /// Games whose partner has not finished.
+    pub fn unpaired(&self) -> usize {
+        self.open.len()
+    }
+
+    /// Statistics over complete pairs (`None` before the first pair completes).
+    pub fn summarize(&self, sprt: Option<SprtSpec>) -> Option<Summary> {
+        if self.penta.pairs() == 0 {
+            return None;
+        }
+        let counts = Counts::Paired { wdl: self.wdl_paired, penta: self.penta };
+        stats::summarize(&counts, &Options { sprt, ..Options::default() }).ok()
+    }
+}
+
+/// Tallies for every pairing of a run.
+#[derive(Clone, Debug)]
+pub struct Tally {
+    pub pairings: Vec<PairingTally>,
+}
+
+impl Tally {
+    pub fn new(n_pairings: usize) -> Tally {
+        Tally { pairings: vec![PairingTally::default(); n_pairings] }
+    }
+
+    pub fn add(&mut self, rec: &GameRecord) {
+        if let Some(t) = self.pairings.get_mut(rec.pairing) {
+            t.add(rec);
+        }
+    }
+
+    pub fn games(&self) -> u64 {
+        self.pairings.iter().map(|p| p.wdl_all.games()).sum()
+    }
+}
+
+/// summary.json for one pairing.
+#[derive(Serialize)]
+struct PairingJson<'a> {
+    label: &'a str,
+    first: &'a str,
+    second: &'a str,
+    games: u64,
+    wins: u64,
+    draws: u64,
+    losses: u64,
+    unpaired_games: usize,
+    terminations: BTreeMap<&'static str, u64>,
+    stats: Option<Summary>,
+}
+
+/// The whole summary.json value.
+pub fn summary_json(
+    pairings: &[Pairing],
+    engine_names: &[String],
+    tally: &Tally,
+    sprt: Option<SprtSpec>,
+    stopped_by: &str,
+) -> serde_json::Value {
+    let list: Vec<PairingJson> = pairings
+        .iter()
+        .zip(&tally.pairings)
+        .map(|(p, t)| PairingJson {
+            label: &p.label,
+            first: engine_names.get(p.first).map(String::as_str).unwrap_or("?"),
+            second: engine_names.get(p.second).map(String::as_str).unwrap_or("?"),
+            games: t.wdl_all.games(),
+            wins: t.wdl_all.wins,
+            draws: t.wdl_all.draws,
+            losses: t.wdl_all.losses,
+            unpaired_games: t.unpaired(),
+            terminations: t.terminations.iter().map(|(k, v)| (k.json_str(), *v)).collect(),
+            stats: t.summarize(sprt),
+        })
+        .collect();
+    serde_json::json!({ "stopped_by": stopped_by, "pairings": list })
+}
+
+fn pct(x: Option<f64>) -> String {
+    x.map(|v| format!("{:.1}%", v * 100.0)).unwrap_or_else(|| "n/a".into())
+}
+
+/// The human-readable final summary of one pairing.
+pub fn format_pairing(p: &Pairing, names: &[String], t: &PairingTally, sprt: Option<SprtSpec>) -> String {
+    let first = names.get(p.first).map(String::as_str).unwrap_or("?");
+    let second = names.get(p.second).map(String::as_str).unwrap_or("?");
+    let w = &t.wdl_all;
+    let mut s = format!(
+        "{} ({first} vs {second}): {} games, W-D-L {}-{}-{}\n",
+        p.label,
+        w.games(),
+        w.wins,
+        w.draws,
+        w.losses
+    );
+    match t.summarize(sprt) {
+        Some(sum) => {
+            let pe = t.penta;
+            s.push_str(&format!(
+                "  pentanomial [LL LD DD WD WW] = [{} {} {} {} {}] over {} pairs\n",
+                pe.ll,
+                pe.ld,
+                pe.dd,
+                pe.wd,
+                pe.ww,
+                pe.pairs()
+            ));
+            s.push_str(&format!(
+                "  score {}, draw ratio {}, Elo {}, nElo {}, LOS {}\n",
+                pct(sum.score),
+                pct(sum.draw_ratio),
+                sum.format_elo(),
+                sum.format_nelo(),
+                pct(sum.los)
+            ));
+            if let Some(r) = &sum.sprt {
+                s.push_str(&format!(
+                    "  SPRT [{}, {}] ({}): LLR {:.2} [{:.2}, {:.2}] -> {}\n",
+                    r.elo0, r.elo1, r.model, r.llr, r.lower_bound, r.upper_bound, r.verdict
+                ));
+            }
+        }
+        None => s.push_str("  no complete game pair yet: no statistics\n"),
+    }
+    if t.unpaired() > 0 {
+        s.push_str(&format!("  ({} game(s) without their pair partner are not in the statistics)\n", t.unpaired()));
+    }
+    let terms: Vec<String> =
+        t.terminations.iter().map(|(k, v)| format!("{} {v}", k.json_str())).collect();
+    s.push_str(&format!("  terminations: {}\n", if terms.is_empty() { "none".into() } else { terms.join(", ") }));
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::GameResult;
+
+    fn rec(pair: usize, game: u8, result: GameResult, t: Termination) -> GameRecord {
+        let mut r: GameRecord = serde_json::from_value(serde_json::json!({
+            "seq": pair, "pairing": 0, "label": "x", "pair": pair, "game": game, "opening": 0,
+            "fen": crate::openings::STARTPOS_FEN, "white": "A", "black": "B", "result": "1-0",
+            "termination": "checkmate", "plies": 0, "book_plies": 0, "moves": [], "scores": [],
+            "depths": [], "times_ms": [], "engine_times_ms": [], "latency": {}, "duration_ms": 0,
+            "date": "2026.01.01"
+        }))
+        .unwrap();
+        r.result = result;
+        r.termination = t;
+        r
+    }
+
+    #[test]
+    fn pairs_complete_in_any_order() {
+        let mut t = PairingTally::default();
+        // Pair 0: first engine wins as White (game 0) and draws as Black.
+        t.add(&rec(0, 1, GameResult::Draw, Termination::Threefold));
+        assert_eq!(t.unpaired(), 1);
+        assert!(t.summarize(None).is_none());
+        t.add(&rec(0, 0, GameResult::WhiteWins, Termination::Checkmate));
+        // Pair 1: first engine loses both.
+        t.add(&rec(1, 0, GameResult::BlackWins, Termination::TimeForfeit));
+        t.add(&rec(1, 1, GameResult::WhiteWins, Termination::AdjudicationResign));
+        assert_eq!(t.penta, Penta { ll: 1, ld: 0, dd: 0, wd: 1, ww: 0 });
+        assert_eq!(t.wdl_all, Wdl { wins: 1, draws: 1, losses: 2 });
+        assert_eq!(t.unpaired(), 0);
+        let s = t.summarize(None).unwrap();
+        assert_eq!(s.games, 4);
+        assert_eq!(t.terminations[&Termination::TimeForfeit], 1);
+        let text = format_pairing(&Pairing { label: "x".into(), first: 0, second: 1 }, &["A".into(), "B".into()], &t, None);
+        assert!(text.contains("W-D-L 1-1-2"), "{text}");
+        assert!(!text.contains("SPRT"), "no SPRT line unless asked: {text}");
+        assert!(!text.to_lowercase().contains("nan"), "{text}");
+    }
+}

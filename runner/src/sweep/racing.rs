@@ -1,0 +1,173 @@
+//! `--adaptive`: racing. Points that are clearly worse than the current best stop getting games,
+//! so the remaining games go to the contenders.
+//!
+//! The test, run after every finished game pair (in the order pairs are stored, so replaying the
+//! store reproduces every decision):
+//! - Only active points with at least `min_pairs` finished pairs take part; the current best is
+//!   the one with the highest mean score among them.
+//! - For each other participant `i`, with pair-score means `m` and standard errors `s` (from the
+//!   pentanomial counts, as in `stats::ScoreMoments`):
+//!   `z = (m_best - m_i) / sqrt(s_best^2 + s_i^2)` (a one-sided Welch-type z test of "i is worse
+//!   than the best").
+//! - `i` is dropped when `z > Phi^-1(1 - alpha / (k - 1))`, `k` the number of active points:
+//!   a Bonferroni correction over the `k - 1` comparisons made at that look.
+//!
+//! Honest caveat: the test is repeated after every pair, which inflates the chance of dropping a
+//! point that is in fact as good as the best above `alpha` (the usual cost of peeking; racing
+//! methods such as Hoeffding or F-races accept it for speed). `min_pairs` and the Bonferroni
+//! factor keep it modest; a dropped point's figures stay in the table, marked as dropped.
+
+use serde::{Deserialize, Serialize};
+use statrs::distribution::{ContinuousCDF, Normal};
+
+use stats::{Penta, ScoreMoments};
+
+/// Racing settings.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RaceConfig {
+    /// Family-wise level of each look's comparisons.
+    pub alpha: f64,
+    /// Pairs a point needs before it is compared.
+    pub min_pairs: u64,
+}
+
+impl Default for RaceConfig {
+    fn default() -> Self {
+        RaceConfig { alpha: 0.05, min_pairs: 8 }
+    }
+}
+
+/// Why and when a point left the race.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Dropped {
+    /// Games the point had played when dropped.
+    pub after_games: u64,
+    /// Index of the best point at that moment.
+    pub best: usize,
+    /// The test statistic that dropped it.
+    pub z: f64,
+}
+
+/// The race state: which points are still in.
+#[derive(Clone, Debug)]
+pub struct Race {
+    config: RaceConfig,
+    dropped: Vec<Option<Dropped>>,
+}
+
+impl Race {
+    pub fn new(points: usize, config: RaceConfig) -> Race {
+        Race { config, dropped: vec![None; points] }
+    }
+
+    pub fn is_active(&self, i: usize) -> bool {
+        self.dropped.get(i).is_some_and(Option::is_none)
+    }
+
+    pub fn dropped(&self) -> &[Option<Dropped>] {
+        &self.dropped
+    }
+
+    pub fn active_count(&self) -> usize {
+        self.dropped.iter().filter(|d| d.is_none()).count()
+    }
+
+    /// Runs one look over the current counts (one per point) and returns the points dropped now.
+    pub fn update(&mut self, counts: &[Penta]) -> Vec<usize> {
+        let k = self.active_count();
+        if k < 2 || counts.len() != self.dropped.len() {
+            return Vec::new();
+        }
+        let est: Vec<Option<(f64, f64)>> = counts
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                if !self.is_active(i) || p.pairs() < self.config.min_pairs {
+                    return None;
+                }
+                ScoreMoments::from_penta(p).map(|m| (m.score, m.std_error))
+            })
+            .collect();
+        let Some(best) = (0..est.len())
+            .filter(|&i| est[i].is_some())
+            .max_by(|&a, &b| est[a].unwrap().0.total_cmp(&est[b].unwrap().0).then(b.cmp(&a)))
+        else {
+            return Vec::new();
+        };
+        let (mb, sb) = est[best].unwrap_or((0.0, 0.0));
+        let q = 1.0 - self.config.alpha / (k - 1) as f64;
+        let crit = Normal::standard().inverse_cdf(q.clamp(0.5, 1.0 - 1e-15));
+        let mut out = Vec::new();
+        for (i, e) in est.iter().enumerate() {
+            let Some((mi, si)) = *e else { continue };
+            if i == best {
+                continue;
+            }
+            let diff = mb - mi;
+            let se = (sb * sb + si * si).sqrt();
+            let z = if se > 0.0 {
+                diff / se
+            } else if diff > 0.0 {
+                f64::INFINITY
+            } else {
+                0.0
+            };
+            if z > crit {
+                self.dropped[i] = Some(Dropped {
+                    after_games: 2 * counts[i].pairs(),
+                    best,
+                    z: if z.is_finite() { z } else { f64::MAX },
+                });
+                out.push(i);
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn penta(ll: u64, ld: u64, dd: u64, wd: u64, ww: u64) -> Penta {
+        Penta { ll, ld, dd, wd, ww }
+    }
+
+    #[test]
+    fn clearly_worse_point_is_dropped_and_close_ones_stay() {
+        let mut race = Race::new(3, RaceConfig::default());
+        let counts = [penta(1, 4, 10, 4, 1), penta(10, 6, 4, 0, 0), penta(1, 5, 10, 3, 1)];
+        let dropped = race.update(&counts);
+        assert_eq!(dropped, [1]);
+        assert!(!race.is_active(1) && race.is_active(0) && race.is_active(2));
+        let d = race.dropped()[1].clone().unwrap();
+        assert_eq!((d.after_games, d.best), (40, 0));
+        assert!(d.z > 2.0);
+        // Dropped points are not looked at again; nothing else goes.
+        assert!(race.update(&counts).is_empty());
+    }
+
+    #[test]
+    fn nothing_happens_before_min_pairs() {
+        let mut race = Race::new(2, RaceConfig { alpha: 0.05, min_pairs: 8 });
+        assert!(race.update(&[penta(0, 0, 0, 0, 7), penta(7, 0, 0, 0, 0)]).is_empty());
+        assert_eq!(race.update(&[penta(0, 0, 0, 0, 8), penta(8, 0, 0, 0, 0)]), [1]);
+        // The last point is never dropped.
+        assert!(race.update(&[penta(0, 0, 0, 0, 8), penta(8, 0, 0, 0, 0)]).is_empty());
+        assert_eq!(race.active_count(), 1);
+    }
+
+    #[test]
+    fn bonferroni_makes_more_points_harder_to_drop() {
+        // Same pair of counts: dropped when racing two points, not among twenty.
+        let good = penta(2, 6, 14, 8, 4);
+        let worse = penta(4, 9, 14, 5, 2);
+        let mut two = Race::new(2, RaceConfig { alpha: 0.2, min_pairs: 8 });
+        assert_eq!(two.update(&[good, worse]), [1]);
+        let mut many = Race::new(20, RaceConfig { alpha: 0.2, min_pairs: 8 });
+        let mut counts = vec![penta(0, 0, 0, 0, 0); 20];
+        counts[0] = good;
+        counts[1] = worse;
+        assert!(many.update(&counts).is_empty());
+    }
+}

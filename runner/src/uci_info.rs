@@ -1,0 +1,101 @@
+//! The few fields of a UCI `info` line the runner needs (score, depth, time, nodes), read by a
+//! small hand scan: only the last info line before `bestmove` is ever looked at.
+
+use serde::{Deserialize, Serialize};
+
+use crate::pgn::Score;
+
+/// An evaluation from the mover's point of view.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Eval {
+    /// Centipawns.
+    Cp(i32),
+    /// Mate in N moves (negative: the mover gets mated).
+    Mate(i32),
+}
+
+impl Eval {
+    /// Centipawns, with mates mapped far outside any real evaluation (+-100000 minus distance).
+    pub fn as_cp(self) -> i32 {
+        match self {
+            Eval::Cp(cp) => cp,
+            Eval::Mate(n) if n > 0 => 100_000 - n,
+            Eval::Mate(n) => -100_000 - n,
+        }
+    }
+
+    pub fn to_pgn_score(self) -> Score {
+        match self {
+            Eval::Cp(c) => Score::Cp(c),
+            Eval::Mate(m) => Score::Mate(m),
+        }
+    }
+}
+
+/// Fields found in one info line.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct InfoSummary {
+    pub score: Option<Eval>,
+    pub depth: Option<u32>,
+    pub seldepth: Option<u32>,
+    pub time_ms: Option<u64>,
+    pub nodes: Option<u64>,
+}
+
+/// Scans an `info ...` line. Unknown tokens are skipped; `info string` ends the scan.
+pub fn parse_info(line: &str) -> InfoSummary {
+    let mut out = InfoSummary::default();
+    let mut it = line.split_ascii_whitespace();
+    if it.next() != Some("info") {
+        return out;
+    }
+    while let Some(tok) = it.next() {
+        match tok {
+            "depth" => out.depth = it.next().and_then(|v| v.parse().ok()),
+            "seldepth" => out.seldepth = it.next().and_then(|v| v.parse().ok()),
+            "time" => out.time_ms = it.next().and_then(|v| v.parse().ok()),
+            "nodes" => out.nodes = it.next().and_then(|v| v.parse().ok()),
+            "score" => {
+                out.score = match (it.next(), it.next().and_then(|v| v.parse::<i32>().ok())) {
+                    (Some("cp"), Some(v)) => Some(Eval::Cp(v)),
+                    (Some("mate"), Some(v)) => Some(Eval::Mate(v)),
+                    _ => out.score,
+                }
+            }
+            // The principal variation and free text run to the end of the line.
+            "pv" | "string" | "refutation" | "currline" => break,
+            _ => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scans_stockfish_lines() {
+        let i = parse_info(
+            "info depth 12 seldepth 17 multipv 1 score cp -31 upperbound nodes 41234 nps 900000 hashfull 3 tbhits 0 time 45 pv e2e4 e7e5",
+        );
+        assert_eq!(i.depth, Some(12));
+        assert_eq!(i.seldepth, Some(17));
+        assert_eq!(i.score, Some(Eval::Cp(-31)));
+        assert_eq!(i.nodes, Some(41234));
+        assert_eq!(i.time_ms, Some(45));
+        let m = parse_info("info depth 20 score mate -3 time 7 pv a1a2 score cp 5");
+        assert_eq!(m.score, Some(Eval::Mate(-3)));
+        assert!(Eval::Mate(-3).as_cp() < -99_000 && Eval::Mate(2).as_cp() > 99_000);
+    }
+
+    #[test]
+    fn tolerates_garbage() {
+        assert_eq!(parse_info("hello world"), InfoSummary::default());
+        assert_eq!(parse_info("info string score cp 5"), InfoSummary::default());
+        let i = parse_info("info depth x score cp y time");
+        assert_eq!(i, InfoSummary::default());
+        assert_eq!(parse_info("info score cp 12").score, Some(Eval::Cp(12)));
+    }
+}

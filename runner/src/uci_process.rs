@@ -1,0 +1,496 @@
+//! One UCI engine process: spawned in its own process group, its stdout read by a dedicated task
+//! that timestamps each line, driven by `select!` loops (line, deadline) and killed as a group.
+
+use std::fs::File;
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, Command};
+use tokio::sync::mpsc;
+use vampirc_uci::UciMessage;
+
+use crate::engine_spec::EngineSpec;
+use crate::uci_info::{InfoSummary, parse_info};
+
+/// A line of engine output and the moment the reader task read it.
+#[derive(Debug)]
+pub struct Line {
+    pub text: String,
+    pub at: Instant,
+}
+
+/// What went wrong talking to an engine.
+#[derive(Debug, thiserror::Error)]
+pub enum UciError {
+    #[error("engine {engine}: cannot start {program}: {source}")]
+    Spawn { engine: String, program: String, source: std::io::Error },
+    #[error("engine {engine}: cannot create log file {path}: {source}")]
+    Log { engine: String, path: String, source: std::io::Error },
+    #[error("engine {engine}: no {expected} within {timeout:?}")]
+    Timeout { engine: String, expected: &'static str, timeout: Duration },
+    #[error("engine {engine}: process exited ({status})")]
+    Exited { engine: String, status: String, clean: bool },
+    #[error("engine {engine}: closed its output")]
+    Disconnected { engine: String },
+}
+
+/// How an engine process is started.
+#[derive(Clone, Debug)]
+pub struct StartOptions {
+    /// Directory for `<name>-<instance>.stderr.log` (and `.uci.log` with `protocol_log`).
+    pub log_dir: Option<PathBuf>,
+    /// Distinguishes processes of the same spec in log file names.
+    pub instance: usize,
+    /// Limit for `uciok` and the first `readyok`.
+    pub handshake_timeout: Duration,
+    /// Write every line sent and received to `<name>-<instance>.uci.log`.
+    pub protocol_log: bool,
+}
+
+impl Default for StartOptions {
+    fn default() -> Self {
+        StartOptions {
+            log_dir: None,
+            instance: 0,
+            handshake_timeout: Duration::from_secs(10),
+            protocol_log: false,
+        }
+    }
+}
+
+/// The reply to `go`.
+#[derive(Clone, Debug)]
+pub struct GoReply {
+    /// The move as the engine wrote it (checked for legality by the caller).
+    pub bestmove: String,
+    /// When the `go` command had been written and flushed.
+    pub sent_at: Instant,
+    /// When the `bestmove` line was read.
+    pub received_at: Instant,
+    /// The last `info` line holding a score, raw (parsed on demand with [`GoReply::info`]).
+    pub last_info: Option<String>,
+}
+
+impl GoReply {
+    pub fn elapsed(&self) -> Duration {
+        self.received_at.saturating_duration_since(self.sent_at)
+    }
+
+    pub fn info(&self) -> InfoSummary {
+        self.last_info.as_deref().map(parse_info).unwrap_or_default()
+    }
+}
+
+type ProtoLog = Arc<Mutex<std::io::BufWriter<File>>>;
+
+/// A running UCI engine.
+pub struct UciEngine {
+    name: String,
+    child: Child,
+    pid: Option<i32>,
+    stdin: ChildStdin,
+    lines: mpsc::UnboundedReceiver<Line>,
+    proto_log: Option<ProtoLog>,
+    /// `id name` reported by the engine.
+    pub id_name: Option<String>,
+    /// Option names the engine declared.
+    pub declared_options: Vec<String>,
+    exited: bool,
+}
+
+impl UciEngine {
+    /// Spawns the engine, runs the `uci`/`uciok` handshake, sends the spec's options and waits for
+    /// `readyok`. Any failure is an error naming the engine.
+    pub async fn start(spec: &EngineSpec, opts: &StartOptions) -> Result<UciEngine, UciError> {
+        let mut eng = Self::spawn(spec, opts)?;
+        eng.handshake(spec, opts.handshake_timeout).await?;
+        Ok(eng)
+    }
+
+    fn spawn(spec: &EngineSpec, opts: &StartOptions) -> Result<UciEngine, UciError> {
+        let program = spec.program();
+        let mut cmd = Command::new(&program);
+        cmd.args(&spec.args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .kill_on_drop(true)
+            .process_group(0);
+        if let Some(d) = &spec.dir {
+            cmd.current_dir(d);
+        }
+        let file_stem = format!("{}-{}", sanitize(&spec.name), opts.instance);
+        let mut proto_log = None;
+        match &opts.log_dir {
+            Some(dir) => {
+                let path = dir.join(format!("{file_stem}.stderr.log"));
+                let f = File::options().create(true).append(true).open(&path).map_err(|e| {
+                    UciError::Log {
+                        engine: spec.name.clone(),
+                        path: path.display().to_string(),
+                        source: e,
+                    }
+                })?;
+                cmd.stderr(Stdio::from(f));
+                if opts.protocol_log {
+                    let path = dir.join(format!("{file_stem}.uci.log"));
+                    let f = File::options().create(true).append(true).open(&path).map_err(
+                        |e| UciError::Log {
+                            engine: spec.name.clone(),
+                            path: path.display().to_string(),
+                            source: e,
+                        },
+                    )?;
+                    proto_log = Some(Arc::new(Mutex::new(std::io::BufWriter::new(f))));
+                }
+            }
+            None => {
+                cmd.stderr(Stdio::null());
+            }
+        }
+        let mut child = cmd.spawn().map_err(|e| UciError::Spawn {
+            engine: spec.name.clone(),
+            program: program.display().to_string(),
+            source: e,
+        })?;
+        let pid = child.id().map(|p| p as i32);
+        let (stdin, stdout) = match (child.stdin.take(), child.stdout.take()) {
+            (Some(i), Some(o)) => (i, o),
+            _ => {
+                return Err(UciError::Spawn {
+                    engine: spec.name.clone(),
+                    program: program.display().to_string(),
+                    source: std::io::Error::other("no pipes"),
+                });
+            }
+        };
+        let (tx, rx) = mpsc::unbounded_channel();
+        tokio::spawn(read_lines(stdout, tx, proto_log.clone()));
+        Ok(UciEngine {
+            name: spec.name.clone(),
+            child,
+            pid,
+            stdin,
+            lines: rx,
+            proto_log,
+            id_name: None,
+            declared_options: Vec::new(),
+            exited: false,
+        })
+    }
+
+    async fn handshake(&mut self, spec: &EngineSpec, timeout: Duration) -> Result<(), UciError> {
+        self.send("uci\n").await?;
+        let deadline = Instant::now() + timeout;
+        loop {
+            let line = self.next_line(deadline, "uciok", timeout).await?;
+            match vampirc_uci::parse_one(&line.text) {
+                UciMessage::UciOk => break,
+                UciMessage::Id { name: Some(n), .. } => self.id_name = Some(n),
+                UciMessage::Option(o) => self.declared_options.push(option_name(&o)),
+                _ => {}
+            }
+        }
+        let mut cmds = String::new();
+        for (k, v) in &spec.options {
+            cmds.push_str(&format!("setoption name {k} value {v}\n"));
+        }
+        self.send(&cmds).await?;
+        self.sync(timeout).await
+    }
+
+    /// The engine's display name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Writes raw text (one or more complete lines) and flushes it.
+    pub async fn send(&mut self, text: &str) -> Result<(), UciError> {
+        if text.is_empty() {
+            return Ok(());
+        }
+        if let Some(log) = &self.proto_log
+            && let Ok(mut w) = log.lock()
+        {
+            for l in text.lines() {
+                let _ = writeln!(w, "> {l}");
+            }
+            let _ = w.flush();
+        }
+        let res = async {
+            self.stdin.write_all(text.as_bytes()).await?;
+            self.stdin.flush().await
+        }
+        .await;
+        match res {
+            Ok(()) => Ok(()),
+            Err(_) => Err(self.gone_error().await),
+        }
+    }
+
+    /// Waits for the next line until `deadline`.
+    async fn next_line(
+        &mut self,
+        deadline: Instant,
+        expected: &'static str,
+        timeout: Duration,
+    ) -> Result<Line, UciError> {
+        tokio::select! {
+            biased;
+            line = self.lines.recv() => match line {
+                Some(l) => Ok(l),
+                None => Err(self.gone_error().await),
+            },
+            _ = tokio::time::sleep_until(deadline.into()) => Err(UciError::Timeout {
+                engine: self.name.clone(),
+                expected,
+                timeout,
+            }),
+        }
+    }
+
+    /// Sends `isready` and waits for `readyok` (earlier output, e.g. a stale bestmove, is
+    /// skipped).
+    pub async fn sync(&mut self, timeout: Duration) -> Result<(), UciError> {
+        self.send("isready\n").await?;
+        self.wait_readyok(timeout).await
+    }
+
+    async fn wait_readyok(&mut self, timeout: Duration) -> Result<(), UciError> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let line = self.next_line(deadline, "readyok", timeout).await?;
+            if line.text.trim() == "readyok" {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Prepares for a new game: `ucinewgame`, then `isready`/`readyok`.
+    pub async fn new_game(&mut self, timeout: Duration) -> Result<(), UciError> {
+        self.send("ucinewgame\nisready\n").await?;
+        self.wait_readyok(timeout).await
+    }
+
+    /// Sends the position and `go` line in one write, and waits for `bestmove` up to `limit`
+    /// after the write was flushed. On timeout the engine is still thinking: call
+    /// [`UciEngine::stop_and_drain`] before reusing it.
+    pub async fn go(
+        &mut self,
+        position_cmd: &str,
+        go_cmd: &str,
+        limit: Duration,
+        expected: &'static str,
+    ) -> Result<GoReply, UciError> {
+        let mut text = String::with_capacity(position_cmd.len() + go_cmd.len() + 2);
+        text.push_str(position_cmd);
+        text.push('\n');
+        text.push_str(go_cmd);
+        text.push('\n');
+        // Lines left over from an earlier command (none in normal play) are not this reply.
+        while self.lines.try_recv().is_ok() {}
+        self.send(&text).await?;
+        let sent_at = Instant::now();
+        let deadline = sent_at + limit;
+        let mut last_info: Option<String> = None;
+        loop {
+            let line = self.next_line(deadline, expected, limit).await?;
+            let t = line.text.as_str();
+            if t.starts_with("info ") {
+                if t.contains(" score ") {
+                    last_info = Some(line.text);
+                }
+                continue;
+            }
+            if t == "bestmove" || t.starts_with("bestmove ") {
+                let bestmove = parse_bestmove(t);
+                return Ok(GoReply { bestmove, sent_at, received_at: line.at, last_info });
+            }
+        }
+    }
+
+    /// After a timeout: sends `stop` and waits up to `wait` for the pending `bestmove`. Returns
+    /// true when the engine answered (it can be reused).
+    pub async fn stop_and_drain(&mut self, wait: Duration) -> bool {
+        if self.send("stop\n").await.is_err() {
+            return false;
+        }
+        let deadline = Instant::now() + wait;
+        loop {
+            match self.next_line(deadline, "bestmove", wait).await {
+                Ok(l) if l.text == "bestmove" || l.text.starts_with("bestmove ") => return true,
+                Ok(_) => continue,
+                Err(_) => return false,
+            }
+        }
+    }
+
+    /// Searches one position with a `go` line such as `go depth 8` and returns the reply; the
+    /// final score and depth are in [`GoReply::info`]. For tools that probe an engine (e.g.
+    /// calibration) rather than play games.
+    pub async fn search(
+        &mut self,
+        fen: &str,
+        moves: &[String],
+        go_cmd: &str,
+        timeout: Duration,
+    ) -> Result<GoReply, UciError> {
+        self.go(&position_command(fen, moves), go_cmd, timeout, "bestmove").await
+    }
+
+    async fn gone_error(&mut self) -> UciError {
+        match tokio::time::timeout(Duration::from_millis(500), self.child.wait()).await {
+            Ok(Ok(status)) => {
+                self.exited = true;
+                UciError::Exited {
+                    engine: self.name.clone(),
+                    status: status.to_string(),
+                    clean: status.success(),
+                }
+            }
+            _ => UciError::Disconnected { engine: self.name.clone() },
+        }
+    }
+
+    /// Asks the engine to quit, then terminates and finally kills its process group.
+    pub async fn shutdown(mut self) {
+        let _ = self.send("quit\n").await;
+        if tokio::time::timeout(Duration::from_millis(300), self.child.wait()).await.is_ok() {
+            self.exited = true;
+            self.kill_group(libc::SIGKILL); // stray grandchildren, if any
+            return;
+        }
+        self.kill_group(libc::SIGTERM);
+        if tokio::time::timeout(Duration::from_millis(300), self.child.wait()).await.is_ok() {
+            self.exited = true;
+        }
+        self.kill_group(libc::SIGKILL);
+        let _ = self.child.wait().await;
+        self.exited = true;
+    }
+
+    fn kill_group(&self, sig: i32) {
+        if let Some(pid) = self.pid
+            && pid > 0
+        {
+            // SAFETY: killpg only sends a signal; the group was created for this child.
+            unsafe {
+                libc::killpg(pid, sig);
+            }
+        }
+    }
+
+    /// OS process id.
+    pub fn pid(&self) -> Option<i32> {
+        self.pid
+    }
+}
+
+impl Drop for UciEngine {
+    fn drop(&mut self) {
+        // Kill the whole group (the engine and anything it started); kill_on_drop reaps.
+        self.kill_group(libc::SIGKILL);
+        let _ = self.exited;
+    }
+}
+
+/// The `position` command for a root FEN and the moves played from it.
+pub fn position_command(fen: &str, moves: &[String]) -> String {
+    let mut s = String::with_capacity(fen.len() + 20 + moves.len() * 6);
+    if fen == crate::openings::STARTPOS_FEN {
+        s.push_str("position startpos");
+    } else {
+        s.push_str("position fen ");
+        s.push_str(fen);
+    }
+    if !moves.is_empty() {
+        s.push_str(" moves");
+        for m in moves {
+            s.push(' ');
+            s.push_str(m);
+        }
+    }
+    s
+}
+
+/// The move token of a `bestmove` line, via vampirc-uci when it parses, else the raw token
+/// (which the game then finds illegal).
+fn parse_bestmove(line: &str) -> String {
+    match vampirc_uci::parse_one(line) {
+        UciMessage::BestMove { best_move, .. } => best_move.to_string(),
+        _ => line.split_ascii_whitespace().nth(1).unwrap_or("").to_string(),
+    }
+}
+
+fn option_name(o: &vampirc_uci::UciOptionConfig) -> String {
+    use vampirc_uci::UciOptionConfig::*;
+    match o {
+        Check { name, .. }
+        | Spin { name, .. }
+        | Combo { name, .. }
+        | Button { name }
+        | String { name, .. } => name.clone(),
+    }
+}
+
+fn sanitize(name: &str) -> String {
+    name.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect()
+}
+
+/// The reader task: one line at a time, timestamped as read, until EOF or the receiver is gone.
+async fn read_lines(
+    stdout: tokio::process::ChildStdout,
+    tx: mpsc::UnboundedSender<Line>,
+    log: Option<ProtoLog>,
+) {
+    let mut reader = BufReader::with_capacity(64 * 1024, stdout);
+    let mut buf = Vec::with_capacity(256);
+    loop {
+        buf.clear();
+        match reader.read_until(b'\n', &mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {
+                let at = Instant::now();
+                let text = String::from_utf8_lossy(&buf).trim_end().to_string();
+                if let Some(log) = &log
+                    && let Ok(mut w) = log.lock()
+                {
+                    let _ = writeln!(w, "< {text}");
+                }
+                if tx.send(Line { text, at }).is_err() {
+                    break;
+                }
+            }
+        }
+    }
+    if let Some(log) = &log
+        && let Ok(mut w) = log.lock()
+    {
+        let _ = w.flush();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn position_commands() {
+        assert_eq!(position_command(crate::openings::STARTPOS_FEN, &[]), "position startpos");
+        assert_eq!(
+            position_command("8/8/8/8/8/8/8/K6k w - - 0 1", &["a1a2".into(), "h1h2".into()]),
+            "position fen 8/8/8/8/8/8/8/K6k w - - 0 1 moves a1a2 h1h2"
+        );
+    }
+
+    #[test]
+    fn bestmove_tokens() {
+        assert_eq!(parse_bestmove("bestmove e2e4 ponder e7e5"), "e2e4");
+        assert_eq!(parse_bestmove("bestmove a7a8q"), "a7a8q");
+        assert_eq!(parse_bestmove("bestmove zz9"), "zz9");
+        assert_eq!(parse_bestmove("bestmove"), "");
+    }
+}

@@ -1,0 +1,261 @@
+//! The worker pool: N tasks take games from a shared queue and play them with engines borrowed
+//! from per-spec process pools. An engine that faulted is shut down and replaced.
+
+use std::collections::{HashSet, VecDeque};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use shakmaty::Color;
+use tokio::sync::mpsc;
+
+use crate::cancel::Cancel;
+use crate::engine_spec::EngineSpec;
+use crate::game::{GameOutcome, GameSettings, play_game};
+use crate::openings::Opening;
+use crate::schedule::{Job, Pairing};
+use crate::store::{GameRecord, LatencyStats};
+use crate::uci_process::{StartOptions, UciEngine, UciError};
+
+/// Idle processes of one engine spec; new ones are started on demand.
+pub struct EnginePool {
+    spec: EngineSpec,
+    opts: StartOptions,
+    idle: Mutex<Vec<UciEngine>>,
+    next_instance: AtomicUsize,
+}
+
+impl EnginePool {
+    pub fn new(spec: EngineSpec, opts: StartOptions) -> EnginePool {
+        EnginePool { spec, opts, idle: Mutex::new(Vec::new()), next_instance: AtomicUsize::new(0) }
+    }
+
+    pub fn spec(&self) -> &EngineSpec {
+        &self.spec
+    }
+
+    /// An idle engine, or a freshly started one.
+    pub async fn acquire(&self) -> Result<UciEngine, UciError> {
+        if let Some(e) = self.idle.lock().ok().and_then(|mut v| v.pop()) {
+            return Ok(e);
+        }
+        let mut opts = self.opts.clone();
+        opts.instance = self.next_instance.fetch_add(1, Ordering::Relaxed);
+        UciEngine::start(&self.spec, &opts).await
+    }
+
+    /// Returns a healthy engine for reuse.
+    pub fn release(&self, e: UciEngine) {
+        if let Ok(mut v) = self.idle.lock() {
+            v.push(e);
+        }
+    }
+
+    /// Quits every idle engine (terminate, then kill).
+    pub async fn shutdown_idle(&self) {
+        let engines: Vec<UciEngine> =
+            self.idle.lock().map(|mut v| std::mem::take(&mut *v)).unwrap_or_default();
+        let mut set = tokio::task::JoinSet::new();
+        for e in engines {
+            set.spawn(e.shutdown());
+        }
+        while set.join_next().await.is_some() {}
+    }
+}
+
+/// One game to play: game 0 of a job gives the pairing's first engine White.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GameTask {
+    pub job: Job,
+    pub game: u8,
+}
+
+/// What workers report to the run.
+#[derive(Debug)]
+pub enum WorkerEvent {
+    Finished(Box<GameRecord>),
+    /// The run cannot go on (an engine cannot be restarted, a bad opening).
+    Fatal(String),
+}
+
+/// Shared state of the workers.
+pub struct WorkerContext {
+    pub pools: Vec<Arc<EnginePool>>,
+    pub pairings: Vec<Pairing>,
+    pub openings: Arc<Vec<Opening>>,
+    pub settings: GameSettings,
+    queue: Mutex<VecDeque<GameTask>>,
+    /// Pairings that need no new pairs (an SPRT decided); started pairs are still completed.
+    decided: Vec<AtomicBool>,
+    started_pairs: Mutex<HashSet<(usize, usize)>>,
+    pub cancel: Cancel,
+}
+
+impl WorkerContext {
+    pub fn new(
+        pools: Vec<Arc<EnginePool>>,
+        pairings: Vec<Pairing>,
+        openings: Arc<Vec<Opening>>,
+        settings: GameSettings,
+        tasks: Vec<GameTask>,
+        already_started: impl IntoIterator<Item = (usize, usize)>,
+        cancel: Cancel,
+    ) -> WorkerContext {
+        let decided = pairings.iter().map(|_| AtomicBool::new(false)).collect();
+        WorkerContext {
+            pools,
+            pairings,
+            openings,
+            settings,
+            queue: Mutex::new(tasks.into()),
+            decided,
+            started_pairs: Mutex::new(already_started.into_iter().collect()),
+            cancel,
+        }
+    }
+
+    /// Stops new pairs of a pairing from starting.
+    pub fn mark_decided(&self, pairing: usize) {
+        if let Some(d) = self.decided.get(pairing) {
+            d.store(true, Ordering::SeqCst);
+        }
+    }
+
+    pub fn all_decided(&self) -> bool {
+        self.decided.iter().all(|d| d.load(Ordering::SeqCst))
+    }
+
+    /// The next game to play, skipping new pairs of decided pairings.
+    fn next_task(&self) -> Option<GameTask> {
+        let mut q = self.queue.lock().ok()?;
+        let mut started = self.started_pairs.lock().ok()?;
+        while let Some(t) = q.pop_front() {
+            let key = (t.job.pairing, t.job.pair);
+            let decided = self.decided.get(t.job.pairing).is_some_and(|d| d.load(Ordering::SeqCst));
+            if decided && !started.contains(&key) {
+                continue;
+            }
+            started.insert(key);
+            return Some(t);
+        }
+        None
+    }
+
+    /// Games not yet taken by a worker.
+    pub fn queued(&self) -> usize {
+        self.queue.lock().map(|q| q.len()).unwrap_or(0)
+    }
+}
+
+/// One worker: plays games until the queue is empty or the run is cancelled.
+pub async fn worker_loop(ctx: Arc<WorkerContext>, tx: mpsc::UnboundedSender<WorkerEvent>) {
+    while !ctx.cancel.is_cancelled() {
+        let Some(task) = ctx.next_task() else { break };
+        let pairing = &ctx.pairings[task.job.pairing];
+        let (wi, bi) = if task.game == 0 {
+            (pairing.first, pairing.second)
+        } else {
+            (pairing.second, pairing.first)
+        };
+        let Some(opening) = ctx.openings.get(task.job.opening) else {
+            let _ = tx.send(WorkerEvent::Fatal(format!("opening {} missing", task.job.opening)));
+            ctx.cancel.cancel();
+            break;
+        };
+        let acquired = tokio::select! {
+            biased;
+            _ = ctx.cancel.cancelled() => break,
+            r = async { Ok::<_, UciError>((ctx.pools[wi].acquire().await?, ctx.pools[bi].acquire().await?)) } => r,
+        };
+        let (mut white, mut black) = match acquired {
+            Ok(pair) => pair,
+            Err(e) => {
+                let _ = tx.send(WorkerEvent::Fatal(format!("cannot restart engine: {e}")));
+                ctx.cancel.cancel();
+                break;
+            }
+        };
+        let outcome = tokio::select! {
+            biased;
+            // Dropping the engines kills them; the game is replayed on resume.
+            _ = ctx.cancel.cancelled() => break,
+            o = play_game(&mut white, &mut black, opening, &ctx.settings) => o,
+        };
+        match outcome {
+            Ok(out) => {
+                let names = [ctx.pools[wi].spec().name.clone(), ctx.pools[bi].spec().name.clone()];
+                let faulty = out.faulty;
+                let rec = make_record(&task, pairing, opening, &names, out);
+                for (color, eng, idx) in [(Color::White, white, wi), (Color::Black, black, bi)] {
+                    if faulty == Some(color) {
+                        tokio::spawn(eng.shutdown());
+                    } else {
+                        ctx.pools[idx].release(eng);
+                    }
+                }
+                if tx.send(WorkerEvent::Finished(Box::new(rec))).is_err() {
+                    break;
+                }
+            }
+            Err(e) => {
+                let _ = tx.send(WorkerEvent::Fatal(format!("{e:#}")));
+                ctx.cancel.cancel();
+                break;
+            }
+        }
+    }
+}
+
+/// Builds the stored record of a finished game.
+pub fn make_record(
+    task: &GameTask,
+    pairing: &Pairing,
+    opening: &Opening,
+    names: &[String; 2],
+    out: GameOutcome,
+) -> GameRecord {
+    let book_plies = out.book_moves.len();
+    let mut moves = out.book_moves;
+    moves.extend(out.moves.iter().map(|m| m.uci.clone()));
+    let overheads: Vec<f64> = out
+        .moves
+        .iter()
+        .filter_map(|m| m.engine_time_ms.map(|t| m.time_us as f64 / 1000.0 - t as f64))
+        .collect();
+    let turnarounds: Vec<u64> = out.moves.iter().filter_map(|m| m.turnaround_us).collect();
+    let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
+    let latency = LatencyStats {
+        overhead_ms_mean: mean(&overheads).map(round3),
+        overhead_ms_max: overheads.iter().copied().reduce(f64::max).map(round3),
+        turnaround_us_mean: mean(&turnarounds.iter().map(|&t| t as f64).collect::<Vec<_>>())
+            .map(|v| v.round()),
+        turnaround_us_max: turnarounds.iter().copied().max(),
+    };
+    GameRecord {
+        seq: task.job.seq,
+        pairing: task.job.pairing,
+        label: pairing.label.clone(),
+        pair: task.job.pair,
+        game: task.game,
+        opening: opening.id,
+        fen: opening.fen.clone(),
+        white: names[0].clone(),
+        black: names[1].clone(),
+        result: out.result,
+        termination: out.termination,
+        plies: moves.len(),
+        book_plies,
+        scores: out.moves.iter().map(|m| m.eval).collect(),
+        depths: out.moves.iter().map(|m| m.depth).collect(),
+        times_ms: out.moves.iter().map(|m| round3(m.time_us as f64 / 1000.0)).collect(),
+        engine_times_ms: out.moves.iter().map(|m| m.engine_time_ms).collect(),
+        moves,
+        latency,
+        illegal_move: out.illegal_move,
+        duration_ms: out.duration.as_millis() as u64,
+        date: chrono::Utc::now().format("%Y.%m.%d").to_string(),
+    }
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}

@@ -1,0 +1,144 @@
+//! Everything about a set of counts in one serializable record.
+
+use serde::Serialize;
+
+use crate::counts::{Counts, Penta};
+use crate::error::StatsError;
+use crate::estimate::ScoreMoments;
+use crate::fixed_sample::{check_alpha, check_draws_floor, draw_aware_test};
+use crate::sprt::{SprtResult, SprtSpec, sprt};
+
+/// What to compute besides the estimates.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Options {
+    /// Draws floor `D` of the fixed-sample test (see [`crate::fixed_sample`]); `None`: use the
+    /// observed draw ratio.
+    pub draws_floor: Option<f64>,
+    /// The SPRT to evaluate, if any.
+    pub sprt: Option<SprtSpec>,
+    /// Significance level of the fixed-sample test's critical score (default 0.05).
+    pub alpha: f64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { draws_floor: None, sprt: None, alpha: 0.05 }
+    }
+}
+
+/// Counts, estimates and tests. Undefined values are `None` (JSON `null`), never NaN or
+/// infinite. With pentanomial counts (alone or [`Counts::Paired`]) the score's error, the
+/// intervals, nElo, LOS and the SPRT come from the pair scores; the draw ratio and the
+/// fixed-sample test come from the games.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Summary {
+    pub games: u64,
+    pub pairs: Option<u64>,
+    pub wins: u64,
+    pub draws: u64,
+    pub losses: u64,
+    pub penta: Option<Penta>,
+    /// Points per game, in [0, 1].
+    pub score: Option<f64>,
+    pub draw_ratio: Option<f64>,
+    /// Logistic Elo (None for a 0 % or 100 % score).
+    pub elo: Option<f64>,
+    /// 95 % interval of the logistic Elo, ends clamped to about +/-1200.
+    pub elo_ci: Option<[f64; 2]>,
+    pub nelo: Option<f64>,
+    pub nelo_ci: Option<[f64; 2]>,
+    /// Likelihood of superiority, in [0, 1].
+    pub los: Option<f64>,
+    /// One-sided p-value of the draw-aware fixed-sample test.
+    pub p_value: Option<f64>,
+    /// Points needed out of `games` for `p < alpha` in that test.
+    pub critical_score: Option<f64>,
+    pub sprt: Option<SprtResult>,
+}
+
+/// Computes the [`Summary`] of some counts.
+pub fn summarize(counts: &Counts, opts: &Options) -> Result<Summary, StatsError> {
+    check_alpha(opts.alpha)?;
+    if let Some(f) = opts.draws_floor {
+        check_draws_floor(f)?;
+    }
+    counts.check()?;
+    let wdl = counts.wdl();
+    let penta = counts.penta();
+    let games = wdl.games();
+    let moments = match penta {
+        Some(p) => ScoreMoments::from_penta(&p),
+        None => ScoreMoments::from_wdl(&wdl),
+    };
+    let est = moments.map(|m| m.estimates()).unwrap_or_default();
+    let draw_ratio = (games > 0).then(|| wdl.draws as f64 / games as f64);
+    let test = draw_aware_test(
+        games,
+        wdl.points(),
+        draw_ratio.unwrap_or(0.0),
+        opts.draws_floor,
+        opts.alpha,
+    )?;
+    let sprt = opts.sprt.as_ref().map(|spec| sprt(counts, spec)).transpose()?;
+    Ok(Summary {
+        games,
+        pairs: penta.map(|p| p.pairs()),
+        wins: wdl.wins,
+        draws: wdl.draws,
+        losses: wdl.losses,
+        penta,
+        score: moments.map(|m| m.score),
+        draw_ratio,
+        elo: est.elo,
+        elo_ci: est.elo_ci,
+        nelo: est.nelo,
+        nelo_ci: est.nelo_ci,
+        los: est.los,
+        p_value: test.map(|t| t.p_value),
+        critical_score: test.and_then(|t| t.critical_score),
+        sprt,
+    })
+}
+
+/// `"+12.3 +/- 20.1"`: a value and half the width of its interval, or `"n/a"` parts.
+fn format_pm(value: Option<f64>, ci: Option<[f64; 2]>) -> String {
+    match (value, ci) {
+        (None, _) => "n/a".to_string(),
+        (Some(v), Some([lo, hi])) => format!("{v:+.1} +/- {:.1}", (hi - lo) / 2.0),
+        (Some(v), None) => format!("{v:+.1} +/- n/a"),
+    }
+}
+
+impl Summary {
+    /// Logistic Elo as `"+12.3 +/- 20.1"` (the +/- is half the 95 % interval's width), or
+    /// `"n/a"` when the Elo is undefined.
+    pub fn format_elo(&self) -> String {
+        format_pm(self.elo, self.elo_ci)
+    }
+
+    /// Normalized Elo in the same format as [`Summary::format_elo`].
+    pub fn format_nelo(&self) -> String {
+        format_pm(self.nelo, self.nelo_ci)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::counts::Wdl;
+
+    #[test]
+    fn formats() {
+        let s =
+            summarize(&Counts::Wdl(Wdl { wins: 30, draws: 20, losses: 14 }), &Options::default())
+                .unwrap();
+        let e = s.format_elo();
+        assert!(e.starts_with('+') && e.contains(" +/- "), "{e}");
+        let s = summarize(&Counts::Wdl(Wdl::default()), &Options::default()).unwrap();
+        assert_eq!(s.format_elo(), "n/a");
+        assert_eq!(s.format_nelo(), "n/a");
+        let s = summarize(&Counts::Wdl(Wdl { wins: 0, draws: 5, losses: 0 }), &Options::default())
+            .unwrap();
+        assert_eq!(s.format_elo(), "+0.0 +/- n/a");
+    }
+}
