@@ -13,7 +13,7 @@ use crate::search::Searcher;
 use crate::timeman::Limits;
 
 /// Default `bench` depth (about 2-5 s in a release build on one core).
-pub const DEFAULT_BENCH_DEPTH: i32 = 10;
+pub const DEFAULT_BENCH_DEPTH: i32 = 9;
 
 /// Bench positions: openings, middlegames, endgames and tactical positions.
 pub const BENCH_FENS: &[&str] = &[
@@ -127,7 +127,13 @@ pub fn run_depthtest(opts: &EngineOptions, ms: u64, mut progress: impl FnMut(&st
         };
         searcher.clear();
         let r = searcher.search(&pos, &Limits { movetime: Some(ms), ..Default::default() });
-        progress(&format!("position {:>2} depth {} nodes {} time {} ms", i + 1, r.depth, r.nodes, r.elapsed_ms));
+        progress(&format!(
+            "position {:>2} depth {} nodes {} time {} ms",
+            i + 1,
+            r.depth,
+            r.nodes,
+            r.elapsed_ms
+        ));
         out.push(r.depth);
     }
     out

@@ -35,29 +35,15 @@ impl std::ops::SubAssign for S {
 }
 
 /// Material values (pawn, knight, bishop, rook, queen, king).
-pub const MATERIAL: [S; 6] = [
-    S(85, 105),
-    S(320, 300),
-    S(335, 315),
-    S(470, 525),
-    S(960, 960),
-    S(0, 0),
-];
+pub const MATERIAL: [S; 6] =
+    [S(85, 105), S(320, 300), S(335, 315), S(470, 525), S(960, 960), S(0, 0)];
 
 /// Phase weight of each piece; 24 = full middlegame.
 const PHASE: [i32; 6] = [0, 1, 1, 2, 4, 0];
 const PHASE_MAX: i32 = 24;
 
-const PASSED: [S; 8] = [
-    S(0, 0),
-    S(0, 8),
-    S(4, 14),
-    S(10, 24),
-    S(22, 42),
-    S(40, 75),
-    S(65, 120),
-    S(0, 0),
-];
+const PASSED: [S; 8] =
+    [S(0, 0), S(0, 8), S(4, 14), S(10, 24), S(22, 42), S(40, 75), S(65, 120), S(0, 0)];
 const ISOLATED: S = S(-10, -14);
 const DOUBLED: S = S(-8, -20);
 const BISHOP_PAIR: S = S(30, 50);
@@ -264,9 +250,8 @@ fn side_terms(board: &Board, color: Color, t: &Tables) -> S {
     let mobility_area = !own & !their_pawn_attacks;
     let mut attackers = 0;
     let mut attack_units = 0;
-    for (i, piece) in [Piece::Knight, Piece::Bishop, Piece::Rook, Piece::Queen]
-        .into_iter()
-        .enumerate()
+    for (i, piece) in
+        [Piece::Knight, Piece::Bishop, Piece::Rook, Piece::Queen].into_iter().enumerate()
     {
         for sq in board.colored_pieces(color, piece) {
             let attacks = match piece {
@@ -287,11 +272,7 @@ fn side_terms(board: &Board, color: Color, t: &Tables) -> S {
             if piece == Piece::Rook {
                 let f = sq.file().bitboard();
                 if (f & own_pawns).is_empty() {
-                    s += if (f & their_pawns).is_empty() {
-                        ROOK_OPEN
-                    } else {
-                        ROOK_SEMI_OPEN
-                    };
+                    s += if (f & their_pawns).is_empty() { ROOK_OPEN } else { ROOK_SEMI_OPEN };
                 }
             }
         }

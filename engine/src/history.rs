@@ -14,10 +14,7 @@ pub struct History {
 
 impl Default for History {
     fn default() -> Self {
-        Self {
-            table: Box::new([[[0; 64]; 64]; 2]),
-            killers: [[None; 2]; MAX_PLY + 2],
-        }
+        Self { table: Box::new([[[0; 64]; 64]; 2]), killers: [[None; 2]; MAX_PLY + 2] }
     }
 }
 

@@ -30,9 +30,8 @@ fn options_and_positionals(args: &[String]) -> Result<(EngineOptions, Vec<String
                 .ok_or_else(|| format!("--option {kv}: expected NAME=VALUE, e.g. MPC=false"))?;
             opts.set(k, Some(v)).map_err(|e| format!("--option {kv}: {e}"))?;
         } else if let Some(kv) = a.strip_prefix("--option=") {
-            let (k, v) = kv
-                .split_once('=')
-                .ok_or_else(|| format!("--option={kv}: expected NAME=VALUE"))?;
+            let (k, v) =
+                kv.split_once('=').ok_or_else(|| format!("--option={kv}: expected NAME=VALUE"))?;
             opts.set(k, Some(v)).map_err(|e| format!("--option {kv}: {e}"))?;
         } else {
             pos.push(a.clone());
@@ -72,19 +71,13 @@ fn run(args: &[String]) -> Result<(), String> {
         }
         "depthtest" => {
             let (opts, pos) = options_and_positionals(rest)?;
-            let ms = pos
-                .first()
-                .and_then(|s| s.parse::<u64>().ok())
-                .filter(|&m| m > 0)
-                .ok_or("depthtest needs a time per position in ms, e.g. `engine depthtest 1000`")?;
+            let ms =
+                pos.first().and_then(|s| s.parse::<u64>().ok()).filter(|&m| m > 0).ok_or(
+                    "depthtest needs a time per position in ms, e.g. `engine depthtest 1000`",
+                )?;
             let depths = run_depthtest(&opts, ms, |l| eprintln!("{l}"));
             let avg = depths.iter().map(|&d| d as f64).sum::<f64>() / depths.len().max(1) as f64;
-            println!(
-                "positions {} ms_per_position {} average_depth {:.2}",
-                depths.len(),
-                ms,
-                avg
-            );
+            println!("positions {} ms_per_position {} average_depth {:.2}", depths.len(), ms, avg);
             Ok(())
         }
         "perft" => {

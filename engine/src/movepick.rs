@@ -36,11 +36,7 @@ struct Entry {
 }
 
 const MAX_MOVES: usize = 256;
-const NULL_MOVE: Move = Move {
-    from: Square::A1,
-    to: Square::A1,
-    promotion: None,
-};
+const NULL_MOVE: Move = Move { from: Square::A1, to: Square::A1, promotion: None };
 
 /// Whether `mv` captures or promotes.
 pub fn is_noisy(board: &Board, mv: Move) -> bool {
@@ -78,11 +74,7 @@ impl MovePicker {
             killers,
             killer_idx: 0,
             qsearch: false,
-            list: [Entry {
-                mv: NULL_MOVE,
-                score: 0,
-                kind: Kind::Taken,
-            }; MAX_MOVES],
+            list: [Entry { mv: NULL_MOVE, score: 0, kind: Kind::Taken }; MAX_MOVES],
             len: 0,
         }
     }
@@ -164,11 +156,7 @@ impl MovePicker {
                     if let Some(m) = self.best_of(Kind::GoodNoisy) {
                         return Some(m);
                     }
-                    self.stage = if self.qsearch {
-                        Stage::BadNoisy
-                    } else {
-                        Stage::Killers
-                    };
+                    self.stage = if self.qsearch { Stage::BadNoisy } else { Stage::Killers };
                 }
                 Stage::Killers => {
                     while self.killer_idx < 2 {

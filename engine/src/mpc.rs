@@ -8,11 +8,13 @@
 //! - alpha side: `bound = round((-t*sigma + alpha - b) / a)`; if a
 //!   `(bound, bound+1)` search returns `<= bound`, the node returns `alpha`.
 //!
-//! The parameter table is indexed stage x check height x try. Heights above
-//! the table's largest height `H` (10 by default) reuse height `H`'s entries
-//! with the shallow depth shifted by `h - H` (the same depth gap, so the same
-//! fitted error model). Single-pair ProbCut has no such extension: it tests
-//! only at its one height.
+//! The parameter table is indexed stage x check height x try. As in the
+//! seed's Figure 3 (`if (height <= MAX_HEIGHT)`), heights above the table's
+//! largest height `H` (10 by default) get no MPC test. Optionally (UCI option
+//! `MPCExtend`, off by default) they reuse height `H`'s entries with the
+//! shallow depth shifted by `h - H` (the same depth gap, so the same fitted
+//! error model). Single-pair ProbCut never extends: it tests only at its one
+//! height.
 
 use cozy_chess::{Board, Color, Piece};
 
@@ -93,10 +95,7 @@ fn stage_index(s: Stage) -> usize {
 
 impl MpcTable {
     pub fn empty(extend: bool) -> Self {
-        Self {
-            rows: [Vec::new(), Vec::new()],
-            extend,
-        }
+        Self { rows: [Vec::new(), Vec::new()], extend }
     }
 
     /// Adds a try at `stage`, `height`; false if that cell is already full.
@@ -117,10 +116,9 @@ impl MpcTable {
     pub fn default_multi() -> Self {
         let mut t = Self::empty(true);
         for (d, h) in DEFAULT_PAIRS {
-            for (stage, (a, b, sigma)) in [
-                (Stage::Middlegame, TABLE1_48_MID),
-                (Stage::Endgame, TABLE1_48_END),
-            ] {
+            for (stage, (a, b, sigma)) in
+                [(Stage::Middlegame, TABLE1_48_MID), (Stage::Endgame, TABLE1_48_END)]
+            {
                 t.add(stage, h as usize, MpcParam { shallow: d, a, b, sigma });
             }
         }
@@ -131,12 +129,10 @@ impl MpcTable {
     /// for a stage, else the seed's Table 1 row. No extension to other heights.
     pub fn single_from(from: &MpcTable) -> Self {
         let mut t = Self::empty(false);
-        for (stage, (a, b, sigma)) in [
-            (Stage::Middlegame, TABLE1_48_MID),
-            (Stage::Endgame, TABLE1_48_END),
-        ] {
-            let p = from
-                .rows[stage_index(stage)]
+        for (stage, (a, b, sigma)) in
+            [(Stage::Middlegame, TABLE1_48_MID), (Stage::Endgame, TABLE1_48_END)]
+        {
+            let p = from.rows[stage_index(stage)]
                 .get(8)
                 .and_then(|c| c.iter().find(|p| p.shallow == 4).copied())
                 .unwrap_or(MpcParam { shallow: 4, a, b, sigma });
@@ -156,10 +152,12 @@ impl MpcTable {
         } else {
             (&[][..], 0)
         };
-        cell.iter().map(move |p| MpcParam {
-            shallow: p.shallow + shift,
-            ..*p
-        })
+        cell.iter().map(move |p| MpcParam { shallow: p.shallow + shift, ..*p })
+    }
+
+    /// Turns the extension beyond the largest height on or off.
+    pub fn set_extend(&mut self, on: bool) {
+        self.extend = on;
     }
 
     /// Largest height with an entry, per stage.
@@ -172,12 +170,7 @@ impl MpcTable {
 mod tests {
     use super::*;
 
-    const P: MpcParam = MpcParam {
-        shallow: 4,
-        a: 1.02,
-        b: 2.36,
-        sigma: 82.0,
-    };
+    const P: MpcParam = MpcParam { shallow: 4, a: 1.02, b: 2.36, sigma: 82.0 };
 
     #[test]
     fn bound_formula_matches_figure_3() {
@@ -209,10 +202,7 @@ mod tests {
         // Each side: rook + bishop = 8 < 15.
         assert_eq!(stage_of(&b("4k3/pp3r2/2b5/8/8/2B5/PP3R2/4K3 w - - 0 1")), Stage::Endgame);
         // White queen + rook = 14 < 15, black queen + rook + knight = 17.
-        assert_eq!(
-            stage_of(&b("3qk3/pp3r2/2n5/8/8/8/PP3R2/3QK3 w - - 0 1")),
-            Stage::Middlegame
-        );
+        assert_eq!(stage_of(&b("3qk3/pp3r2/2n5/8/8/8/PP3R2/3QK3 w - - 0 1")), Stage::Middlegame);
         // White queen + two bishops = exactly 15, which is not below 15.
         let fifteen = b("4k3/8/8/8/8/8/8/2BQKB2 w - - 0 1");
         assert_eq!(weighted_material(&fifteen, Color::White), 15);

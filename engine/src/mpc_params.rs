@@ -3,7 +3,8 @@
 //! "sigma", "r", "n"}` (`r` and `n` are informational and optional).
 //! Each row becomes one try at check height `deep` for its stage, in file
 //! order (at most `NUM_TRY` per stage and height). A loaded file replaces the
-//! whole table; heights above the largest one use the extension rule in `mpc`.
+//! whole table; for heights above its largest one see `mpc` (no test unless
+//! the `MPCExtend` option is on).
 
 use serde::Deserialize;
 use thiserror::Error;
@@ -16,10 +17,7 @@ pub const MAX_DEEP: i32 = 40;
 #[derive(Debug, Error)]
 pub enum ParamError {
     #[error("cannot read MPC parameter file {path}: {source}")]
-    Io {
-        path: String,
-        source: std::io::Error,
-    },
+    Io { path: String, source: std::io::Error },
     #[error("MPC parameter file is not a JSON array of rows: {0}")]
     Json(#[from] serde_json::Error),
     #[error("MPC parameter row {row}: {msg}")]
@@ -77,12 +75,7 @@ pub fn parse_params(text: &str) -> Result<MpcTable, ParamError> {
         if !(r.sigma.is_finite() && r.sigma >= 0.0) {
             return Err(err(format!("sigma must be >= 0, got {}", r.sigma)));
         }
-        let p = MpcParam {
-            shallow: r.shallow,
-            a: r.a,
-            b: r.b,
-            sigma: r.sigma,
-        };
+        let p = MpcParam { shallow: r.shallow, a: r.a, b: r.b, sigma: r.sigma };
         if !table.add(stage, r.deep as usize, p) {
             return Err(err(format!(
                 "more than {NUM_TRY} tries for stage {} deep {}",
@@ -95,10 +88,8 @@ pub fn parse_params(text: &str) -> Result<MpcTable, ParamError> {
 
 /// Reads and parses a parameter file.
 pub fn load_params(path: &str) -> Result<MpcTable, ParamError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ParamError::Io {
-        path: path.to_string(),
-        source,
-    })?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|source| ParamError::Io { path: path.to_string(), source })?;
     parse_params(&text)
 }
 

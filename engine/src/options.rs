@@ -52,6 +52,8 @@ pub struct EngineOptions {
     pub mpc_params_path: String,
     /// The table loaded from `MPCParams` (or the built-in defaults).
     pub mpc_table: MpcTable,
+    /// Use the largest height's MPC entries (shifted) above the table.
+    pub mpc_extend: bool,
     pub null_move: bool,
     pub lmr: bool,
     pub move_overhead_ms: u64,
@@ -69,6 +71,7 @@ impl Default for EngineOptions {
             t_end: 1.0,
             mpc_params_path: String::new(),
             mpc_table: MpcTable::default_multi(),
+            mpc_extend: false,
             null_move: true,
             lmr: true,
             move_overhead_ms: 30,
@@ -120,15 +123,14 @@ impl EngineOptions {
             "option name t_mid type string default 1.0".to_string(),
             "option name t_end type string default 1.0".to_string(),
             "option name MPCParams type string default <empty>".to_string(),
+            "option name MPCExtend type check default false".to_string(),
             "option name NullMove type check default true".to_string(),
             "option name LMR type check default true".to_string(),
             "option name Move Overhead type spin default 30 min 0 max 5000".to_string(),
             "option name UCI_Chess960 type check default false".to_string(),
         ];
         for (name, def, min, max) in Tunables::SPECS {
-            v.push(format!(
-                "option name {name} type spin default {def} min {min} max {max}"
-            ));
+            v.push(format!("option name {name} type spin default {def} min {min} max {max}"));
         }
         v
     }
@@ -136,7 +138,11 @@ impl EngineOptions {
     /// The table the search uses, given the ProbCut mode.
     pub fn active_table(&self) -> MpcTable {
         match self.probcut {
-            ProbCutMode::Multi => self.mpc_table.clone(),
+            ProbCutMode::Multi => {
+                let mut t = self.mpc_table.clone();
+                t.set_extend(self.mpc_extend);
+                t
+            }
             ProbCutMode::Single => MpcTable::single_from(&self.mpc_table),
         }
     }
@@ -182,11 +188,14 @@ impl EngineOptions {
                     self.mpc_table = MpcTable::default_multi();
                     self.mpc_params_path.clear();
                 } else {
-                    self.mpc_table = load_params(value).map_err(|e| {
-                        format!("{e}; keeping the previous MPC parameters")
-                    })?;
+                    self.mpc_table = load_params(value)
+                        .map_err(|e| format!("{e}; keeping the previous MPC parameters"))?;
                     self.mpc_params_path = value.to_string();
                 }
+                Ok(Effect::None)
+            }
+            "mpcextend" => {
+                self.mpc_extend = parse_bool(value)?;
                 Ok(Effect::None)
             }
             "nullmove" => {
@@ -238,6 +247,10 @@ mod tests {
         o.set("LmrDiv", Some("300")).unwrap();
         assert_eq!(o.tunables.lmr_div, 300);
         assert_eq!(o.set("Clear Hash", None), Ok(Effect::ClearHash));
+        o.set("ProbCut", Some("multi")).unwrap();
+        assert_eq!(o.active_table().tries(crate::mpc::Stage::Middlegame, 12).count(), 0);
+        o.set("MPCExtend", Some("true")).unwrap();
+        assert_eq!(o.active_table().tries(crate::mpc::Stage::Middlegame, 12).count(), 1);
     }
 
     #[test]

@@ -3,20 +3,11 @@
 
 use cozy_chess::{Board, Move, util};
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Position {
     pub board: Board,
     /// Hashes of earlier positions of the game, oldest first.
     pub history: Vec<u64>,
-}
-
-impl Default for Position {
-    fn default() -> Self {
-        Self {
-            board: Board::default(),
-            history: Vec::new(),
-        }
-    }
 }
 
 /// Parses a FEN in either X-FEN/standard or Shredder castling notation.
@@ -39,29 +30,19 @@ pub fn parse_fen(fen: &str) -> Result<Board, String> {
 /// Parses a UCI move string legal on `board`. In standard mode castling may be
 /// written e1g1 (converted) or as king-takes-rook; in Chess960 mode only the latter.
 pub fn parse_move(board: &Board, s: &str, chess960: bool) -> Option<Move> {
-    let mv = if chess960 {
-        s.parse::<Move>().ok()?
-    } else {
-        util::parse_uci_move(board, s).ok()?
-    };
+    let mv =
+        if chess960 { s.parse::<Move>().ok()? } else { util::parse_uci_move(board, s).ok()? };
     board.is_legal(mv).then_some(mv)
 }
 
 /// Formats a move for UCI output.
 pub fn format_move(board: &Board, mv: Move, chess960: bool) -> String {
-    if chess960 {
-        mv.to_string()
-    } else {
-        util::display_uci_move(board, mv).to_string()
-    }
+    if chess960 { mv.to_string() } else { util::display_uci_move(board, mv).to_string() }
 }
 
 impl Position {
     pub fn from_fen(fen: &str) -> Result<Self, String> {
-        Ok(Self {
-            board: parse_fen(fen)?,
-            history: Vec::new(),
-        })
+        Ok(Self { board: parse_fen(fen)?, history: Vec::new() })
     }
 
     pub fn play(&mut self, mv: Move) {

@@ -182,7 +182,7 @@ impl Searcher {
         if self.nodes >= self.node_limit {
             self.aborted = true;
         }
-        if self.nodes & 1023 == 0 {
+        if self.nodes & 511 == 0 {
             if self.stop.load(Ordering::Relaxed) {
                 self.aborted = true;
             }
@@ -354,7 +354,14 @@ impl Searcher {
 
     /// Multi-ProbCut test at a node of remaining depth `depth`; returns the
     /// value to return from the node on a cut.
-    fn probcut(&mut self, board: &Board, depth: i32, alpha: i32, beta: i32, ply: usize) -> Option<i32> {
+    fn probcut(
+        &mut self,
+        board: &Board,
+        depth: i32,
+        alpha: i32,
+        beta: i32,
+        ply: usize,
+    ) -> Option<i32> {
         let stage = stage_of(board);
         let t = match stage {
             Stage::Middlegame => self.settings.t_mid,
@@ -459,15 +466,13 @@ impl Searcher {
             }
         }
 
-        let static_eval = if in_check {
-            -INF
-        } else {
-            hit.map_or_else(|| evaluate(board), |h| h.eval)
-        };
+        let static_eval =
+            if in_check { -INF } else { hit.map_or_else(|| evaluate(board), |h| h.eval) };
 
         if !in_check && !root {
             // Reverse futility pruning.
-            let (rfp_depth, rfp_margin) = (self.settings.tun.rfp_depth, self.settings.tun.rfp_margin);
+            let (rfp_depth, rfp_margin) =
+                (self.settings.tun.rfp_depth, self.settings.tun.rfp_margin);
             if !pv_node
                 && depth <= rfp_depth
                 && !is_mate(beta)
@@ -677,14 +682,12 @@ impl Searcher {
 }
 
 /// Convenience: a fresh searcher's fixed-depth search of a FEN (tests, tools).
-pub fn search_fen_depth(opts: &EngineOptions, fen: &str, depth: i32) -> Result<SearchResult, String> {
+pub fn search_fen_depth(
+    opts: &EngineOptions,
+    fen: &str,
+    depth: i32,
+) -> Result<SearchResult, String> {
     let pos = Position::from_fen(fen)?;
     let mut s = Searcher::new(opts, Arc::new(AtomicBool::new(false)));
-    Ok(s.search(
-        &pos,
-        &Limits {
-            depth: Some(depth),
-            ..Default::default()
-        },
-    ))
+    Ok(s.search(&pos, &Limits { depth: Some(depth), ..Default::default() }))
 }

@@ -72,11 +72,10 @@ pub fn see(board: &Board, mv: Move) -> i32 {
         if ours.is_empty() {
             break;
         }
-        let Some((piece, from)) = Piece::ALL.iter().find_map(|&p| {
-            (ours & board.pieces(p))
-                .next_square()
-                .map(|sq| (p, sq))
-        }) else {
+        let Some((piece, from)) = Piece::ALL
+            .iter()
+            .find_map(|&p| (ours & board.pieces(p)).next_square().map(|sq| (p, sq)))
+        else {
             break;
         };
         // A king may only recapture when the square is no longer defended.

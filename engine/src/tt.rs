@@ -41,13 +41,8 @@ pub struct TranspositionTable {
     age: u8,
 }
 
-const PROMOS: [Option<Piece>; 5] = [
-    None,
-    Some(Piece::Knight),
-    Some(Piece::Bishop),
-    Some(Piece::Rook),
-    Some(Piece::Queen),
-];
+const PROMOS: [Option<Piece>; 5] =
+    [None, Some(Piece::Knight), Some(Piece::Bishop), Some(Piece::Rook), Some(Piece::Queen)];
 
 /// Packs a move into 16 bits: from | to << 6 | promotion << 12.
 pub fn pack_move(mv: Move) -> u16 {
@@ -78,10 +73,7 @@ impl TranspositionTable {
     /// A table using about `mb` megabytes.
     pub fn new(mb: usize) -> Self {
         let n = (mb.max(1) * 1024 * 1024 / std::mem::size_of::<Slot>()).max(1024);
-        Self {
-            slots: vec![Slot::default(); n],
-            age: 0,
-        }
+        Self { slots: vec![Slot::default(); n], age: 0 }
     }
 
     pub fn resize(&mut self, mb: usize) {
@@ -166,10 +158,8 @@ impl TranspositionTable {
     /// Permille of the first 1000 slots used by the current search.
     pub fn hashfull(&self) -> usize {
         let n = self.slots.len().min(1000);
-        let used = self.slots[..n]
-            .iter()
-            .filter(|s| s.meta & 3 != 0 && s.meta >> 2 == self.age)
-            .count();
+        let used =
+            self.slots[..n].iter().filter(|s| s.meta & 3 != 0 && s.meta >> 2 == self.age).count();
         used * 1000 / n
     }
 }

@@ -43,13 +43,7 @@ impl Uci {
         let opts = EngineOptions::default();
         let stop = Arc::new(AtomicBool::new(false));
         let searcher = Arc::new(Mutex::new(Searcher::new(&opts, stop.clone())));
-        Self {
-            opts,
-            pos: Position::default(),
-            searcher,
-            stop,
-            worker: None,
-        }
+        Self { opts, pos: Position::default(), searcher, stop, worker: None }
     }
 
     /// Runs the loop until `quit` or end of input.
@@ -116,6 +110,25 @@ impl Uci {
             _ => {}
         }
         let msg = parse_one(trimmed);
+        if matches!(msg, UciMessage::Unknown(..)) {
+            // vampirc-uci rejects some valid input (Shredder-FEN castling,
+            // FENs without counters, negative clock values): read those by hand.
+            match first {
+                "position" => {
+                    self.finish_search(true);
+                    self.position_by_hand(trimmed);
+                    return true;
+                }
+                "go" => {
+                    if let Some(limits) = self.go_by_hand(trimmed) {
+                        self.finish_search(true);
+                        self.start_search(limits);
+                        return true;
+                    }
+                }
+                _ => {}
+            }
+        }
         match msg {
             UciMessage::Uci => {
                 say(&format!("id name {NAME}"));
@@ -141,30 +154,11 @@ impl Uci {
             }
             UciMessage::Position { startpos, fen, moves } => {
                 self.finish_search(true);
-                let base = if startpos || fen.is_none() {
-                    Ok(Position::default())
-                } else {
-                    Position::from_fen(fen.as_ref().map_or("", |f| f.as_str()))
-                };
-                match base {
-                    Ok(mut pos) => {
-                        let strs: Vec<String> = moves.iter().map(|m| m.to_string()).collect();
-                        if let Err(bad) =
-                            pos.play_uci_moves(strs.iter().map(String::as_str), self.opts.chess960)
-                        {
-                            say(&format!(
-                                "info string illegal move {bad} in position command; ignored from there on"
-                            ));
-                        }
-                        self.pos = pos;
-                    }
-                    Err(e) => say(&format!("info string {e}; position unchanged")),
-                }
+                let fen = if startpos { None } else { fen.map(|f| f.0) };
+                let strs: Vec<String> = moves.iter().map(|m| m.to_string()).collect();
+                self.set_position(fen.as_deref(), &strs);
             }
-            UciMessage::Go {
-                time_control,
-                search_control,
-            } => {
+            UciMessage::Go { time_control, search_control } => {
                 self.finish_search(true);
                 let limits = self.limits(time_control, search_control);
                 self.start_search(limits);
@@ -175,6 +169,83 @@ impl Uci {
         true
     }
 
+    fn set_position(&mut self, fen: Option<&str>, moves: &[String]) {
+        let base = match fen {
+            None => Ok(Position::default()),
+            Some(f) => Position::from_fen(f),
+        };
+        match base {
+            Ok(mut pos) => {
+                if let Err(bad) =
+                    pos.play_uci_moves(moves.iter().map(String::as_str), self.opts.chess960)
+                {
+                    say(&format!(
+                        "info string illegal move {bad} in position command; ignored from there on"
+                    ));
+                }
+                self.pos = pos;
+            }
+            Err(e) => say(&format!("info string {e}; position unchanged")),
+        }
+    }
+
+    /// `position startpos|fen <fields> [moves ...]` read without vampirc-uci.
+    fn position_by_hand(&mut self, line: &str) {
+        let tokens: Vec<&str> = line.split_whitespace().skip(1).collect();
+        let moves_at = tokens.iter().position(|t| *t == "moves").unwrap_or(tokens.len());
+        let moves: Vec<String> =
+            tokens.get(moves_at + 1..).unwrap_or(&[]).iter().map(|s| s.to_string()).collect();
+        match tokens.first() {
+            Some(&"startpos") => self.set_position(None, &moves),
+            Some(&"fen") if moves_at > 1 => {
+                let fen = tokens[1..moves_at].join(" ");
+                self.set_position(Some(&fen), &moves)
+            }
+            _ => say(&format!("info string unknown command: {line}")),
+        }
+    }
+
+    /// `go ...` read without vampirc-uci; `None` if a value is not a number.
+    fn go_by_hand(&self, line: &str) -> Option<Limits> {
+        let tokens: Vec<&str> = line.split_whitespace().skip(1).collect();
+        let white = self.pos.board.side_to_move() == cozy_chess::Color::White;
+        let mut l = Limits::default();
+        let mut i = 0;
+        let num = |i: usize| tokens.get(i + 1).and_then(|v| v.parse::<i64>().ok());
+        while i < tokens.len() {
+            let key = tokens[i];
+            match key {
+                "infinite" | "ponder" => {
+                    l.infinite = true;
+                    i += 1;
+                    continue;
+                }
+                "searchmoves" => break,
+                _ => {}
+            }
+            let v = num(i)?;
+            let ms = v.max(0) as u64;
+            match key {
+                "wtime" if white => l.time = Some(ms),
+                "btime" if !white => l.time = Some(ms),
+                "winc" if white => l.inc = ms,
+                "binc" if !white => l.inc = ms,
+                "wtime" | "btime" | "winc" | "binc" => {}
+                "movestogo" => l.movestogo = Some(ms).filter(|&m| m > 0),
+                "movetime" => l.movetime = Some(ms),
+                "depth" => l.depth = Some(v.clamp(1, 127) as i32),
+                "nodes" => l.nodes = Some(ms.max(1)),
+                "mate" => l.depth = Some((2 * v + 1).clamp(1, 127) as i32),
+                _ => return None,
+            }
+            i += 2;
+        }
+        if l.time.is_none() && l.movetime.is_none() && l.depth.is_none() && l.nodes.is_none() {
+            l.infinite = true;
+        }
+        Some(l)
+    }
+
     fn limits(
         &self,
         tc: Option<UciTimeControl>,
@@ -182,9 +253,7 @@ impl Uci {
     ) -> Limits {
         let mut l = Limits::default();
         let white = self.pos.board.side_to_move() == cozy_chess::Color::White;
-        let ms = |d: Option<vampirc_uci::Duration>| {
-            d.map(|d| d.num_milliseconds().max(0) as u64)
-        };
+        let ms = |d: Option<vampirc_uci::Duration>| d.map(|d| d.num_milliseconds().max(0) as u64);
         match tc {
             Some(UciTimeControl::Infinite) | Some(UciTimeControl::Ponder) => l.infinite = true,
             Some(UciTimeControl::MoveTime(d)) => l.movetime = ms(Some(d)),
@@ -207,8 +276,11 @@ impl Uci {
             None => {}
         }
         if let Some(sc) = sc {
-            l.depth = sc.depth.map(|d| d as i32);
+            l.depth = sc.depth.map(|d| (d as i32).max(1));
             l.nodes = sc.nodes;
+            if let Some(m) = sc.mate.filter(|_| l.depth.is_none()) {
+                l.depth = Some((2 * m as i32 + 1).min(127));
+            }
         }
         if tc.is_none() && l.depth.is_none() && l.nodes.is_none() {
             l.infinite = true;
@@ -236,12 +308,17 @@ impl Uci {
                         std::thread::sleep(std::time::Duration::from_millis(2));
                     }
                 }
+                say(&format!(
+                    "info nodes {} time {} nps {}",
+                    r.nodes,
+                    r.elapsed_ms,
+                    r.nodes * 1000 / r.elapsed_ms.max(1)
+                ));
                 say(&r.mpc.info_line());
                 match r.best_move {
-                    Some(m) => say(&format!(
-                        "bestmove {}",
-                        format_move(&pos.board, m, opts.chess960)
-                    )),
+                    Some(m) => {
+                        say(&format!("bestmove {}", format_move(&pos.board, m, opts.chess960)))
+                    }
                     None => say("bestmove 0000"),
                 }
             });

@@ -41,17 +41,13 @@ fn key_values(input: &str, keys: &[&str]) -> Result<Vec<i64>, String> {
             .iter()
             .position(|x| *x == k.trim())
             .ok_or_else(|| format!("unknown key {k:?} (expected {})", keys.join(", ")))?;
-        let v: i64 =
-            v.trim().parse().map_err(|_| format!("{k}: {v:?} is not a whole number"))?;
+        let v: i64 = v.trim().parse().map_err(|_| format!("{k}: {v:?} is not a whole number"))?;
         if !(0..=1_000_000).contains(&v) {
             return Err(format!("{k}: {v} is out of range"));
         }
         vals[idx] = Some(v);
     }
-    keys.iter()
-        .zip(vals)
-        .map(|(k, v)| v.ok_or_else(|| format!("missing {k}=")))
-        .collect()
+    keys.iter().zip(vals).map(|(k, v)| v.ok_or_else(|| format!("missing {k}="))).collect()
 }
 
 impl DrawRule {

@@ -7,7 +7,11 @@ use clap::{Args, Parser, Subcommand};
 use crate::openings::BookOrder;
 
 #[derive(Parser, Debug)]
-#[command(name = "runner", version, about = "Match runner, SPRT and tuning harness for UCI chess engines")]
+#[command(
+    name = "runner",
+    version,
+    about = "Match runner, SPRT and tuning harness for UCI chess engines"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,

@@ -32,7 +32,7 @@ fn seconds_to_ms(s: &str, input: &str) -> Result<u64, TcError> {
         .trim()
         .parse()
         .map_err(|_| TcError { input: input.into(), reason: "not a number of seconds" })?;
-    if !v.is_finite() || v < 0.0 || v > 1.0e7 {
+    if !v.is_finite() || !(0.0..=1.0e7).contains(&v) {
         return Err(TcError { input: input.into(), reason: "seconds out of range" });
     }
     Ok((v * 1000.0).round() as u64)
@@ -103,7 +103,7 @@ impl TimeControl {
 }
 
 fn fmt_secs(ms: u64) -> String {
-    if ms % 1000 == 0 {
+    if ms.is_multiple_of(1000) {
         format!("{}", ms / 1000)
     } else {
         let s = format!("{}.{:03}", ms / 1000, ms % 1000);
@@ -188,7 +188,7 @@ impl Clock {
                 self.remaining_us += inc_ms as i64 * 1000;
                 self.moves_made += 1;
                 if let Some(m) = moves
-                    && self.moves_made % m == 0
+                    && self.moves_made.is_multiple_of(m)
                 {
                     self.remaining_us += base_ms as i64 * 1000;
                 }

@@ -63,7 +63,9 @@ impl EngineCatalog {
             .as_array()
             .ok_or_else(|| anyhow!("{source}: `engine` must be an array of tables ([[engine]])"))?;
         for (i, item) in list.iter().enumerate() {
-            let t = item.as_table().ok_or_else(|| anyhow!("{source}: engine #{} is not a table", i + 1))?;
+            let t = item
+                .as_table()
+                .ok_or_else(|| anyhow!("{source}: engine #{} is not a table", i + 1))?;
             let spec = self.parse_entry(t, &format!("{source}: engine #{}", i + 1))?;
             match self.engines.iter_mut().find(|e| e.name == spec.name) {
                 Some(slot) => *slot = spec,

@@ -121,10 +121,11 @@ impl EngineSpec {
     /// runner's working directory (not the engine's `dir`), so `cmd=./sf` means what users expect.
     pub fn program(&self) -> PathBuf {
         let p = Path::new(&self.cmd);
-        if p.is_relative() && self.cmd.contains('/') {
-            if let Ok(abs) = std::path::absolute(p) {
-                return abs;
-            }
+        if p.is_relative()
+            && self.cmd.contains('/')
+            && let Ok(abs) = std::path::absolute(p)
+        {
+            return abs;
         }
         p.to_path_buf()
     }

@@ -98,11 +98,10 @@ pub async fn play_game(
     let mut history: Vec<Zobrist64> = vec![pos.zobrist_hash(EnPassantMode::Legal)];
     let mut played: Vec<String> = Vec::with_capacity(opening.moves.len() + 160);
     for m in &opening.moves {
-        let mv = m
-            .parse::<UciMove>()
-            .ok()
-            .and_then(|u| u.to_move(&pos).ok())
-            .ok_or_else(|| anyhow::anyhow!("book move {m} is illegal in opening {}", opening.id))?;
+        let mv =
+            m.parse::<UciMove>().ok().and_then(|u| u.to_move(&pos).ok()).ok_or_else(|| {
+                anyhow::anyhow!("book move {m} is illegal in opening {}", opening.id)
+            })?;
         pos.play_unchecked(mv);
         history.push(pos.zobrist_hash(EnPassantMode::Legal));
         played.push(UciMove::from_move(mv, CastlingMode::Standard).to_string());
@@ -155,11 +154,17 @@ pub async fn play_game(
                     // Give the engine a moment to answer `stop`; it is restarted either way.
                     eng.stop_and_drain(Duration::from_millis(200)).await;
                 }
-                return Ok(finish(GameResult::from_winner(Some(!side)), t, moves, Some(side), None));
+                return Ok(finish(
+                    GameResult::from_winner(Some(!side)),
+                    t,
+                    moves,
+                    Some(side),
+                    None,
+                ));
             }
         };
-        let turnaround_us = last_reply_at
-            .map(|t| reply.sent_at.saturating_duration_since(t).as_micros() as u64);
+        let turnaround_us =
+            last_reply_at.map(|t| reply.sent_at.saturating_duration_since(t).as_micros() as u64);
         last_reply_at = Some(reply.received_at);
         let elapsed = reply.elapsed();
         let info = reply.info();

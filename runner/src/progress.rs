@@ -57,7 +57,10 @@ impl Progress {
             }
             s.push_str(&format!(" Elo {}", sum.format_elo()));
             if let Some(r) = sum.sprt {
-                s.push_str(&format!(" LLR {:.2} [{:.2}, {:.2}]", r.llr, r.lower_bound, r.upper_bound));
+                s.push_str(&format!(
+                    " LLR {:.2} [{:.2}, {:.2}]",
+                    r.llr, r.lower_bound, r.upper_bound
+                ));
             }
         }
         s

@@ -63,6 +63,7 @@ pub struct RunOutcome {
     pub dir: PathBuf,
     /// Human-readable final summary.
     pub report: String,
+    pub overhead: crate::overhead::OverheadReport,
 }
 
 fn sprt_decided(plan: &RunPlan, tally: &Tally, pairing: usize) -> bool {
@@ -84,6 +85,7 @@ pub async fn execute(
     if openings.is_empty() {
         bail!("no openings to play");
     }
+    let mut meter = crate::overhead::OverheadMeter::new();
     let (mut store, done) = if opts.resume {
         Store::resume(&opts.out_dir, plan)?
     } else {
@@ -98,16 +100,19 @@ pub async fn execute(
     // Pending games, in schedule order.
     let done_keys: std::collections::HashSet<_> = done.iter().map(GameRecord::key).collect();
     let jobs = build_schedule(n_pairings, plan.pairs, openings.len(), plan.book_order, plan.seed);
-    let jobs: Vec<_> = jobs.into_iter().filter(|j| plan.shard.is_none_or(|s| s.contains(j))).collect();
+    let jobs: Vec<_> =
+        jobs.into_iter().filter(|j| plan.shard.is_none_or(|s| s.contains(j))).collect();
     let total_games = jobs.len() as u64 * 2;
     let tasks: Vec<GameTask> = jobs
         .iter()
         .flat_map(|j| [0u8, 1].map(|game| GameTask { job: *j, game }))
-        .filter(|t| !done_keys.contains(&crate::schedule::GameKey {
-            pairing: t.job.pairing,
-            pair: t.job.pair,
-            game: t.game,
-        }))
+        .filter(|t| {
+            !done_keys.contains(&crate::schedule::GameKey {
+                pairing: t.job.pairing,
+                pair: t.job.pair,
+                game: t.game,
+            })
+        })
         .collect();
 
     // Engines used by pairings with work left must all start before any game is played.
@@ -143,17 +148,32 @@ pub async fn execute(
         for pool in &pools {
             let pool = pool.clone();
             set.spawn(async move {
-                let e: Result<UciEngine, _> = pool.acquire().await;
-                e.map(|e| pool.release(e))
+                let e: UciEngine = pool.acquire().await?;
+                let undeclared: Vec<String> = pool
+                    .spec()
+                    .options
+                    .iter()
+                    .filter(|(k, _)| !e.declared_options.iter().any(|d| d.eq_ignore_ascii_case(k)))
+                    .map(|(k, _)| k.clone())
+                    .collect();
+                pool.release(e);
+                Ok::<_, crate::uci_process::UciError>((pool.spec().name.clone(), undeclared))
             });
         }
         while let Some(r) = set.join_next().await {
-            if let Err(e) = r.map_err(|e| anyhow!("engine start task failed: {e}"))? {
-                cancel.cancel();
-                for p in &pools {
-                    p.shutdown_idle().await;
+            match r.map_err(|e| anyhow!("engine start task failed: {e}"))? {
+                Ok((name, undeclared)) if !undeclared.is_empty() => eprintln!(
+                    "warning: engine {name} does not declare option(s) {} (sent anyway)",
+                    undeclared.join(", ")
+                ),
+                Ok(_) => {}
+                Err(e) => {
+                    cancel.cancel();
+                    for p in &pools {
+                        p.shutdown_idle().await;
+                    }
+                    return Err(anyhow!("{e}"));
                 }
-                return Err(anyhow!("{e}"));
             }
         }
     }
@@ -184,6 +204,7 @@ pub async fn execute(
             WorkerEvent::Finished(rec) => {
                 let rec = *rec;
                 tally.add(&rec);
+                meter.add(&rec);
                 let p = rec.pairing;
                 if wtx.send(rec.clone()).is_err() {
                     fatal.get_or_insert_with(|| "the game writer stopped".into());
@@ -211,6 +232,8 @@ pub async fn execute(
     for p in &pools {
         p.shutdown_idle().await;
     }
+    let engines_cpu = pools.iter().map(|p| p.retired_cpu()).sum::<Duration>();
+    let overhead = meter.finish(cfg!(target_os = "linux").then_some(engines_cpu));
     if let Some(msg) = fatal {
         bail!("run stopped: {msg} (finished games are kept; continue with --resume)");
     }
@@ -223,16 +246,16 @@ pub async fn execute(
         StopReason::Complete
     };
     store.rewrite_pgn(&records).context("rewriting games.pgn")?;
-    store.write_summary(&summary_json(
-        &plan.pairings,
-        &engine_names,
-        &tally,
-        plan.sprt,
-        stop.as_str(),
-    ))?;
+    let mut summary = summary_json(&plan.pairings, &engine_names, &tally, plan.sprt, stop.as_str());
+    summary["runner_overhead"] = serde_json::to_value(&overhead)?;
+    store.write_summary(&summary)?;
     let mut report = String::new();
     for (p, t) in plan.pairings.iter().zip(&tally.pairings) {
         report.push_str(&format_pairing(p, &engine_names, t, plan.sprt));
     }
-    Ok(RunOutcome { records, tally, stop, dir: opts.out_dir.clone(), report })
+    if overhead.games > 0 {
+        report.push_str(&overhead.line());
+        report.push('\n');
+    }
+    Ok(RunOutcome { records, tally, stop, dir: opts.out_dir.clone(), report, overhead })
 }

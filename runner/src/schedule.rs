@@ -108,7 +108,8 @@ mod tests {
     #[test]
     fn shards_partition_the_jobs() {
         let jobs = build_schedule(2, 10, 5, BookOrder::Sequential, 0);
-        let shards: Vec<Shard> = (1..=3).map(|k| Shard::parse(&format!("{k}/3")).unwrap()).collect();
+        let shards: Vec<Shard> =
+            (1..=3).map(|k| Shard::parse(&format!("{k}/3")).unwrap()).collect();
         for j in &jobs {
             assert_eq!(shards.iter().filter(|s| s.contains(j)).count(), 1);
         }

@@ -474,7 +474,10 @@ mod tests {
         let r1 = pgn.find("[Round \"1.1\"]").unwrap();
         let r2 = pgn.find("[Round \"2.1\"]").unwrap();
         assert!(r1 < r2, "schedule order");
-        assert!(pgn.contains("1. f3 {book} 1... e5 {+0.10/3 0.002s} 2. g4 {0.002s} 2... Qh4#"), "{pgn}");
+        assert!(
+            pgn.contains("1. f3 {book} 1... e5 {+0.10/3 0.002s} 2. g4 {0.002s} 2... Qh4#"),
+            "{pgn}"
+        );
         fs::remove_dir_all(&dir).unwrap();
     }
 

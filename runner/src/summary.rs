@@ -124,7 +124,12 @@ fn pct(x: Option<f64>) -> String {
 }
 
 /// The human-readable final summary of one pairing.
-pub fn format_pairing(p: &Pairing, names: &[String], t: &PairingTally, sprt: Option<SprtSpec>) -> String {
+pub fn format_pairing(
+    p: &Pairing,
+    names: &[String],
+    t: &PairingTally,
+    sprt: Option<SprtSpec>,
+) -> String {
     let first = names.get(p.first).map(String::as_str).unwrap_or("?");
     let second = names.get(p.second).map(String::as_str).unwrap_or("?");
     let w = &t.wdl_all;
@@ -166,11 +171,17 @@ pub fn format_pairing(p: &Pairing, names: &[String], t: &PairingTally, sprt: Opt
         None => s.push_str("  no complete game pair yet: no statistics\n"),
     }
     if t.unpaired() > 0 {
-        s.push_str(&format!("  ({} game(s) without their pair partner are not in the statistics)\n", t.unpaired()));
+        s.push_str(&format!(
+            "  ({} game(s) without their pair partner are not in the statistics)\n",
+            t.unpaired()
+        ));
     }
     let terms: Vec<String> =
         t.terminations.iter().map(|(k, v)| format!("{} {v}", k.json_str())).collect();
-    s.push_str(&format!("  terminations: {}\n", if terms.is_empty() { "none".into() } else { terms.join(", ") }));
+    s.push_str(&format!(
+        "  terminations: {}\n",
+        if terms.is_empty() { "none".into() } else { terms.join(", ") }
+    ));
     s
 }
 
@@ -210,7 +221,12 @@ mod tests {
         let s = t.summarize(None).unwrap();
         assert_eq!(s.games, 4);
         assert_eq!(t.terminations[&Termination::TimeForfeit], 1);
-        let text = format_pairing(&Pairing { label: "x".into(), first: 0, second: 1 }, &["A".into(), "B".into()], &t, None);
+        let text = format_pairing(
+            &Pairing { label: "x".into(), first: 0, second: 1 },
+            &["A".into(), "B".into()],
+            &t,
+            None,
+        );
         assert!(text.contains("W-D-L 1-1-2"), "{text}");
         assert!(!text.contains("SPRT"), "no SPRT line unless asked: {text}");
         assert!(!text.to_lowercase().contains("nan"), "{text}");

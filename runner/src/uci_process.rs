@@ -137,13 +137,13 @@ impl UciEngine {
                 cmd.stderr(Stdio::from(f));
                 if opts.protocol_log {
                     let path = dir.join(format!("{file_stem}.uci.log"));
-                    let f = File::options().create(true).append(true).open(&path).map_err(
-                        |e| UciError::Log {
+                    let f = File::options().create(true).append(true).open(&path).map_err(|e| {
+                        UciError::Log {
                             engine: spec.name.clone(),
                             path: path.display().to_string(),
                             source: e,
-                        },
-                    )?;
+                        }
+                    })?;
                     proto_log = Some(Arc::new(Mutex::new(std::io::BufWriter::new(f))));
                 }
             }
@@ -387,6 +387,11 @@ impl UciEngine {
     pub fn pid(&self) -> Option<i32> {
         self.pid
     }
+
+    /// CPU time (user + system) the engine process has used so far, from /proc (Linux only).
+    pub fn cpu_time(&self) -> Option<Duration> {
+        process_cpu_time(self.pid?)
+    }
 }
 
 impl Drop for UciEngine {
@@ -395,6 +400,34 @@ impl Drop for UciEngine {
         self.kill_group(libc::SIGKILL);
         let _ = self.exited;
     }
+}
+
+/// CPU time of a live process from `/proc/<pid>/stat` (utime + stime), Linux only.
+pub fn process_cpu_time(pid: i32) -> Option<Duration> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command name (which may hold spaces) start after the last ')'.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // rest[0] is field 3 (state); utime and stime are fields 14 and 15.
+    let utime: u64 = fields.get(11)?.parse().ok()?;
+    let stime: u64 = fields.get(12)?.parse().ok()?;
+    // SAFETY: sysconf has no preconditions.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if ticks <= 0 {
+        return None;
+    }
+    Some(Duration::from_secs_f64((utime + stime) as f64 / ticks as f64))
+}
+
+/// CPU time (user + system) used by this process so far.
+pub fn own_cpu_time() -> Option<Duration> {
+    // SAFETY: getrusage writes into the zeroed struct we own.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
+        return None;
+    }
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    Some(Duration::from_secs_f64(tv(ru.ru_utime) + tv(ru.ru_stime)))
 }
 
 /// The `position` command for a root FEN and the moves played from it.
@@ -437,7 +470,9 @@ fn option_name(o: &vampirc_uci::UciOptionConfig) -> String {
 }
 
 fn sanitize(name: &str) -> String {
-    name.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect()
+    name.chars()
+        .map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' })
+        .collect()
 }
 
 /// The reader task: one line at a time, timestamped as read, until EOF or the receiver is gone.
@@ -484,6 +519,14 @@ mod tests {
             position_command("8/8/8/8/8/8/8/K6k w - - 0 1", &["a1a2".into(), "h1h2".into()]),
             "position fen 8/8/8/8/8/8/8/K6k w - - 0 1 moves a1a2 h1h2"
         );
+    }
+
+    #[test]
+    fn cpu_times_are_readable() {
+        let own = own_cpu_time().unwrap();
+        let via_proc = process_cpu_time(std::process::id() as i32).unwrap();
+        // Both clocks see the same process; /proc has tick resolution.
+        assert!((own.as_secs_f64() - via_proc.as_secs_f64()).abs() < 1.0);
     }
 
     #[test]

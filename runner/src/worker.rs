@@ -22,11 +22,19 @@ pub struct EnginePool {
     opts: StartOptions,
     idle: Mutex<Vec<UciEngine>>,
     next_instance: AtomicUsize,
+    /// CPU time of the processes retired so far (Linux), microseconds.
+    retired_cpu_us: AtomicUsize,
 }
 
 impl EnginePool {
     pub fn new(spec: EngineSpec, opts: StartOptions) -> EnginePool {
-        EnginePool { spec, opts, idle: Mutex::new(Vec::new()), next_instance: AtomicUsize::new(0) }
+        EnginePool {
+            spec,
+            opts,
+            idle: Mutex::new(Vec::new()),
+            next_instance: AtomicUsize::new(0),
+            retired_cpu_us: AtomicUsize::new(0),
+        }
     }
 
     pub fn spec(&self) -> &EngineSpec {
@@ -50,12 +58,30 @@ impl EnginePool {
         }
     }
 
-    /// Quits every idle engine (terminate, then kill).
+    fn account(&self, e: &UciEngine) {
+        if let Some(t) = e.cpu_time() {
+            self.retired_cpu_us.fetch_add(t.as_micros() as usize, Ordering::Relaxed);
+        }
+    }
+
+    /// Shuts an engine down in the background (after a fault), counting its CPU time.
+    pub fn retire(&self, e: UciEngine) {
+        self.account(&e);
+        tokio::spawn(e.shutdown());
+    }
+
+    /// CPU time used by the processes shut down so far.
+    pub fn retired_cpu(&self) -> std::time::Duration {
+        std::time::Duration::from_micros(self.retired_cpu_us.load(Ordering::Relaxed) as u64)
+    }
+
+    /// Quits every idle engine (terminate, then kill), counting their CPU time.
     pub async fn shutdown_idle(&self) {
         let engines: Vec<UciEngine> =
             self.idle.lock().map(|mut v| std::mem::take(&mut *v)).unwrap_or_default();
         let mut set = tokio::task::JoinSet::new();
         for e in engines {
+            self.account(&e);
             set.spawn(e.shutdown());
         }
         while set.join_next().await.is_some() {}
@@ -187,7 +213,7 @@ pub async fn worker_loop(ctx: Arc<WorkerContext>, tx: mpsc::UnboundedSender<Work
                 let rec = make_record(&task, pairing, opening, &names, out);
                 for (color, eng, idx) in [(Color::White, white, wi), (Color::Black, black, bi)] {
                     if faulty == Some(color) {
-                        tokio::spawn(eng.shutdown());
+                        ctx.pools[idx].retire(eng);
                     } else {
                         ctx.pools[idx].release(eng);
                     }

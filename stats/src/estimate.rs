@@ -28,6 +28,12 @@
 //! asymmetric); its ends are clamped to scores in [0.001, 0.999] (about +/-1200 Elo). A value
 //! that is undefined is `None`: the Elo of a 0 % or 100 % score, and everything that divides by
 //! a zero variance (all games with the same result, or no games).
+//!
+//! These are fastchess's formulas (its reports are reproduced to the printed digits in
+//! `tests/fastchess_reference.rs`). Fishtest's `get_elo` is the same except that it first
+//! replaces empty bins by 1e-3 (the SPRT's regularization); that moves the estimates by
+//! O(1e-3 / N) when a bin is empty, and makes the Elo of a 100 % score finite. Here the
+//! estimates use the counts as observed.
 
 use statrs::distribution::{ContinuousCDF, Normal};
 

@@ -36,8 +36,11 @@
 //! `sum p_i b_i = g(p) = 0` at the solution). `b` depends on the unknown `mu`, `sigma` of `p`, so
 //! this is solved as a fixed point: start from the uniform distribution, compute `mu`, `sigma`,
 //! `b`, solve for `x`, update `p`, repeat until `p` no longer moves. This is the scheme of Van
-//! den Bergh's "normalized_elo_practical" note as used by fishtest, which stops after 10 rounds or
-//! a change below 1e-9; here it runs until the change is at the level of rounding errors.
+//! den Bergh's "normalized_elo_practical" note as used by fishtest, which starts from the uniform
+//! distribution and stops after 10 rounds or a change below 1e-9; here it runs until the change
+//! is at the level of rounding errors, and starts from the observations with continuation in
+//! `t` (see [`mle_t_value`]), which also solves bounds far from the observed t-value, where
+//! fishtest's start fails.
 //!
 //! The secular equation is solved by Newton's method safeguarded by bisection: every evaluation
 //! of `f` shrinks a bracket around the root, a Newton step that leaves the bracket is replaced
@@ -48,6 +51,11 @@
 use crate::error::StatsError;
 
 /// Solves `sum_i q_i c_i / (1 + x c_i) = 0` for `x` in `(-1/max c, -1/min c)`.
+///
+/// Newton's method inside a shrinking bracket, falling back to bisection when a Newton step
+/// would leave the bracket or fails to at least halve the step before last. Ends when the
+/// bracket or a step confirmed by a sign change is below the rounding level of `x` (next to a
+/// pole Newton takes tiny steps without being near the root: those are not trusted).
 pub fn secular(c: &[f64], q: &[f64]) -> Result<f64, StatsError> {
     let cmin = c.iter().copied().fold(f64::INFINITY, f64::min);
     let cmax = c.iter().copied().fold(f64::NEG_INFINITY, f64::max);
@@ -56,32 +64,57 @@ pub fn secular(c: &[f64], q: &[f64]) -> Result<f64, StatsError> {
             "secular equation without a root (values from {cmin} to {cmax} do not straddle 0)"
         )));
     }
-    let (mut lo, mut hi) = (-1.0 / cmax, -1.0 / cmin);
-    let mut x = 0.0f64;
-    for _ in 0..300 {
+    let eval = |x: f64| {
         let (mut f, mut fp) = (0.0, 0.0);
         for (&ci, &qi) in c.iter().zip(q) {
             let d = 1.0 / (1.0 + x * ci);
             f += qi * ci * d;
             fp -= qi * ci * ci * d * d;
         }
+        (f, fp)
+    };
+    let (mut lo, mut hi) = (-1.0 / cmax, -1.0 / cmin);
+    let mut x = 0.0f64;
+    let mut step_before = hi - lo;
+    let mut step = step_before;
+    for _ in 0..400 {
+        let (f, fp) = eval(x);
         if f == 0.0 {
             return Ok(x);
         }
+        // f falls with x: a positive f puts the root to the right.
         if f > 0.0 {
             lo = x;
         } else {
             hi = x;
         }
         let newton = x - f / fp;
-        let next = if newton > lo && newton < hi { newton } else { 0.5 * (lo + hi) };
-        let tol = 2.0 * f64::EPSILON * x.abs().max(next.abs()).max(1e-300);
-        if (next - x).abs() <= tol || hi - lo <= tol {
+        let fast = (2.0 * f).abs() <= (step_before * fp).abs();
+        step_before = step;
+        let mut next = if newton > lo && newton < hi && fast { newton } else { 0.5 * (lo + hi) };
+        let tol = 2.0 * f64::EPSILON * x.abs().max(next.abs()).max(f64::MIN_POSITIVE);
+        if hi - lo <= tol {
             return Ok(next);
         }
+        if (next - x).abs() <= tol {
+            // A tiny step means convergence only if the root is really that close: f must
+            // change sign within two steps. Next to a pole Newton crawls instead; bisect then.
+            let probe = x + 2.0 * (next - x);
+            let (fprobe, _) = eval(probe);
+            if fprobe == 0.0 || (fprobe > 0.0) != (f > 0.0) {
+                return Ok(next);
+            }
+            if f > 0.0 {
+                lo = lo.max(probe);
+            } else {
+                hi = hi.min(probe);
+            }
+            next = 0.5 * (lo + hi);
+        }
+        step = next - x;
         x = next;
     }
-    Ok(x)
+    Err(StatsError::Numerical("the secular equation did not converge".into()))
 }
 
 /// Mean and variance of a distribution.
@@ -115,25 +148,82 @@ impl Tilted {
 pub fn mle_expected(values: &[f64], phat: &[f64], s: f64) -> Result<Tilted, StatsError> {
     let c: Vec<f64> = values.iter().map(|a| a - s).collect();
     let x = secular(&c, phat)?;
-    Ok(Tilted { x, c })
+    let tilted = Tilted { x, c };
+    let (mu, _) = mean_var(values, &tilted.probs(phat));
+    if (mu - s).abs().is_nan() || (mu - s).abs() >= 1e-9 {
+        return Err(StatsError::Numerical(format!(
+            "the expectation constraint {s} was not met (got {mu})"
+        )));
+    }
+    Ok(tilted)
 }
 
 /// MLE of the distribution on `values` closest (in likelihood) to `phat` with t-value
 /// `(mu - reference) / sigma = t`.
+///
+/// The fixed point converges from any reasonable start when `t` is near the observed t-value
+/// `t^`, but from far away (|nElo| of several hundred) the first `b` may not even straddle 0.
+/// So the target is approached by continuation: the MLE at `t^` is `phat` itself; each step
+/// moves `t` towards the target starting from the previous solution, halving the step when the
+/// fixed point fails and doubling it after a success. For usual bounds the first step already
+/// reaches the target.
 pub fn mle_t_value(
     values: &[f64],
     phat: &[f64],
     reference: f64,
     t: f64,
 ) -> Result<Tilted, StatsError> {
-    let k = values.len();
-    let mut p = vec![1.0 / k as f64; k];
-    let mut best: Option<Tilted> = None;
-    for _ in 0..2000 {
+    let fail = || StatsError::Numerical(format!("no distribution with t-value {t} was found"));
+    if !t.is_finite() {
+        return Err(fail());
+    }
+    let (mu, var) = mean_var(values, phat);
+    let mut t_now = (mu - reference) / var.sqrt();
+    if !t_now.is_finite() {
+        return Err(fail());
+    }
+    let mut p = phat.to_vec();
+    let mut step = t - t_now;
+    loop {
+        let t_next = if (t - t_now).abs() <= step.abs() { t } else { t_now + step };
+        match fixed_point(values, phat, reference, t_next, &p) {
+            Some((tilted, next)) => {
+                if t_next == t {
+                    return Ok(tilted);
+                }
+                p = next;
+                t_now = t_next;
+                step *= 2.0;
+            }
+            None => {
+                step /= 2.0;
+                if step.abs() < 1e-9 {
+                    return Err(fail());
+                }
+            }
+        }
+    }
+}
+
+/// The fixed-point iteration for the t-value MLE from `start`; `None` if it fails.
+fn fixed_point(
+    values: &[f64],
+    phat: &[f64],
+    reference: f64,
+    t: f64,
+    start: &[f64],
+) -> Option<(Tilted, Vec<f64>)> {
+    let residual = |p: &[f64]| {
+        let (mu, var) = mean_var(values, p);
+        ((mu - reference) / var.sqrt() - t).abs()
+    };
+    let mut p = start.to_vec();
+    let mut last: Option<Tilted> = None;
+    for _ in 0..500 {
         let (mu, var) = mean_var(values, &p);
         let sigma = var.sqrt();
         if !sigma.is_finite() || sigma <= 0.0 {
-            break;
+            return None;
         }
         let c: Vec<f64> = values
             .iter()
@@ -142,27 +232,22 @@ pub fn mle_t_value(
                 a - reference - t * sigma * (1.0 + z * z) / 2.0
             })
             .collect();
-        let x = secular(&c, phat)?;
+        let x = secular(&c, phat).ok()?;
         let tilted = Tilted { x, c };
         let next = tilted.probs(phat);
         let change = p.iter().zip(&next).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
         p = next;
-        best = Some(tilted);
+        last = Some(tilted);
         if change <= 1e-15 {
             break;
         }
     }
-    let tilted = best.ok_or_else(|| {
-        StatsError::Numerical(format!("no distribution with t-value {t} near the observations"))
-    })?;
-    let (mu, var) = mean_var(values, &p);
-    let residual = ((mu - reference) / var.sqrt() - t).abs();
-    if residual.is_nan() || residual >= 1e-8 {
-        return Err(StatsError::Numerical(format!(
-            "the t-value constraint {t} was not met (residual {residual:e})"
-        )));
+    // Converged (or stuck at rounding level): accept only if the constraint holds.
+    let r = residual(&p);
+    if r.is_nan() || r >= 1e-10 {
+        return None;
     }
-    Ok(tilted)
+    last.map(|tilted| (tilted, p))
 }
 
 #[cfg(test)]
@@ -205,6 +290,31 @@ mod tests {
             let (mu, var) = mean_var(&V5, &p);
             assert!(((mu - 0.5) / var.sqrt() - t).abs() < 1e-12, "{t}");
             assert!((p.iter().sum::<f64>() - 1.0).abs() < 1e-14);
+        }
+    }
+
+    /// Regression: a Newton step that lands next to the pole at x = -1/max c used to crawl
+    /// there in tiny steps and stop, far from the root.
+    #[test]
+    fn secular_does_not_stall_near_a_pole() {
+        let phat = normalize(&[2.0, 29.0, 41.0, 7.0, 1.0]);
+        let m = mle_expected(&V5, &phat, 0.5).unwrap();
+        let (mu, _) = mean_var(&V5, &m.probs(&phat));
+        assert!((mu - 0.5).abs() < 1e-15, "{mu}");
+        assert!(m.x > -2.0 && m.x < 0.0);
+        let t = mle_t_value(&V5, &phat, 0.5, 0.0).unwrap();
+        assert!((t.x - m.x).abs() < 1e-14);
+    }
+
+    /// Far bounds (|nElo| up to 2000) need the continuation in t.
+    #[test]
+    fn t_value_far_from_the_observations() {
+        let phat = normalize(&[10.0, 20.0, 30.0, 20.0, 10.0]);
+        for nelo in [-2000.0, -1000.0, 300.0, 500.0, 2000.0] {
+            let t = nelo / crate::elo::NELO_PER_T * 2f64.sqrt();
+            let m = mle_t_value(&V5, &phat, 0.5, t).unwrap();
+            let (mu, var) = mean_var(&V5, &m.probs(&phat));
+            assert!(((mu - 0.5) / var.sqrt() - t).abs() < 1e-10, "{nelo}");
         }
     }
 

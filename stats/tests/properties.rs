@@ -31,7 +31,7 @@ fn finite_opt(x: Option<f64>) -> bool {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(200))]
+    #![proptest_config(ProptestConfig::with_cases(400))]
 
     /// Turning a loss into a win (same number of games) raises the LLR.
     #[test]
@@ -51,6 +51,21 @@ proptest! {
         let a = llr(&p.ascending(), elo0, elo0 + width, m).unwrap();
         let b = llr(&better.ascending(), elo0, elo0 + width, m).unwrap();
         prop_assert!(b > a, "{:?} -> {:?}: {} !< {}", p, better, a, b);
+    }
+
+    /// The constrained MLEs behind the LLR are found for any small sample (with empty bins)
+    /// and any bounds: `llr` checks the constraints and would return an error otherwise.
+    #[test]
+    fn llr_is_defined_for_small_samples(
+        c in proptest::collection::vec(0u64..40, 5),
+        tri in any::<bool>(),
+        m in model(),
+        elo0 in prop_oneof![-60.0f64..60.0, -1900.0f64..1500.0],
+        width in prop_oneof![0.1f64..60.0, 0.1f64..400.0],
+    ) {
+        let counts = if tri { &c[..3] } else { &c[..] };
+        let l = llr(counts, elo0, elo0 + width, m);
+        prop_assert!(matches!(l, Ok(v) if v.is_finite()), "{:?} {} [{}, {}]: {:?}", counts, m, elo0, elo0 + width, l);
     }
 
     /// Intervals contain their estimates, LOS is a probability, nothing is NaN or infinite.

@@ -10,7 +10,11 @@ pub fn bin_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("test executable path");
     // target/<profile>/deps/<test-binary>
     let deps = exe.parent().expect("deps dir");
-    if deps.ends_with("deps") { deps.parent().expect("profile dir").to_path_buf() } else { deps.to_path_buf() }
+    if deps.ends_with("deps") {
+        deps.parent().expect("profile dir").to_path_buf()
+    } else {
+        deps.to_path_buf()
+    }
 }
 
 fn workspace_root() -> PathBuf {
@@ -24,7 +28,8 @@ fn ensure_built() {
     BUILT.get_or_init(|| {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let mut cmd = Command::new(cargo);
-        cmd.current_dir(workspace_root()).args(["build", "--quiet", "-p", "runner", "-p", "engine", "--bins"]);
+        cmd.current_dir(workspace_root())
+            .args(["build", "--quiet", "-p", "runner", "-p", "engine", "--bins"]);
         if bin_dir().ends_with("release") {
             cmd.arg("--release");
         }
@@ -78,7 +83,10 @@ pub fn run_runner(cwd: &Path, args: &[&str]) -> Output {
 /// The records of a run's games.jsonl.
 pub fn read_games(dir: &Path) -> Vec<serde_json::Value> {
     let text = std::fs::read_to_string(dir.join("games.jsonl")).unwrap_or_default();
-    text.lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).expect("jsonl line")).collect()
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).expect("jsonl line"))
+        .collect()
 }
 
 /// True when the Debian stockfish binary is installed.

@@ -3,24 +3,9 @@
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-/// The runner binary next to this test's own executable (`target/<profile>/runner`), or the
-/// path in `RUNNER_BIN`.
+/// The runner binary: `RUNNER_BIN` if set, else the e2e crate's helper (which builds it once).
 fn runner_bin() -> PathBuf {
-    if let Some(p) = std::env::var_os("RUNNER_BIN") {
-        return PathBuf::from(p);
-    }
-    let exe = std::env::current_exe().expect("path of the test executable");
-    let mut dir = exe.parent().expect("test executable directory").to_path_buf();
-    if dir.ends_with("deps") {
-        dir.pop();
-    }
-    let bin = dir.join(format!("runner{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        bin.exists(),
-        "runner binary not found at {}: build it first (cargo build -p runner)",
-        bin.display()
-    );
-    bin
+    std::env::var_os("RUNNER_BIN").map(PathBuf::from).unwrap_or_else(e2e::runner_bin)
 }
 
 fn stats(args: &[&str]) -> Output {

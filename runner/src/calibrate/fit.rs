@@ -63,9 +63,9 @@ pub fn fit_line(points: &[(f64, f64)]) -> Result<LinearFit, FitError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::Rng;
     use rand::SeedableRng;
     use rand_chacha::ChaCha8Rng;
-    use rand::Rng;
 
     /// Normal variate by Box-Muller from two uniforms.
     fn normal(rng: &mut ChaCha8Rng) -> f64 {

@@ -242,7 +242,9 @@ mod tests {
     fn fits_per_stage_and_refuses_negative_slopes() {
         use Eval::Cp;
         let mut recs: Vec<PositionRecord> = (0..10)
-            .map(|i| rec(i, Stage::Middlegame, &[(1, Cp(i as i32 * 10)), (3, Cp(i as i32 * 20 + 5))]))
+            .map(|i| {
+                rec(i, Stage::Middlegame, &[(1, Cp(i as i32 * 10)), (3, Cp(i as i32 * 20 + 5))])
+            })
             .collect();
         recs.extend((0..10).map(|i| {
             rec(10 + i, Stage::Endgame, &[(1, Cp(i as i32 * 10)), (3, Cp(-(i as i32) * 10))])
@@ -250,7 +252,10 @@ mod tests {
         let pair = DepthPair { shallow: 1, deep: 3 };
         let (rows, missing) = fit_all(&recs, &[pair], 300);
         assert_eq!(rows.len(), 1);
-        assert_eq!((rows[0].stage, rows[0].a, rows[0].b, rows[0].n), (Stage::Middlegame, 2.0, 5.0, 10));
+        assert_eq!(
+            (rows[0].stage, rows[0].a, rows[0].b, rows[0].n),
+            (Stage::Middlegame, 2.0, 5.0, 10)
+        );
         assert!(matches!(missing[..], [(_, Stage::Endgame, FitError::NonPositiveSlope(_))]));
     }
 

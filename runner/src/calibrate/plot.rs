@@ -32,16 +32,18 @@ pub fn scatter(
     let root = SVGBackend::new(path, (720, 640)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(&e))?;
     let mut chart = ChartBuilder::on(&root)
-        .caption(format!("Depth pair {pair}: deep v vs shallow v'"), ("sans-serif", 20))
+        .caption(format!("Depth pair {pair}: deep v vs shallow v'"), ("sans-serif", 24))
         .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(56)
+        .x_label_area_size(48)
+        .y_label_area_size(64)
         .build_cartesian_2d(-xr..xr, -yr..yr)
         .map_err(|e| err(&e))?;
     chart
         .configure_mesh()
         .x_desc(format!("v' (cp, depth {})", pair.shallow))
         .y_desc(format!("v (cp, depth {})", pair.deep))
+        .axis_desc_style(("sans-serif", 18))
+        .label_style(("sans-serif", 15))
         .light_line_style(WHITE.mix(0.0))
         .draw()
         .map_err(|e| err(&e))?;
@@ -55,8 +57,9 @@ pub fn scatter(
             .map_err(|e| err(&e))?
             .label(format!("{stage} ({n} shown)"))
             .legend(move |(x, y)| Circle::new((x + 10, y), 4, c.filled()));
-        if let Some(row) =
-            rows.iter().find(|r| r.stage == stage && r.shallow == pair.shallow && r.deep == pair.deep)
+        if let Some(row) = rows
+            .iter()
+            .find(|r| r.stage == stage && r.shallow == pair.shallow && r.deep == pair.deep)
         {
             let line = [(-xr, row.a * -xr + row.b), (xr, row.a * xr + row.b)];
             chart
@@ -69,6 +72,7 @@ pub fn scatter(
     chart
         .configure_series_labels()
         .position(SeriesLabelPosition::UpperLeft)
+        .label_font(("sans-serif", 15))
         .background_style(WHITE.mix(0.8))
         .border_style(BLACK)
         .draw()

@@ -136,7 +136,8 @@ async fn worker(
         if cancel.is_cancelled() {
             break;
         }
-        let Some(job) = queue.lock().map_err(|_| anyhow::anyhow!("job queue poisoned"))?.pop_front()
+        let Some(job) =
+            queue.lock().map_err(|_| anyhow::anyhow!("job queue poisoned"))?.pop_front()
         else {
             break;
         };

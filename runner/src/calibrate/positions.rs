@@ -203,15 +203,11 @@ pub fn balanced_counts(count: usize, mids: usize, ends: usize) -> (usize, usize)
 fn game_line(line: &str) -> Option<(String, Vec<String>)> {
     let v: serde_json::Value = serde_json::from_str(line).ok()?;
     let fen = v.get("fen")?.as_str()?.to_string();
-    let mut moves = Vec::new();
     // The runner keeps book moves first in `moves`.
-    for key in ["moves"] {
-        if let Some(list) = v.get(key).and_then(|m| m.as_array()) {
-            for m in list {
-                moves.push(m.as_str()?.to_string());
-            }
-        }
-    }
+    let moves = match v.get("moves").and_then(|m| m.as_array()) {
+        Some(list) => list.iter().map(|m| m.as_str().map(str::to_string)).collect::<Option<_>>()?,
+        None => Vec::new(),
+    };
     Some((fen, moves))
 }
 
@@ -327,10 +323,7 @@ mod tests {
         let pgn = dir.join("p.pgn");
         fs::write(&pgn, "[Event \"x\"]\n\n1. e4 e5 2. Nf3 *\n").unwrap();
         let loaded = load_positions(&pgn).unwrap();
-        assert_eq!(
-            loaded[0].fen,
-            "rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 1 2"
-        );
+        assert_eq!(loaded[0].fen, "rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 1 2");
         fs::remove_dir_all(&dir).ok();
     }
 }

@@ -13,8 +13,9 @@ use crate::calibrate::positions::{
 };
 use crate::calibrate::run::{CalibratePlan, ScoreMode, run as run_calibration};
 use crate::cancel::Cancel;
-use crate::config::{BUNDLED_NAME, EngineCatalog, bundled_engine_path};
-use crate::engine_spec::{EngineSpec, PartialSpec};
+use crate::cli::EngineArgs;
+use crate::cmd::match_cmd::resolve_engines;
+use crate::engine_spec::EngineSpec;
 
 /// The project's default position set (see configs/positions/README.md).
 pub const DEFAULT_POSITIONS: &str = "configs/positions/default.epd";
@@ -70,42 +71,14 @@ pub struct CalibrateArgs {
     pub skip_plies: usize,
 }
 
-/// Resolves `--engine`: none = the bundled engine; a spec with `cmd=` as given; otherwise a name
-/// from the engine catalog (built-ins + configs/engines.toml) with the spec's keys layered over.
+/// Resolves `--engine` like `runner match` does (none: the bundled engine; a spec with `cmd=`;
+/// or a name from the built-ins and configs/engines.toml).
 pub fn resolve_engine(spec: Option<&str>) -> Result<EngineSpec> {
-    let Some(text) = spec else {
-        let path = bundled_engine_path()?;
-        return Ok(EngineSpec {
-            name: BUNDLED_NAME.into(),
-            cmd: path.display().to_string(),
-            args: Vec::new(),
-            dir: None,
-            options: Vec::new(),
-        });
+    let args = EngineArgs {
+        engines: spec.into_iter().map(str::to_string).collect(),
+        ..Default::default()
     };
-    let partial = PartialSpec::parse(text)?;
-    if let Some(cmd) = &partial.cmd {
-        let name = partial.name.clone().unwrap_or_else(|| {
-            Path::new(cmd).file_name().map_or(cmd.clone(), |n| n.to_string_lossy().into_owned())
-        });
-        let mut spec =
-            EngineSpec { name, cmd: cmd.clone(), args: vec![], dir: None, options: vec![] };
-        spec.overlay(&partial);
-        return Ok(spec);
-    }
-    let name = partial.name.clone().ok_or_else(|| {
-        anyhow!("engine spec {text:?} has neither cmd= nor name=: give cmd=PATH or a known name")
-    })?;
-    let catalog = EngineCatalog::load(None)?;
-    for w in &catalog.warnings {
-        eprintln!("warning: {w}");
-    }
-    let mut spec = catalog
-        .get(&name)
-        .cloned()
-        .ok_or_else(|| anyhow!("unknown engine {name:?}: not built in and not in configs/engines.toml"))?;
-    spec.overlay(&partial);
-    Ok(spec)
+    resolve_engines(&args)?.into_iter().next().ok_or_else(|| anyhow!("no engine to run"))
 }
 
 /// Cancels `cancel` on Ctrl-C or SIGTERM (work in flight is dropped; results so far are kept).
@@ -166,9 +139,10 @@ pub fn timeout_from_secs(secs: f64) -> Result<Duration> {
     Ok(Duration::from_secs_f64(secs))
 }
 
-pub async fn run(args: CalibrateArgs) -> Result<()> {
+/// Runs the command; the exit code is 0, or 130 when stopped by a signal (partial results).
+pub async fn run(args: &CalibrateArgs) -> Result<u8> {
     if let (Some(games), Some(out)) = (&args.sample_from, &args.write_positions) {
-        return sample(&args, games, out);
+        return sample(args, games, out).map(|()| 0);
     }
     let pairs = parse_pairs(&args.pairs).map_err(|e| anyhow!("--pairs: {e}"))?;
     if args.max_abs <= 0 {
@@ -192,7 +166,7 @@ pub async fn run(args: CalibrateArgs) -> Result<()> {
     };
     let cancel = Cancel::new();
     cancel_on_signals(cancel.clone());
-    let outcome = run_calibration(plan, cancel).await?;
+    let outcome = run_calibration(plan, cancel.clone()).await?;
     println!("{}", outcome.table);
     if outcome.rows.is_empty() {
         eprintln!(
@@ -205,10 +179,14 @@ pub async fn run(args: CalibrateArgs) -> Result<()> {
          scatter_*.svg, summary.json)",
         outcome.searched,
         outcome.faults,
-        if outcome.partial { " - stopped early: partial results (continue with --resume)" } else { "" },
+        if outcome.partial {
+            " - stopped early: partial results (continue with --resume)"
+        } else {
+            ""
+        },
         outcome.out.display()
     );
-    Ok(())
+    Ok(if cancel.is_cancelled() { 130 } else { 0 })
 }
 
 fn sample(args: &CalibrateArgs, games: &Path, out: &Path) -> Result<()> {

@@ -105,7 +105,9 @@ pub fn book(args: &BookArgs) -> Result<(Vec<Opening>, BookInfo)> {
         Some(p) => Some(p.clone()),
         None if Path::new(DEFAULT_BOOK).is_file() => Some(PathBuf::from(DEFAULT_BOOK)),
         None => {
-            eprintln!("warning: no --book and no {DEFAULT_BOOK}: every game starts from the start position");
+            eprintln!(
+                "warning: no --book and no {DEFAULT_BOOK}: every game starts from the start position"
+            );
             None
         }
     };
@@ -134,7 +136,12 @@ pub fn book(args: &BookArgs) -> Result<(Vec<Opening>, BookInfo)> {
 pub fn adjudication(args: &AdjudicationArgs) -> Result<Adjudication> {
     Ok(Adjudication {
         draw: args.draw.as_deref().map(DrawRule::parse).transpose().map_err(|e| anyhow!(e))?,
-        resign: args.resign.as_deref().map(ResignRule::parse).transpose().map_err(|e| anyhow!(e))?,
+        resign: args
+            .resign
+            .as_deref()
+            .map(ResignRule::parse)
+            .transpose()
+            .map_err(|e| anyhow!(e))?,
         max_moves: match args.maxmoves {
             Some(0) => bail!("--maxmoves must be > 0"),
             m => m,
@@ -155,7 +162,9 @@ pub fn out_dir(exec: &ExecArgs) -> Result<PathBuf> {
             .filter(|p| p.join(crate::store::RUN_FILE).is_file())
             .collect();
         runs.sort();
-        return runs.pop().ok_or_else(|| anyhow!("--resume without --out: no run found in results/"));
+        return runs
+            .pop()
+            .ok_or_else(|| anyhow!("--resume without --out: no run found in results/"));
     }
     Ok(PathBuf::from("results").join(chrono::Local::now().format("%Y%m%d-%H%M%S").to_string()))
 }
@@ -204,7 +213,9 @@ pub fn install_signal_handlers(cancel: Cancel) {
             _ = tokio::signal::ctrl_c() => {},
             _ = term => {},
         }
-        eprintln!("interrupted: stopping games and engines (finished games are kept; --resume continues)");
+        eprintln!(
+            "interrupted: stopping games and engines (finished games are kept; --resume continues)"
+        );
         cancel.cancel();
     });
 }
@@ -238,8 +249,7 @@ pub fn match_plan(args: &MatchArgs) -> Result<(RunPlan, Vec<Opening>, RunOptions
         None if sprt.is_some() => DEFAULT_SPRT_CAP,
         None => DEFAULT_GAMES,
     };
-    let shard =
-        args.exec.shard.as_deref().map(Shard::parse).transpose().map_err(|e| anyhow!(e))?;
+    let shard = args.exec.shard.as_deref().map(Shard::parse).transpose().map_err(|e| anyhow!(e))?;
     let out = out_dir(&args.exec)?;
     let seed = match args.book.seed {
         Some(s) => s,

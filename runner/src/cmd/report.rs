@@ -27,7 +27,12 @@ pub struct ReportArgs {
 }
 
 /// Replays the stored games through a tracker (racing and SPRT decisions included).
-fn replay(labels: Vec<String>, sweep: Option<&SweepPlan>, plan: &RunPlan, records: &[GameRecord]) -> Result<Tracker> {
+fn replay(
+    labels: Vec<String>,
+    sweep: Option<&SweepPlan>,
+    plan: &RunPlan,
+    records: &[GameRecord],
+) -> Result<Tracker> {
     let race = sweep.and_then(|s| s.race);
     let mut t = Tracker::new(labels, race, plan.sprt);
     for r in records {
@@ -73,7 +78,16 @@ fn write_sweep_stopped_by(
         &sweep.analysis_options(),
     )?;
     let names: Vec<String> = plan.engines.iter().map(|e| e.name.clone()).collect();
-    let run_summary = summary_json(&plan.pairings, &names, &tally(plan, records), plan.sprt, stopped_by);
+    let mut run_summary =
+        summary_json(&plan.pairings, &names, &tally(plan, records), plan.sprt, stopped_by);
+    // Keep what only the live run could measure (e.g. the runner's overhead figures).
+    if let (Some(fresh), Some(serde_json::Value::Object(old))) =
+        (run_summary.as_object_mut(), stored_summary(dir))
+    {
+        for (k, v) in old {
+            fresh.entry(k).or_insert(v);
+        }
+    }
     let context = json!({
         "engine": sweep.engine,
         "baseline": sweep.baseline,
@@ -90,11 +104,15 @@ fn write_sweep_stopped_by(
     write_all(dir, &a, &sweep.points, &sweep.title(), &context, &run_summary, Outputs::Sweep)
 }
 
+/// The summary.json already in `dir`, if readable.
+fn stored_summary(dir: &Path) -> Option<serde_json::Value> {
+    let text = std::fs::read_to_string(dir.join(SUMMARY_FILE)).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
 /// What an earlier run recorded as its reason to stop (kept by reports).
 fn stored_stopped_by(dir: &Path) -> String {
-    std::fs::read_to_string(dir.join(SUMMARY_FILE))
-        .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+    stored_summary(dir)
         .and_then(|v| v.get("stopped_by").and_then(|s| s.as_str()).map(String::from))
         .unwrap_or_else(|| "unknown".into())
 }
@@ -124,11 +142,10 @@ pub fn run(args: &ReportArgs) -> Result<u8> {
                 .iter()
                 .map(|l| Point { assignments: vec![("pairing".into(), l.clone())] })
                 .collect();
-            let opts = crate::sweep::analysis::AnalysisOptions {
-                sprt: plan.sprt,
-                ..Default::default()
-            };
-            let a = analyze(&["pairing".into()], &points, tracker.counts(), tracker.status(), &opts)?;
+            let opts =
+                crate::sweep::analysis::AnalysisOptions { sprt: plan.sprt, ..Default::default() };
+            let a =
+                analyze(&["pairing".into()], &points, tracker.counts(), tracker.status(), &opts)?;
             let title = format!("{} ({} games)", plan.kind, records.len());
             let table = write_all(
                 dir,

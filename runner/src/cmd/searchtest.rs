@@ -50,7 +50,8 @@ pub struct SearchTestArgs {
     pub timeout: f64,
 }
 
-pub async fn run(args: SearchTestArgs) -> Result<()> {
+/// Runs the command; the exit code is 0, or 130 when stopped by a signal (partial results).
+pub async fn run(args: &SearchTestArgs) -> Result<u8> {
     let variants = parse_variants(&args.variants).map_err(|e| anyhow!("--variant: {e}"))?;
     let limit = match (args.movetime, args.depth) {
         (Some(0), _) => bail!("--movetime must be at least 1 ms"),
@@ -60,8 +61,7 @@ pub async fn run(args: SearchTestArgs) -> Result<()> {
         _ => bail!("give exactly one of --movetime MS or --depth D"),
     };
     let engine = resolve_engine(args.engine.as_deref())?;
-    let positions =
-        positions_for_run(&args.positions, (args.limit > 0).then_some(args.limit))?;
+    let positions = positions_for_run(&args.positions, (args.limit > 0).then_some(args.limit))?;
     let plan = SearchTestPlan {
         engine,
         variants,
@@ -75,12 +75,12 @@ pub async fn run(args: SearchTestArgs) -> Result<()> {
     };
     let cancel = Cancel::new();
     cancel_on_signals(cancel.clone());
-    let outcome = run_test(plan, cancel).await?;
+    let outcome = run_test(plan, cancel.clone()).await?;
     println!("{}", outcome.table);
     println!(
         "results in {} (table.md, table.csv, summary.json, searches.jsonl){}",
         outcome.out.display(),
         if outcome.partial { " - stopped early: partial results" } else { "" }
     );
-    Ok(())
+    Ok(if cancel.is_cancelled() { 130 } else { 0 })
 }

@@ -103,7 +103,10 @@ fn indexed(m: &ArgMatches, id: &str) -> Vec<(usize, String)> {
 /// The flags' order: from the process command line when it parses to these same arguments,
 /// else the order of the lists (every --param, then its values in turn; used by tests that
 /// build `SweepArgs` directly).
-fn ordered_flags(args: &SweepArgs) -> (Vec<(usize, String)>, Vec<(usize, ValueArg)>) {
+/// `--param` and `--values`/`--range` flags with their command-line positions.
+type OrderedFlags = (Vec<(usize, String)>, Vec<(usize, ValueArg)>);
+
+fn ordered_flags(args: &SweepArgs) -> OrderedFlags {
     if let Some(m) = own_matches() {
         let params = indexed(&m, "params");
         let values = indexed(&m, "values");
@@ -148,10 +151,7 @@ pub fn sweep_plan(args: &SweepArgs) -> Result<SweepPlan> {
     validate(&params, &fixed)?;
     let mut specs = resolve_engines(&args.engines)?;
     if specs.len() != 1 {
-        bail!(
-            "sweep takes one --engine (got {}); give the opponent with --baseline",
-            specs.len()
-        );
+        bail!("sweep takes one --engine (got {}); give the opponent with --baseline", specs.len());
     }
     let mut engine = specs.remove(0);
     let bundled = is_bundled(&engine);
@@ -186,10 +186,10 @@ pub fn sweep_plan(args: &SweepArgs) -> Result<SweepPlan> {
         if x > 0.0 && x < 1.0 { Ok(x) } else { Err(anyhow!("{what} must be between 0 and 1")) }
     };
     unit(args.alpha, "--alpha")?;
-    if let Some(d) = args.draws_floor {
-        if !(0.0..1.0).contains(&d) {
-            bail!("--draws-floor must be in [0, 1)");
-        }
+    if let Some(d) = args.draws_floor
+        && !(0.0..1.0).contains(&d)
+    {
+        bail!("--draws-floor must be in [0, 1)");
     }
     let race = if args.adaptive {
         if args.adaptive_min_pairs == 0 {
@@ -229,8 +229,7 @@ pub fn run_plan(
         None if sweep.sprt.is_some() => DEFAULT_SPRT_CAP,
         None => DEFAULT_GAMES,
     };
-    let shard =
-        args.exec.shard.as_deref().map(Shard::parse).transpose().map_err(|e| anyhow!(e))?;
+    let shard = args.exec.shard.as_deref().map(Shard::parse).transpose().map_err(|e| anyhow!(e))?;
     let seed = match args.book.seed {
         Some(s) => s,
         None if args.exec.resume => read_run_file(out)?.plan.seed,
@@ -303,21 +302,25 @@ pub async fn run(args: &SweepArgs) -> Result<u8> {
         opts.concurrency,
         out.display()
     );
-    let outcome = match sweep.race {
+    let (records, stop) = match sweep.race {
         Some(_) => {
             let mut tracker = crate::sweep::tracker::Tracker::new(
                 plan.pairings.iter().map(|p| p.label.clone()).collect(),
                 sweep.race,
                 sweep.sprt,
             );
-            execute_racing(&plan, openings, &opts, settings, cancel, &mut tracker).await?
+            let o = execute_racing(&plan, openings, &opts, settings, cancel, &mut tracker).await?;
+            (o.records, o.stop)
         }
-        None => execute(&plan, openings, &opts, settings, cancel).await?,
+        None => {
+            let o = execute(&plan, openings, &opts, settings, cancel).await?;
+            (o.records, o.stop)
+        }
     };
-    let table = crate::cmd::report::write_sweep(&out, &sweep, &plan, &outcome.records, outcome.stop)?;
+    let table = crate::cmd::report::write_sweep(&out, &sweep, &plan, &records, stop)?;
     print!("{table}");
     println!("results: {}", out.display());
-    Ok(match outcome.stop {
+    Ok(match stop {
         StopReason::Interrupted => {
             eprintln!("sweep interrupted: continue it with the same command and --resume");
             130

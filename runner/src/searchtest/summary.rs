@@ -188,7 +188,14 @@ pub fn summarize(
 mod tests {
     use super::*;
 
-    fn rec(position: usize, variant: usize, depth: u32, nodes: u64, mv: &str, cp: i32) -> SearchRecord {
+    fn rec(
+        position: usize,
+        variant: usize,
+        depth: u32,
+        nodes: u64,
+        mv: &str,
+        cp: i32,
+    ) -> SearchRecord {
         SearchRecord {
             position,
             variant,

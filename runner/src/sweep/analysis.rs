@@ -38,7 +38,7 @@ impl Default for AnalysisOptions {
 #[serde(rename_all = "kebab-case", tag = "state")]
 pub enum PointStatus {
     /// Still getting games (or the run ended at its game cap).
-    Playing,
+    Active,
     /// Dropped by racing (`--adaptive`): `best` is the label of the best point at that time.
     Dropped { after_games: u64, best: String, z: f64 },
     /// Its SPRT reached a decision after this many games.
@@ -54,10 +54,10 @@ impl PointStatus {
         }
     }
 
-    /// Short text for tables: `dropped@48 (vs t_mid=0.9)`, `decided@300`, `playing`.
+    /// Short text for tables: `dropped@48 (vs t_mid=0.9)`, `decided@300`, `active`.
     pub fn short(&self) -> String {
         match self {
-            PointStatus::Playing => "playing".into(),
+            PointStatus::Active => "active".into(),
             PointStatus::Dropped { after_games, best, .. } => {
                 format!("dropped@{after_games} (vs {best})")
             }
@@ -155,7 +155,7 @@ pub fn analyze(
             summary,
             significant: significant[i],
             p_best: p_best[i],
-            status: status.get(i).cloned().unwrap_or(PointStatus::Playing),
+            status: status.get(i).cloned().unwrap_or(PointStatus::Active),
         })
         .collect();
     Ok(SweepAnalysis { params: params.to_vec(), rows, best, options: *opts })
@@ -207,7 +207,10 @@ pub(crate) mod tests {
         // 0.9 scores 47/64 = 73 %: significant even after Holm; p-values are corrected jointly.
         assert!(a.rows[1].significant);
         let ps: Vec<f64> = a.rows.iter().map(|r| r.summary.p_value.unwrap_or(1.0)).collect();
-        assert_eq!(a.rows.iter().map(|r| r.significant).collect::<Vec<_>>(), stats::holm(&ps, 0.05));
+        assert_eq!(
+            a.rows.iter().map(|r| r.significant).collect::<Vec<_>>(),
+            stats::holm(&ps, 0.05)
+        );
     }
 
     #[test]
@@ -215,10 +218,11 @@ pub(crate) mod tests {
         // Two identical points each significant alone at 5 % but not after Holm's step-down.
         let pt = |v: &str| Point { assignments: vec![("x".into(), v.into())] };
         let p = Penta { ll: 1, ld: 5, dd: 12, wd: 10, ww: 4 };
-        let single = stats::summarize(&Counts::Paired { wdl: counts(p).wdl, penta: p }, &Options::default())
-            .unwrap()
-            .p_value
-            .unwrap();
+        let single =
+            stats::summarize(&Counts::Paired { wdl: counts(p).wdl, penta: p }, &Options::default())
+                .unwrap()
+                .p_value
+                .unwrap();
         let n = 4;
         let pts: Vec<Point> = (0..n).map(|i| pt(&i.to_string())).collect();
         let a = analyze(&["x".into()], &pts, &vec![counts(p); n], &[], &AnalysisOptions::default())

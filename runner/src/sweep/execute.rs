@@ -15,14 +15,21 @@ use crate::cancel::Cancel;
 use crate::game::GameSettings;
 use crate::openings::Opening;
 use crate::progress::Progress;
-use crate::run::{RunOptions, RunOutcome, StopReason};
+use crate::run::{RunOptions, StopReason};
 use crate::schedule::{GameKey, build_schedule};
 use crate::store::{GameRecord, LOG_DIR, RunPlan, Store};
-use crate::summary::{Tally, format_pairing, summary_json};
+use crate::summary::{Tally, summary_json};
 use crate::uci_process::{StartOptions, UciEngine};
 use crate::worker::{EnginePool, GameTask, WorkerContext, WorkerEvent, worker_loop};
 
 use super::tracker::Tracker;
+
+/// What a racing run leaves behind (the stored games, in store order, and why it stopped).
+#[derive(Debug)]
+pub struct RacingOutcome {
+    pub records: Vec<GameRecord>,
+    pub stop: StopReason,
+}
 
 /// Runs `plan`, letting `tracker` (fresh, built for the plan's pairings) stop points as games
 /// arrive. On return the tracker has seen every stored game, in store order.
@@ -33,7 +40,7 @@ pub async fn execute_racing(
     settings: GameSettings,
     cancel: Cancel,
     tracker: &mut Tracker,
-) -> Result<RunOutcome> {
+) -> Result<RacingOutcome> {
     if openings.is_empty() {
         bail!("no openings to play");
     }
@@ -184,9 +191,5 @@ pub async fn execute_racing(
     store.rewrite_pgn(&records).context("rewriting games.pgn")?;
     let names: Vec<String> = plan.engines.iter().map(|e| e.name.clone()).collect();
     store.write_summary(&summary_json(&plan.pairings, &names, &tally, plan.sprt, stop.as_str()))?;
-    let mut report = String::new();
-    for (p, t) in plan.pairings.iter().zip(&tally.pairings) {
-        report.push_str(&format_pairing(p, &names, t, plan.sprt));
-    }
-    Ok(RunOutcome { records, tally, stop, dir: opts.out_dir.clone(), report })
+    Ok(RacingOutcome { records, stop })
 }

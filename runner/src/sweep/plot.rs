@@ -8,7 +8,6 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use stats::ScoreMoments;
 
 use super::analysis::{PointRow, SweepAnalysis};
-use super::table::best_line;
 use super::values::numeric;
 
 const WIDTH: u32 = 960;
@@ -33,6 +32,35 @@ fn score_bar(r: &PointRow) -> Option<(f64, f64, f64)> {
     Some((100.0 * m.score, 100.0 * lo, 100.0 * hi))
 }
 
+/// The line under the chart: the best point and its probability of being best.
+fn footer(a: &SweepAnalysis) -> String {
+    let played = a.rows.iter().filter(|r| r.p_best.is_some()).count();
+    match &a.best {
+        None => "No finished game pairs yet.".into(),
+        Some(b) if played < 2 => format!("Only {} has finished game pairs.", b.label),
+        Some(b) => format!(
+            "Best: {} (score {:.1} %{}); P(best) = {:.1} % among {played} points (normal \
+             approximation, points independent).",
+            b.label,
+            100.0 * b.score,
+            b.elo.map(|e| format!(", Elo {e:+.1}")).unwrap_or_default(),
+            100.0 * b.p_best
+        ),
+    }
+}
+
+/// A numeric axis label: the shortest of `decimals..=6` decimals that shows `x` exactly (so
+/// 1.2000000000000002 prints as 1.2).
+fn axis_number(x: f64, decimals: usize) -> String {
+    for d in decimals..=6 {
+        let s = format!("{x:.d$}");
+        if s.parse::<f64>().is_ok_and(|v| (v - x).abs() <= 1e-9 * x.abs().max(1.0)) {
+            return s;
+        }
+    }
+    format!("{x:.6}")
+}
+
 /// Draws the plot as an SVG document.
 pub fn svg(a: &SweepAnalysis, title: &str) -> Result<String, PlotError> {
     let mut out = String::new();
@@ -40,12 +68,13 @@ pub fn svg(a: &SweepAnalysis, title: &str) -> Result<String, PlotError> {
         let root = SVGBackend::with_string(&mut out, (WIDTH, HEIGHT)).into_drawing_area();
         root.fill(&WHITE).map_err(perr)?;
         let (chart_area, foot) = root.split_vertically(HEIGHT - 40);
-        foot.draw(&Text::new(
-            best_line(a),
-            (10, 12),
-            ("sans-serif", 13).into_font().color(&BLACK),
-        ))
-        .map_err(perr)?;
+        let font = || ("sans-serif", 13).into_font().color(&BLACK);
+        foot.draw(&Text::new(footer(a), (10, 6), font())).map_err(perr)?;
+        if a.params.len() == 2 {
+            let key = "Cells: score % vs the baseline (games); green above 50 %, red below; \
+                       the best point is outlined.";
+            foot.draw(&Text::new(key, (10, 22), font())).map_err(perr)?;
+        }
         if a.params.len() == 2 {
             heatmap(&chart_area, a, title)?;
         } else {
@@ -63,21 +92,36 @@ fn line_chart<DB: DrawingBackend>(
 ) -> Result<(), PlotError> {
     let n = a.rows.len();
     // A numeric axis when the single parameter's values are all numbers; else by position.
-    let xs: Vec<f64> = match (a.params.len(), a.rows.iter().map(|r| numeric(&r.assignments[0].1)).collect::<Option<Vec<f64>>>()) {
+    let xs: Vec<f64> = match (
+        a.params.len(),
+        a.rows.iter().map(|r| numeric(&r.assignments[0].1)).collect::<Option<Vec<f64>>>(),
+    ) {
         (1, Some(v)) if n > 0 => v,
         _ => (0..n).map(|i| i as f64).collect(),
     };
-    let categorical = !(a.params.len() == 1 && a.rows.iter().all(|r| numeric(&r.assignments[0].1).is_some()));
-    let (xmin, xmax) = xs.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &x| (l.min(x), h.max(x)));
+    let categorical =
+        !(a.params.len() == 1 && a.rows.iter().all(|r| numeric(&r.assignments[0].1).is_some()));
+    let (xmin, xmax) =
+        xs.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &x| (l.min(x), h.max(x)));
     let (xmin, xmax) = if xmin.is_finite() { (xmin, xmax) } else { (0.0, 1.0) };
-    let pad = ((xmax - xmin) * 0.08).max(0.5 * if categorical { 1.0 } else { (xmax - xmin).max(0.1) / 4.0 });
+    let pad = ((xmax - xmin) * 0.08)
+        .max(0.5 * if categorical { 1.0 } else { (xmax - xmin).max(0.1) / 4.0 });
     let bars: Vec<Option<(f64, f64, f64)>> = a.rows.iter().map(score_bar).collect();
-    let (ymin, ymax) = bars.iter().flatten().fold((40.0f64, 60.0f64), |(l, h), b| (l.min(b.1), h.max(b.2)));
+    let (ymin, ymax) =
+        bars.iter().flatten().fold((40.0f64, 60.0f64), |(l, h), b| (l.min(b.1), h.max(b.2)));
     let (ymin, ymax) = ((ymin - 2.0).max(0.0), (ymax + 2.0).min(100.0));
 
-    let labels: Vec<String> = a.rows.iter().map(|r| {
-        if a.params.len() == 1 { r.assignments[0].1.clone() } else { r.assignments.iter().map(|x| x.1.as_str()).collect::<Vec<_>>().join("/") }
-    }).collect();
+    let labels: Vec<String> = a
+        .rows
+        .iter()
+        .map(|r| {
+            if a.params.len() == 1 {
+                r.assignments[0].1.clone()
+            } else {
+                r.assignments.iter().map(|x| x.1.as_str()).collect::<Vec<_>>().join("/")
+            }
+        })
+        .collect();
     let x_desc = if a.params.len() == 1 { a.params[0].clone() } else { a.params.join(" / ") };
     let mut chart = ChartBuilder::on(area)
         .caption(title, ("sans-serif", 20))
@@ -86,12 +130,18 @@ fn line_chart<DB: DrawingBackend>(
         .y_label_area_size(55)
         .build_cartesian_2d((xmin - pad)..(xmax + pad), ymin..ymax)
         .map_err(perr)?;
+    let decimals =
+        labels.iter().map(|l| l.split_once('.').map_or(0, |(_, f)| f.len())).max().unwrap_or(0);
     let fmt_x = |x: &f64| {
         if categorical {
             let i = x.round();
-            if (x - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < labels.len() { labels[i as usize].clone() } else { String::new() }
+            if (x - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < labels.len() {
+                labels[i as usize].clone()
+            } else {
+                String::new()
+            }
         } else {
-            format!("{x}")
+            axis_number(*x, decimals)
         }
     };
     let mut mesh = chart.configure_mesh();
@@ -102,11 +152,15 @@ fn line_chart<DB: DrawingBackend>(
     mesh.draw().map_err(perr)?;
 
     chart
-        .draw_series(LineSeries::new([(xmin - pad, 50.0), (xmax + pad, 50.0)], BLACK.mix(0.5).stroke_width(1)))
+        .draw_series(LineSeries::new(
+            [(xmin - pad, 50.0), (xmax + pad, 50.0)],
+            BLACK.mix(0.5).stroke_width(1),
+        ))
         .map_err(perr)?
         .label("baseline 50%")
         .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], BLACK.mix(0.5)));
-    let pts: Vec<(f64, f64)> = xs.iter().zip(&bars).filter_map(|(&x, b)| b.map(|b| (x, b.0))).collect();
+    let pts: Vec<(f64, f64)> =
+        xs.iter().zip(&bars).filter_map(|(&x, b)| b.map(|b| (x, b.0))).collect();
     chart.draw_series(LineSeries::new(pts.clone(), BLUE.mix(0.4))).map_err(perr)?;
     let cap = (xmax - xmin + 2.0 * pad) / 120.0;
     for (&x, b) in xs.iter().zip(&bars) {
@@ -132,6 +186,7 @@ fn line_chart<DB: DrawingBackend>(
         .legend(|(x, y)| Circle::new((x + 10, y), 4, BLUE.filled()));
     chart
         .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
         .background_style(WHITE.mix(0.8))
         .border_style(BLACK.mix(0.3))
         .draw()
@@ -143,7 +198,11 @@ fn line_chart<DB: DrawingBackend>(
 fn cell_color(score_pct: f64, span: f64) -> RGBColor {
     let t = ((score_pct - 50.0) / span).clamp(-1.0, 1.0);
     let fade = |full: u8| (255.0 - (255.0 - f64::from(full)) * t.abs()).round() as u8;
-    if t >= 0.0 { RGBColor(fade(30), fade(150), fade(60)) } else { RGBColor(fade(200), fade(40), fade(40)) }
+    if t >= 0.0 {
+        RGBColor(fade(30), fade(150), fade(60))
+    } else {
+        RGBColor(fade(200), fade(40), fade(40))
+    }
 }
 
 fn heatmap<DB: DrawingBackend>(
@@ -171,7 +230,11 @@ fn heatmap<DB: DrawingBackend>(
         .map_err(perr)?;
     let at = |v: &[String], x: f64| {
         let i = (x - 0.5).round();
-        if (x - 0.5 - i).abs() < 1e-6 && i >= 0.0 { v.get(i as usize).cloned().unwrap_or_default() } else { String::new() }
+        if (x - 0.5 - i).abs() < 1e-6 && i >= 0.0 {
+            v.get(i as usize).cloned().unwrap_or_default()
+        } else {
+            String::new()
+        }
     };
     let fx = |x: &f64| at(&xv, *x);
     let fy = |y: &f64| at(&yv, *y);
@@ -200,15 +263,25 @@ fn heatmap<DB: DrawingBackend>(
             Some(s) => (cell_color(100.0 * s, span), format!("{:.1}%", 100.0 * s)),
             None => (RGBColor(210, 210, 210), "n/a".to_string()),
         };
-        chart.draw_series([Rectangle::new([(x, y), (x + 1.0, y + 1.0)], fill.filled())]).map_err(perr)?;
+        chart
+            .draw_series([Rectangle::new([(x, y), (x + 1.0, y + 1.0)], fill.filled())])
+            .map_err(perr)?;
         if Some(i) == best {
             chart
-                .draw_series([Rectangle::new([(x + 0.02, y + 0.02), (x + 0.98, y + 0.98)], BLACK.stroke_width(3))])
+                .draw_series([Rectangle::new(
+                    [(x + 0.02, y + 0.02), (x + 0.98, y + 0.98)],
+                    BLACK.stroke_width(3),
+                )])
                 .map_err(perr)?;
         }
-        let style = ("sans-serif", 14).into_font().color(&BLACK).pos(Pos::new(HPos::Center, VPos::Center));
+        let style =
+            ("sans-serif", 14).into_font().color(&BLACK).pos(Pos::new(HPos::Center, VPos::Center));
         chart
-            .draw_series([Text::new(format!("{text} ({}g)", r.summary.games), (x + 0.5, y + 0.5), style)])
+            .draw_series([Text::new(
+                format!("{text} ({}g)", r.summary.games),
+                (x + 0.5, y + 0.5),
+                style,
+            )])
             .map_err(perr)?;
     }
     Ok(())
@@ -228,7 +301,7 @@ mod tests {
         let a = analyze(&params, &points, &c, &[], &AnalysisOptions::default()).unwrap();
         let s = svg(&a, "t_mid sweep").unwrap();
         assert!(s.starts_with("<svg") && s.trim_end().ends_with("</svg>"));
-        assert!(s.contains("t_mid sweep") && s.contains("Best point: t_mid=0.9"));
+        assert!(s.contains("t_mid sweep") && s.contains("Best: t_mid=0.9"));
         assert_eq!(s.matches("<circle").count(), 2 + 1, "two played points + legend");
         assert!(s.contains("baseline 50%"));
         assert!(!s.contains("NaN"));
@@ -240,15 +313,35 @@ mod tests {
         let mut c = Vec::new();
         for (i, m) in ["0.9", "1.0"].iter().enumerate() {
             for (j, e) in ["0.5", "1.0", "1.5"].iter().enumerate() {
-                points.push(Point { assignments: vec![("t_mid".into(), m.to_string()), ("t_end".into(), e.to_string())] });
+                points.push(Point {
+                    assignments: vec![
+                        ("t_mid".into(), m.to_string()),
+                        ("t_end".into(), e.to_string()),
+                    ],
+                });
                 c.push(counts(Penta { ll: 1, ld: 2, dd: 3, wd: (i + j) as u64, ww: 1 }));
             }
         }
-        let a = analyze(&["t_mid".into(), "t_end".into()], &points, &c, &[], &AnalysisOptions::default()).unwrap();
+        let a = analyze(
+            &["t_mid".into(), "t_end".into()],
+            &points,
+            &c,
+            &[],
+            &AnalysisOptions::default(),
+        )
+        .unwrap();
         let s = svg(&a, "grid").unwrap();
-        assert!(s.matches("<rect").count() >= 6 + 1, "a cell per point");
+        assert!(s.matches("<rect").count() > 6, "a cell per point, plus the background");
         assert!(s.contains("(14g)"), "cells say their games");
         assert!(s.contains("t_end") && s.contains("t_mid"));
+    }
+
+    #[test]
+    fn axis_numbers_lose_float_noise() {
+        assert_eq!(axis_number(1.2000000000000002, 1), "1.2");
+        assert_eq!(axis_number(1.0, 1), "1.0");
+        assert_eq!(axis_number(2.5, 0), "2.5");
+        assert_eq!(axis_number(20.0, 0), "20");
     }
 
     #[test]

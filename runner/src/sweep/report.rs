@@ -115,7 +115,10 @@ mod tests {
         let doc: serde_json::Value = serde_json::from_str(&first[2]).unwrap();
         assert_eq!(doc["points"].as_array().unwrap().len(), 3);
         assert_eq!(doc["best"]["label"], "t_mid=0.9");
-        assert_eq!((doc["stopped_by"].as_str(), doc["kind"].as_str()), (Some("complete"), Some("sweep")));
+        assert_eq!(
+            (doc["stopped_by"].as_str(), doc["kind"].as_str()),
+            (Some("complete"), Some("sweep"))
+        );
         assert_eq!(doc["points"][2]["summary"]["elo"], serde_json::Value::Null);
         let p: serde_json::Value =
             serde_json::from_str(&read("points/t_mid=0.8/summary.json")).unwrap();
@@ -124,7 +127,13 @@ mod tests {
         let again: Vec<String> =
             ["table.md", "table.csv", "summary.json", "plot.svg"].iter().map(|n| read(n)).collect();
         assert_eq!(first, again);
-        assert!(fs::read_dir(&dir).unwrap().all(|e| !e.unwrap().path().to_string_lossy().ends_with(".tmp")));
+        assert!(
+            fs::read_dir(&dir).unwrap().all(|e| !e
+                .unwrap()
+                .path()
+                .to_string_lossy()
+                .ends_with(".tmp"))
+        );
         let _ = fs::remove_dir_all(&dir);
     }
 }

@@ -42,7 +42,7 @@ fn penta_text(r: &PointRow) -> String {
 }
 
 fn shows_status(a: &SweepAnalysis) -> bool {
-    a.rows.iter().any(|r| r.status != PointStatus::Playing) || a.options.sprt.is_some()
+    a.rows.iter().any(|r| r.status != PointStatus::Active) || a.options.sprt.is_some()
 }
 
 /// Headers and cells of the human tables (Markdown and terminal share them).
@@ -80,7 +80,11 @@ pub fn cells(a: &SweepAnalysis) -> (Vec<String>, Vec<Vec<String>>) {
                 .params
                 .iter()
                 .map(|p| {
-                    r.assignments.iter().find(|(n, _)| n == p).map(|x| x.1.clone()).unwrap_or_default()
+                    r.assignments
+                        .iter()
+                        .find(|(n, _)| n == p)
+                        .map(|x| x.1.clone())
+                        .unwrap_or_default()
                 })
                 .collect();
             c.push(s.games.to_string());
@@ -123,15 +127,22 @@ pub fn cells(a: &SweepAnalysis) -> (Vec<String>, Vec<Vec<String>>) {
 
 /// The line under the table naming the best point and how sure we are.
 pub fn best_line(a: &SweepAnalysis) -> String {
+    let played = a.rows.iter().filter(|r| r.p_best.is_some()).count();
     match &a.best {
         None => "Best point: none yet (no finished game pairs).".into(),
+        Some(b) if played == 1 => format!(
+            "Only {} has finished game pairs (score {:.1} %, Elo {}).",
+            b.label,
+            100.0 * b.score,
+            signed(b.elo)
+        ),
         Some(b) => format!(
             "Best point: {} (score {:.1} %, Elo {}); probability it is the best of the {} points \
              played: {:.1} % (normal approximation of each point's score, points independent).",
             b.label,
             100.0 * b.score,
             signed(b.elo),
-            a.rows.iter().filter(|r| r.p_best.is_some()).count(),
+            played,
             100.0 * b.p_best
         ),
     }
@@ -173,7 +184,11 @@ pub fn console(a: &SweepAnalysis, title: &str) -> String {
     let n = head.len();
     let width: Vec<usize> = (0..n)
         .map(|i| {
-            rows.iter().map(|r| r[i].chars().count()).chain([head[i].chars().count()]).max().unwrap_or(0)
+            rows.iter()
+                .map(|r| r[i].chars().count())
+                .chain([head[i].chars().count()])
+                .max()
+                .unwrap_or(0)
         })
         .collect();
     let line = |cells: &[String]| {
@@ -192,7 +207,8 @@ pub fn console(a: &SweepAnalysis, title: &str) -> String {
     };
     let mut out = format!("{title}\n");
     let _ = writeln!(out, "{}", line(&head));
-    let _ = writeln!(out, "{}", width.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>().join("  "));
+    let _ =
+        writeln!(out, "{}", width.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>().join("  "));
     for r in &rows {
         let _ = writeln!(out, "{}", line(r));
     }
@@ -217,9 +233,31 @@ pub fn csv(a: &SweepAnalysis) -> String {
     let mut head: Vec<String> = a.params.clone();
     head.extend(
         [
-            "games", "wins", "draws", "losses", "ll", "ld", "dd", "wd", "ww", "score", "elo",
-            "elo_low", "elo_high", "nelo", "nelo_low", "nelo_high", "los", "p_value", "significant",
-            "p_best", "llr", "llr_lower", "llr_upper", "sprt_verdict", "status",
+            "games",
+            "wins",
+            "draws",
+            "losses",
+            "ll",
+            "ld",
+            "dd",
+            "wd",
+            "ww",
+            "score",
+            "elo",
+            "elo_low",
+            "elo_high",
+            "nelo",
+            "nelo_low",
+            "nelo_high",
+            "los",
+            "p_value",
+            "significant",
+            "p_best",
+            "llr",
+            "llr_lower",
+            "llr_upper",
+            "sprt_verdict",
+            "status",
             "status_after_games",
         ]
         .map(String::from),
@@ -231,15 +269,30 @@ pub fn csv(a: &SweepAnalysis) -> String {
         let mut c: Vec<String> = a
             .params
             .iter()
-            .map(|p| r.assignments.iter().find(|(n, _)| n == p).map(|x| x.1.clone()).unwrap_or_default())
+            .map(|p| {
+                r.assignments.iter().find(|(n, _)| n == p).map(|x| x.1.clone()).unwrap_or_default()
+            })
             .collect();
         let p = s.penta.unwrap_or_default();
-        c.extend([s.games, s.wins, s.draws, s.losses, p.ll, p.ld, p.dd, p.wd, p.ww].map(|v| v.to_string()));
+        c.extend(
+            [s.games, s.wins, s.draws, s.losses, p.ll, p.ld, p.dd, p.wd, p.ww]
+                .map(|v| v.to_string()),
+        );
         let lo = |ci: Option<[f64; 2]>| ci.map(|c| c[0]);
         let hi = |ci: Option<[f64; 2]>| ci.map(|c| c[1]);
         c.extend(
-            [s.score, s.elo, lo(s.elo_ci), hi(s.elo_ci), s.nelo, lo(s.nelo_ci), hi(s.nelo_ci), s.los, s.p_value]
-                .map(num),
+            [
+                s.score,
+                s.elo,
+                lo(s.elo_ci),
+                hi(s.elo_ci),
+                s.nelo,
+                lo(s.nelo_ci),
+                hi(s.nelo_ci),
+                s.los,
+                s.p_value,
+            ]
+            .map(num),
         );
         c.push(r.significant.to_string());
         c.push(num(r.p_best));
@@ -257,7 +310,7 @@ pub fn csv(a: &SweepAnalysis) -> String {
             .into(),
         );
         let (state, after) = match &r.status {
-            PointStatus::Playing => ("playing", String::new()),
+            PointStatus::Active => ("active", String::new()),
             PointStatus::Dropped { after_games, .. } => ("dropped", after_games.to_string()),
             PointStatus::Decided { after_games } => ("decided", after_games.to_string()),
         };
@@ -294,8 +347,16 @@ mod tests {
         assert!(lines[2].starts_with("| t_mid | games | W-D-L | penta"), "{}", lines[2]);
         assert!(lines[3].starts_with("|:--|--:|"), "{}", lines[3]);
         // 0.8: 32 pairs 2-6-12-8-4, 64 games, score (6*0.25+12*0.5+8*0.75+4)/32 = 54.7 %.
-        assert!(lines[4].starts_with("| 0.8 | 64 | 16-38-10 | 2-6-12-8-4 | 54.7 | +"), "{}", lines[4]);
-        assert!(lines[6].starts_with("| 1.0 | 0 | 0-0-0 | 0-0-0-0-0 | n/a | n/a | n/a |"), "{}", lines[6]);
+        assert!(
+            lines[4].starts_with("| 0.8 | 64 | 16-38-10 | 2-6-12-8-4 | 54.7 | +"),
+            "{}",
+            lines[4]
+        );
+        assert!(
+            lines[6].starts_with("| 1.0 | 0 | 0-0-0 | 0-0-0-0-0 | n/a | n/a | n/a |"),
+            "{}",
+            lines[6]
+        );
         assert!(!md.contains("NaN") && !md.contains("nan") && !md.contains("inf"));
         assert!(md.contains("Best point: t_mid=0.9"), "{md}");
         assert!(!md.contains("SPRT") && !md.contains("status"), "no SPRT/status column unasked");
@@ -311,8 +372,8 @@ mod tests {
     fn csv_has_raw_numbers_and_status() {
         let (params, points, c) = sample();
         let st = vec![
-            PointStatus::Playing,
-            PointStatus::Playing,
+            PointStatus::Active,
+            PointStatus::Active,
             PointStatus::Dropped { after_games: 16, best: "t_mid=0.9".into(), z: 3.0 },
         ];
         let a = analyze(&params, &points, &c, &st, &AnalysisOptions::default()).unwrap();

@@ -40,7 +40,7 @@ impl Tracker {
             counts: vec![PointCounts::default(); n],
             race: race.map(|c| Race::new(n, c)),
             sprt,
-            status: vec![PointStatus::Playing; n],
+            status: vec![PointStatus::Active; n],
         }
     }
 
@@ -66,23 +66,23 @@ impl Tracker {
         c.wdl.add(score);
         c.penta.add_pair(first, score);
         let mut stopped = Vec::new();
-        if let (Some(spec), PointStatus::Playing) = (&self.sprt, &self.status[i]) {
+        if let (Some(spec), PointStatus::Active) = (&self.sprt, &self.status[i]) {
             let counts = Counts::Paired { wdl: c.wdl, penta: c.penta };
-            if let Ok(r) = stats::sprt(&counts, spec) {
-                if r.verdict != Verdict::Continue {
-                    self.status[i] = PointStatus::Decided { after_games: c.wdl.games() };
-                    stopped.push(i);
-                }
+            if let Ok(r) = stats::sprt(&counts, spec)
+                && r.verdict != Verdict::Continue
+            {
+                self.status[i] = PointStatus::Decided { after_games: c.wdl.games() };
+                stopped.push(i);
             }
         }
         if let Some(race) = &mut self.race {
             let pentas: Vec<_> = self.counts.iter().map(|c| c.penta).collect();
             for d in race.update(&pentas) {
-                if self.status[d] == PointStatus::Playing {
-                    if let Some(info) = &race.dropped()[d] {
-                        self.status[d] = PointStatus::from_dropped(info, &self.labels);
-                        stopped.push(d);
-                    }
+                if self.status[d] == PointStatus::Active
+                    && let Some(info) = &race.dropped()[d]
+                {
+                    self.status[d] = PointStatus::from_dropped(info, &self.labels);
+                    stopped.push(d);
                 }
             }
         }
@@ -91,13 +91,13 @@ impl Tracker {
 
     /// Whether the point still gets new games.
     pub fn is_active(&self, i: usize) -> bool {
-        self.status.get(i) == Some(&PointStatus::Playing)
+        self.status.get(i) == Some(&PointStatus::Active)
     }
 
     /// Whether every point has stopped (all dropped or decided, at most one left racing alone
     /// counts as not stopped).
     pub fn all_stopped(&self) -> bool {
-        self.status.iter().all(|s| *s != PointStatus::Playing)
+        self.status.iter().all(|s| *s != PointStatus::Active)
     }
 
     pub fn counts(&self) -> &[PointCounts] {
@@ -189,7 +189,8 @@ mod tests {
         assert!(t.is_active(0) && !t.is_active(1));
         assert!(matches!(t.status()[1], PointStatus::Dropped { after_games: 8, .. }));
 
-        let spec = SprtSpec { elo0: 0.0, elo1: 10.0, alpha: 0.05, beta: 0.05, model: EloModel::Logistic };
+        let spec =
+            SprtSpec { elo0: 0.0, elo1: 10.0, alpha: 0.05, beta: 0.05, model: EloModel::Logistic };
         let mut t = Tracker::new(pts(1), None, Some(spec));
         let mut pair = 0;
         while t.is_active(0) && pair < 1000 {

@@ -317,9 +317,16 @@ mod tests {
     #[test]
     fn values_attach_to_the_param_before_them() {
         let params = vec![(1, "t_mid".to_string()), (5, "Skill Level".to_string())];
-        let vals = vec![(7, ValueArg::List("0,20".into())), (3, ValueArg::Range("1:1.2:0.1".into()))];
+        let vals =
+            vec![(7, ValueArg::List("0,20".into())), (3, ValueArg::Range("1:1.2:0.1".into()))];
         let got = assign(&params, &vals).unwrap();
-        assert_eq!(got[0], SweptParam { name: "t_mid".into(), values: vec!["1.0".into(), "1.1".into(), "1.2".into()] });
+        assert_eq!(
+            got[0],
+            SweptParam {
+                name: "t_mid".into(),
+                values: vec!["1.0".into(), "1.1".into(), "1.2".into()]
+            }
+        );
         assert_eq!(got[1].values, ["0", "20"]);
     }
 
@@ -347,14 +354,21 @@ mod tests {
     fn grid_is_the_cartesian_product_first_param_slowest() {
         let ps = vec![
             SweptParam { name: "t_mid".into(), values: vec!["0.9".into(), "1.0".into()] },
-            SweptParam { name: "t_end".into(), values: vec!["0.5".into(), "0.6".into(), "0.7".into()] },
+            SweptParam {
+                name: "t_end".into(),
+                values: vec!["0.5".into(), "0.6".into(), "0.7".into()],
+            },
         ];
         let g = grid(&ps).unwrap();
         assert_eq!(g.len(), 6);
         assert_eq!(g[0].label(), "t_mid=0.9,t_end=0.5");
         assert_eq!(g[1].label(), "t_mid=0.9,t_end=0.6");
         assert_eq!(g[5].label(), "t_mid=1.0,t_end=0.7");
-        let big = vec![SweptParam { name: "a".into(), values: (0..200).map(|i| i.to_string()).collect() }; 2];
+        let big =
+            vec![
+                SweptParam { name: "a".into(), values: (0..200).map(|i| i.to_string()).collect() };
+                2
+            ];
         assert!(matches!(grid(&big), Err(ValuesError::TooBig { .. })));
     }
 

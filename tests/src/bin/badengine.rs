@@ -72,7 +72,11 @@ fn main() {
                 } else {
                     choose(&pos, k, mode == "mate")
                 };
-                let _ = writeln!(out, "info depth 1 score cp {} nodes 1 time 0 pv {mv}", (k % 7) as i32 - 3);
+                let _ = writeln!(
+                    out,
+                    "info depth 1 score cp {} nodes 1 time 0 pv {mv}",
+                    (k % 7) as i32 - 3
+                );
                 let _ = writeln!(out, "bestmove {mv}");
             }
             "quit" => break,

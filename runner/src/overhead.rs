@@ -1,0 +1,124 @@
+//! The runner's own cost: its CPU time against the engines', per game and per move, and the
+//! turnaround from one engine's `bestmove` to the opponent's `go`.
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::store::GameRecord;
+use crate::uci_process::own_cpu_time;
+
+/// Figures of one run (games played in this session only).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct OverheadReport {
+    pub games: u64,
+    pub moves: u64,
+    pub runner_cpu_s: Option<f64>,
+    pub engines_cpu_s: Option<f64>,
+    /// Runner CPU as a fraction of the engines' CPU.
+    pub runner_cpu_share: Option<f64>,
+    pub runner_cpu_per_game_ms: Option<f64>,
+    pub runner_cpu_per_move_us: Option<f64>,
+    pub turnaround_us_mean: Option<f64>,
+    pub turnaround_us_max: Option<u64>,
+    /// Runner-measured minus engine-reported think time, mean over moves that report a time.
+    pub measured_minus_reported_ms_mean: Option<f64>,
+}
+
+/// Accumulates [`OverheadReport`] figures as games finish.
+#[derive(Clone, Debug)]
+pub struct OverheadMeter {
+    cpu_at_start: Option<Duration>,
+    games: u64,
+    moves: u64,
+    turn_sum: f64,
+    turn_n: u64,
+    turn_max: Option<u64>,
+    over_sum: f64,
+    over_n: u64,
+}
+
+impl Default for OverheadMeter {
+    fn default() -> Self {
+        OverheadMeter::new()
+    }
+}
+
+impl OverheadMeter {
+    pub fn new() -> OverheadMeter {
+        OverheadMeter {
+            cpu_at_start: own_cpu_time(),
+            games: 0,
+            moves: 0,
+            turn_sum: 0.0,
+            turn_n: 0,
+            turn_max: None,
+            over_sum: 0.0,
+            over_n: 0,
+        }
+    }
+
+    pub fn add(&mut self, rec: &GameRecord) {
+        self.games += 1;
+        let engine_moves = rec.times_ms.len() as u64;
+        self.moves += engine_moves;
+        if let Some(m) = rec.latency.turnaround_us_mean {
+            let n = engine_moves.saturating_sub(1);
+            self.turn_sum += m * n as f64;
+            self.turn_n += n;
+        }
+        if let Some(mx) = rec.latency.turnaround_us_max {
+            self.turn_max = Some(self.turn_max.map_or(mx, |c| c.max(mx)));
+        }
+        for (t, e) in rec.times_ms.iter().zip(&rec.engine_times_ms) {
+            if let Some(e) = e {
+                self.over_sum += t - *e as f64;
+                self.over_n += 1;
+            }
+        }
+    }
+
+    pub fn finish(&self, engines_cpu: Option<Duration>) -> OverheadReport {
+        let runner = match (own_cpu_time(), self.cpu_at_start) {
+            (Some(now), Some(start)) => Some(now.saturating_sub(start).as_secs_f64()),
+            _ => None,
+        };
+        let engines = engines_cpu.map(|d| d.as_secs_f64());
+        let per = |total: Option<f64>, n: u64, scale: f64| {
+            total.filter(|_| n > 0).map(|t| t * scale / n as f64)
+        };
+        OverheadReport {
+            games: self.games,
+            moves: self.moves,
+            runner_cpu_s: runner,
+            engines_cpu_s: engines,
+            runner_cpu_share: match (runner, engines) {
+                (Some(r), Some(e)) if e > 0.0 => Some(r / e),
+                _ => None,
+            },
+            runner_cpu_per_game_ms: per(runner, self.games, 1e3),
+            runner_cpu_per_move_us: per(runner, self.moves, 1e6),
+            turnaround_us_mean: (self.turn_n > 0).then(|| self.turn_sum / self.turn_n as f64),
+            turnaround_us_max: self.turn_max,
+            measured_minus_reported_ms_mean: (self.over_n > 0)
+                .then(|| self.over_sum / self.over_n as f64),
+        }
+    }
+}
+
+impl OverheadReport {
+    /// One line for the final report.
+    pub fn line(&self) -> String {
+        let f = |v: Option<f64>, d: usize| v.map_or("n/a".to_string(), |x| format!("{x:.d$}"));
+        format!(
+            "runner CPU {} s vs engines {} s ({}%), {} ms/game, {} us/move; bestmove->go turnaround mean {} us, max {} us",
+            f(self.runner_cpu_s, 3),
+            f(self.engines_cpu_s, 3),
+            f(self.runner_cpu_share.map(|s| s * 100.0), 2),
+            f(self.runner_cpu_per_game_ms, 2),
+            f(self.runner_cpu_per_move_us, 1),
+            f(self.turnaround_us_mean, 0),
+            self.turnaround_us_max.map_or("n/a".into(), |m| m.to_string()),
+        )
+    }
+}

@@ -1,0 +1,74 @@
+//! `runner match` input errors: a one-line message, a non-zero exit, and no game played.
+
+use e2e::{bad_spec, read_games, run_runner, scratch};
+
+fn fails(name: &str, args: &[&str], needle: &str) {
+    let dir = scratch(name);
+    let o = run_runner(&dir, args);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{name}: should fail");
+    let last = err.lines().rfind(|l| !l.starts_with("warning:")).unwrap_or("");
+    assert!(last.contains(needle), "{name}: expected {needle:?} in last line, got:\n{err}");
+    // Nothing was played anywhere under the scratch dir.
+    assert!(read_games(&dir.join("out")).is_empty());
+}
+
+#[test]
+fn bad_inputs_are_one_line_errors() {
+    let good = bad_spec("good", "good", None);
+    let out = "--out=out";
+    fails(
+        "spec",
+        &["match", "--engine", "nmae=x,cmd=y", "--engine", &good, out],
+        "unknown key \"nmae\"",
+    );
+    fails("undef", &["match", "--engine", "name=nosuch", "--engine", &good, out], "not defined");
+    fails(
+        "book",
+        &[
+            "match",
+            "--engine",
+            &good,
+            "--engine",
+            "name=g2,cmd=/bin/true",
+            "--book",
+            "missing.epd",
+            out,
+        ],
+        "book missing.epd not found",
+    );
+    fails("tc", &["match", "--engine", &good, "--tc", "fast", out], "bad time control");
+    fails("sprt", &["match", "--engine", &good, "--sprt", "elo0=5", out], "bad --sprt");
+    fails("draw", &["match", "--engine", &good, "--draw", "movecount=3", out], "bad --draw");
+    fails("games", &["match", "--engine", &good, "--games", "0", out], "--games must be > 0");
+}
+
+#[test]
+fn engines_that_cannot_start_fail_before_any_game() {
+    let good = bad_spec("good", "good", None);
+    fails(
+        "path",
+        &[
+            "match",
+            "--engine",
+            "name=ghost,cmd=/nonexistent/engine",
+            "--engine",
+            &good,
+            "--out=out",
+        ],
+        "engine ghost: cannot start /nonexistent/engine",
+    );
+    let mute = bad_spec("mute", "nouci", None);
+    fails(
+        "nouci",
+        &["match", "--engine", &mute, "--engine", &good, "--start-timeout", "1", "--out=out"],
+        "engine mute: no uciok within 1s",
+    );
+}
+
+#[test]
+fn clap_rejects_conflicting_limits() {
+    let dir = scratch("conflict");
+    let o = run_runner(&dir, &["match", "--tc", "10+0.1", "--nodes", "5"]);
+    assert_eq!(o.status.code(), Some(2));
+}

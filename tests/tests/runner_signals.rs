@@ -1,0 +1,87 @@
+//! SIGTERM stops a run cleanly: exit code 130, engine processes gone, files consistent, and the
+//! run can be resumed.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use e2e::{badengine_bin, read_games, run_runner, runner_bin, scratch};
+
+/// Processes whose command line holds `token`.
+fn processes_with(token: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
+        if let Ok(cmdline) = std::fs::read(e.path().join("cmdline"))
+            && String::from_utf8_lossy(&cmdline).contains(token)
+        {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+#[test]
+fn sigterm_kills_engines_and_keeps_files_consistent() {
+    let dir = scratch("sigterm");
+    let out = dir.join("run");
+    let out_s = out.to_string_lossy().into_owned();
+    let token = format!("sigterm-token-{}", std::process::id());
+    let spec = |name: &str| {
+        format!("name={name},cmd={},arg=slow,arg=5,arg={token}", badengine_bin().display())
+    };
+    let (a, b) = (spec("a"), spec("b"));
+    let args = [
+        "match",
+        "--engine",
+        &a,
+        "--engine",
+        &b,
+        "--nodes",
+        "1",
+        "--games",
+        "40",
+        "--maxmoves",
+        "20",
+        "--concurrency",
+        "2",
+        "--progress",
+        "quiet",
+        "--out",
+        &out_s,
+    ];
+    let child = Command::new(runner_bin())
+        .current_dir(&dir)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while read_games(&out).len() < 2 && start.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!processes_with(&token).is_empty(), "engines are running");
+    let status = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    assert!(status.success());
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", String::from_utf8_lossy(&o.stderr));
+    // Engines are killed with their process groups.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !processes_with(&token).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(processes_with(&token).is_empty(), "engine processes left behind");
+    let played = read_games(&out);
+    assert!(played.len() < 40);
+    let pgn = std::fs::read_to_string(out.join("games.pgn")).unwrap();
+    assert_eq!(pgn.matches("[Event ").count(), played.len(), "PGN matches games.jsonl");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["stopped_by"], "interrupted");
+
+    let mut resumed = args.to_vec();
+    resumed.push("--resume");
+    let o = run_runner(&dir, &resumed);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(read_games(&out).len(), 40);
+}
