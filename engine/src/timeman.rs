@@ -44,7 +44,9 @@ impl TimeManager {
             // 35 increments above the overhead instead of running dry.
             let usable = time.saturating_sub(overhead_ms).max(1);
             let mtg = limits.movestogo.unwrap_or(30).clamp(1, 30);
-            let base = usable / (mtg + 5) + limits.inc / 2;
+            // The increment counts fully only while the clock holds 20 of them.
+            let inc_part = if limits.inc == 0 { 0 } else { (limits.inc / 2).min(usable / 40) };
+            let base = usable / (mtg + 5) + inc_part;
             let soft = base.min(usable / 6).max(1);
             let hard = (soft * 2).min(usable / 6).max(soft);
             return Self {

@@ -16,11 +16,15 @@ use vampirc_uci::UciMessage;
 use crate::engine_spec::EngineSpec;
 use crate::uci_info::{InfoSummary, parse_info};
 
-/// A line of engine output and the moment the reader task read it.
+/// A line of engine output and the moment the reader task read it. `info` lines are not
+/// forwarded one by one: the reader keeps the last one holding a score and attaches it to the
+/// next forwarded line (the `bestmove`), so the game task wakes once per move.
 #[derive(Debug)]
 pub struct Line {
     pub text: String,
     pub at: Instant,
+    /// The last `info ... score ...` line read before this line.
+    pub info: Option<String>,
 }
 
 /// What went wrong talking to an engine.
@@ -298,13 +302,10 @@ impl UciEngine {
         let mut last_info: Option<String> = None;
         loop {
             let line = self.next_line(deadline, expected, limit).await?;
-            let t = line.text.as_str();
-            if t.starts_with("info ") {
-                if t.contains(" score ") {
-                    last_info = Some(line.text);
-                }
-                continue;
+            if line.info.is_some() {
+                last_info = line.info;
             }
+            let t = line.text.as_str();
             if t == "bestmove" || t.starts_with("bestmove ") {
                 let bestmove = parse_bestmove(t);
                 return Ok(GoReply { bestmove, sent_at, received_at: line.at, last_info });
@@ -483,6 +484,7 @@ async fn read_lines(
 ) {
     let mut reader = BufReader::with_capacity(64 * 1024, stdout);
     let mut buf = Vec::with_capacity(256);
+    let mut last_info: Option<String> = None;
     loop {
         buf.clear();
         match reader.read_until(b'\n', &mut buf).await {
@@ -495,7 +497,13 @@ async fn read_lines(
                 {
                     let _ = writeln!(w, "< {text}");
                 }
-                if tx.send(Line { text, at }).is_err() {
+                if text.starts_with("info ") {
+                    if text.contains(" score ") {
+                        last_info = Some(text);
+                    }
+                    continue;
+                }
+                if tx.send(Line { text, at, info: last_info.take() }).is_err() {
                     break;
                 }
             }

@@ -134,7 +134,7 @@ fn check_total(counts: &[u64], what: &str) -> Result<(), StatsError> {
     Ok(())
 }
 
-/// The input of [`crate::summarize`] and [`crate::sprt`].
+/// The input of [`crate::summarize`] and [`crate::sprt()`].
 ///
 /// Trinomial counts treat games as independent. Pentanomial counts keep the game pairs, whose
 /// two games share an opening and are correlated: their statistics use the variance of the pair

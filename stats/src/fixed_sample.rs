@@ -25,8 +25,8 @@
 //!
 //! The seed's example: 64 games, `D = 0.3`: `sqrt(64 * 0.7 / 4) = 3.3466`, threshold
 //! `32 + 1.6449 * 3.3466 = 37.505` points, so 38 points (59.4 %) are significant (`p = 0.0365`)
-//! and 37.5 or 37 are not (`p = 0.0502`, `0.0676`). A continuity correction would push 38 to
-//! `p = 0.0502`; the paper's "a score above 38 points (or 59%)" means 38 is enough, so there is
+//! and 37.5 or 37 are not (`p = 0.0501`, `0.0676`). A continuity correction would push 38 to
+//! `p = 0.0501`; the paper's "a score above 38 points (or 59%)" means 38 is enough, so there is
 //! no correction. [`DrawAwareTest::critical_score`] is the smallest score in half points that is
 //! significant: 38.
 

@@ -4,7 +4,7 @@
 //!   pair) counts.
 //! * [`estimate`]: score, logistic Elo and normalized Elo with 95 % intervals, LOS.
 //! * [`fixed_sample`]: the draw-aware fixed-sample test of the Crafty ProbCut paper.
-//! * [`sprt`] and [`mle`]: the generalized SPRT of Michel Van den Bergh as run by fishtest
+//! * [`sprt`](mod@sprt) and [`mle`]: the generalized SPRT of Michel Van den Bergh as run by fishtest
 //!   (trinomial and pentanomial, logistic and normalized Elo bounds), solved to full precision.
 //! * [`holm`](mod@holm): Holm-Bonferroni correction for many comparisons.
 //! * [`summarize`]: all of it in one serializable [`Summary`].

@@ -34,8 +34,8 @@
 //!
 //! with `x` again the root of the secular equation for the `b_i` (the constant in `b_i` makes
 //! `sum p_i b_i = g(p) = 0` at the solution). `b` depends on the unknown `mu`, `sigma` of `p`, so
-//! this is solved as a fixed point: start from the uniform distribution, compute `mu`, `sigma`,
-//! `b`, solve for `x`, update `p`, repeat until `p` no longer moves. This is the scheme of Van
+//! this is solved as a fixed point: from a starting distribution compute `mu`, `sigma`, `b`,
+//! solve for `x`, update `p`, repeat until `p` no longer moves. This is the scheme of Van
 //! den Bergh's "normalized_elo_practical" note as used by fishtest, which starts from the uniform
 //! distribution and stops after 10 rounds or a change below 1e-9; here it runs until the change
 //! is at the level of rounding errors, and starts from the observations with continuation in
@@ -46,7 +46,8 @@
 //! of `f` shrinks a bracket around the root, a Newton step that leaves the bracket is replaced
 //! by its midpoint, and the iteration ends when the step is at the level of rounding errors
 //! (about 1e-16 relative), far finer than the 1e-12 absolute tolerance of `scipy`'s `brentq` in
-//! fishtest or the coarse root finding of fastchess.
+//! fishtest or the coarse root finding of fastchess. Both estimators check their constraint on
+//! the result and return an error rather than a wrong distribution.
 
 use crate::error::StatsError;
 

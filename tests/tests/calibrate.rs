@@ -87,7 +87,7 @@ fn tiny_calibration_writes_params_the_engine_accepts() {
         let obj = row.as_object().expect("row is an object");
         let mut keys: Vec<&str> = obj.keys().map(String::as_str).collect();
         keys.sort();
-        assert_eq!(keys, ["a", "b", "deep", "n", "r", "sigma", "shallow", "stage"]);
+        assert_eq!(keys, ["a", "b", "deep", "n", "r", "shallow", "sigma", "stage"]);
         assert_eq!(row["stage"], "middlegame");
         let pair = (row["shallow"].as_u64().unwrap(), row["deep"].as_u64().unwrap());
         assert!(pair == (1, 2) || pair == (2, 3), "{row}");

@@ -39,13 +39,13 @@ pub struct SweepArgs {
     #[arg(long = "param", value_name = "NAME", required = true)]
     pub params: Vec<String>,
     /// Values of the --param before it, comma-separated (sent verbatim with setoption).
-    #[arg(long = "values", value_name = "V1,V2,...")]
+    #[arg(long = "values", value_name = "V1,V2,...", allow_hyphen_values = true)]
     pub values: Vec<String>,
     /// Values of the --param before it: LO:HI:STEP in exact decimal steps, HI included.
-    #[arg(long = "range", value_name = "LO:HI:STEP")]
+    #[arg(long = "range", value_name = "LO:HI:STEP", allow_hyphen_values = true)]
     pub ranges: Vec<String>,
     /// An option set on the swept engine at every point (not on the baseline).
-    #[arg(long = "fixed", value_name = "NAME=VALUE")]
+    #[arg(long = "fixed", value_name = "NAME=VALUE", allow_hyphen_values = true)]
     pub fixed: Vec<String>,
     /// The opponent of every point: options over the swept engine (MPC=false or
     /// option.MPC=false,...) or an engine spec (name=..,cmd=..). Default: the bundled engine

@@ -116,8 +116,15 @@ pub fn analyze(
         .iter()
         .map(|c| stats::summarize(&Counts::Paired { wdl: c.wdl, penta: c.penta }, &sopts))
         .collect::<Result<Vec<_>, _>>()?;
-    let p_values: Vec<f64> = summaries.iter().map(|s| s.p_value.unwrap_or(1.0)).collect();
-    let significant = stats::holm(&p_values, opts.alpha);
+    // Holm over the points that have a p-value (points without games, or whose variance is
+    // zero, are not tests and do not enlarge the family).
+    let tested: Vec<usize> =
+        (0..summaries.len()).filter(|&i| summaries[i].p_value.is_some()).collect();
+    let p_values: Vec<f64> = tested.iter().map(|&i| summaries[i].p_value.unwrap_or(1.0)).collect();
+    let mut significant = vec![false; summaries.len()];
+    for (k, sig) in stats::holm(&p_values, opts.alpha).into_iter().enumerate() {
+        significant[tested[k]] = sig;
+    }
 
     let played: Vec<usize> = (0..counts.len()).filter(|&i| counts[i].penta.pairs() > 0).collect();
     let est: Vec<(f64, f64)> = played
@@ -206,11 +213,11 @@ pub(crate) mod tests {
         assert_eq!(a.rows[2].summary.elo, None);
         // 0.9 scores 47/64 = 73 %: significant even after Holm; p-values are corrected jointly.
         assert!(a.rows[1].significant);
-        let ps: Vec<f64> = a.rows.iter().map(|r| r.summary.p_value.unwrap_or(1.0)).collect();
-        assert_eq!(
-            a.rows.iter().map(|r| r.significant).collect::<Vec<_>>(),
-            stats::holm(&ps, 0.05)
-        );
+        // Holm runs over the two points with games only.
+        let ps: Vec<f64> = a.rows[..2].iter().map(|r| r.summary.p_value.unwrap()).collect();
+        let mut want = stats::holm(&ps, 0.05);
+        want.push(false);
+        assert_eq!(a.rows.iter().map(|r| r.significant).collect::<Vec<_>>(), want);
     }
 
     #[test]
