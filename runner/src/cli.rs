@@ -19,10 +19,20 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Play a match between two engines (or the bundled engine against itself).
+    /// Play a match between two engines (or the bundled engine against itself); with more
+    /// engines, a gauntlet or round-robin, once per --tc.
     Match(Box<MatchArgs>),
     /// Statistics from counts: --wdl W,D,L or --penta LL,LD,DD,WD,WW.
     Stats(crate::cmd::stats::StatsArgs),
+    /// Sweep engine options: each value (or grid point) plays the same baseline over the same
+    /// openings, points interleaved; prints a table, writes table.md/csv, summary.json and
+    /// plot.svg. --games counts games per point.
+    Sweep(Box<crate::cmd::sweep::SweepArgs>),
+    /// Re-print the table and redraw the plot of a results directory (sweep or match).
+    Report(crate::cmd::report::ReportArgs),
+    /// Make a balanced opening book (EPD) with an engine: random walks kept when the engine scores
+    /// them near equality.
+    Book(Box<crate::cmd::book::BookGenArgs>),
 }
 
 /// Which engines play.
@@ -46,9 +56,10 @@ pub struct EngineArgs {
 #[derive(Args, Debug, Clone, Default)]
 #[group(id = "limit", multiple = false)]
 pub struct LimitArgs {
-    /// Time control in seconds: BASE+INC, MOVES/BASE+INC or BASE [default: 10+0.1].
+    /// Time control in seconds: BASE+INC, MOVES/BASE+INC or BASE [default: 10+0.1]. `runner
+    /// match` takes it repeated: the whole schedule is played once per time control.
     #[arg(long, value_name = "TC")]
-    pub tc: Option<String>,
+    pub tc: Vec<String>,
     /// Fixed time per move in seconds.
     #[arg(long, value_name = "SECONDS")]
     pub st: Option<String>,
@@ -144,4 +155,6 @@ pub struct MatchArgs {
     /// until a decision or the --games cap.
     #[arg(long, value_name = "SPEC")]
     pub sprt: Option<String>,
+    #[command(flatten)]
+    pub tournament: crate::gauntlet::plan::TournamentArgs,
 }

@@ -6,6 +6,7 @@
 //! process pools, and a store keyed by pairing ([`store`]). `runner match` is one pairing.
 
 pub mod adjudication;
+pub mod book_gen;
 pub mod cancel;
 pub mod cli;
 pub mod clock;
@@ -13,6 +14,7 @@ pub mod cmd;
 pub mod config;
 pub mod engine_spec;
 pub mod game;
+pub mod gauntlet;
 pub mod openings;
 pub mod overhead;
 pub mod pgn;
@@ -21,6 +23,7 @@ pub mod run;
 pub mod schedule;
 pub mod store;
 pub mod summary;
+pub mod sweep;
 pub mod termination;
 pub mod uci_info;
 pub mod uci_process;

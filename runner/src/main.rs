@@ -9,6 +9,9 @@ async fn main() -> ExitCode {
     let res = match &cli.command {
         Command::Match(args) => runner::cmd::match_cmd::run(args).await,
         Command::Stats(args) => runner::cmd::stats::run(args).map(|()| 0),
+        Command::Sweep(args) => runner::cmd::sweep::run(args).await,
+        Command::Report(args) => runner::cmd::report::run(args),
+        Command::Book(args) => runner::cmd::book::run(args).await,
     };
     match res {
         Ok(code) => ExitCode::from(code),

@@ -23,6 +23,7 @@ pub struct Progress {
     last_line: Instant,
     interval: Duration,
     total: u64,
+    unit: &'static str,
 }
 
 impl Progress {
@@ -44,7 +45,14 @@ impl Progress {
             last_line: Instant::now(),
             interval: Duration::from_secs(5),
             total: total_games,
+            unit: "games",
         }
+    }
+
+    /// Names what is counted in plain progress lines (default "games").
+    pub fn with_unit(mut self, unit: &'static str) -> Progress {
+        self.unit = unit;
+        self
     }
 
     /// One-line status of a pairing.
@@ -73,7 +81,7 @@ impl Progress {
             b.set_message(status.to_string());
         } else if self.plain && (self.last_line.elapsed() >= self.interval || done == self.total) {
             self.last_line = Instant::now();
-            eprintln!("games {done}/{}: {status}", self.total);
+            eprintln!("{} {done}/{}: {status}", self.unit, self.total);
         }
     }
 

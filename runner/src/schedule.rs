@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::clock::TimeControl;
 use crate::openings::{BookOrder, opening_sequence};
 
 /// Two engine specs (indices into the run's engine list) that play each other. Results are kept
@@ -13,6 +14,10 @@ pub struct Pairing {
     pub label: String,
     pub first: usize,
     pub second: usize,
+    /// This pairing's time control when it differs from the plan's (gauntlets with several
+    /// `--tc`); `None`: the plan's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tc: Option<TimeControl>,
 }
 
 /// One game pair to play.

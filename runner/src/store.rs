@@ -54,6 +54,11 @@ pub struct RunPlan {
 }
 
 impl RunPlan {
+    /// The time control of pairing `p`: its own, else the plan's.
+    pub fn pairing_tc(&self, p: usize) -> TimeControl {
+        self.pairings.get(p).and_then(|x| x.tc).unwrap_or(self.tc)
+    }
+
     /// SHA-256 (hex) of the plan's canonical JSON.
     pub fn hash(&self) -> String {
         let json = serde_json::to_vec(self).unwrap_or_default();
@@ -278,7 +283,7 @@ impl Store {
         line.push('\n');
         self.jsonl.write_all(line.as_bytes()).context("writing games.jsonl")?;
         self.jsonl.sync_data().context("syncing games.jsonl")?;
-        let pgn = rec.to_pgn(&self.event(), &self.plan.tc)?;
+        let pgn = rec.to_pgn(&self.event(), &self.plan.pairing_tc(rec.pairing))?;
         self.pgn.write_all(pgn.as_bytes()).context("writing games.pgn")?;
         Ok(())
     }
@@ -289,7 +294,7 @@ impl Store {
         sorted.sort_by_key(|r| (r.seq, r.game));
         let mut text = String::new();
         for r in sorted {
-            text.push_str(&r.to_pgn(&self.event(), &self.plan.tc)?);
+            text.push_str(&r.to_pgn(&self.event(), &self.plan.pairing_tc(r.pairing))?);
         }
         write_atomic(&self.dir.join(PGN_FILE), text.as_bytes())
     }
@@ -423,7 +428,7 @@ mod tests {
         RunPlan {
             kind: "match".into(),
             engines: vec![],
-            pairings: vec![Pairing { label: "A vs B".into(), first: 0, second: 1 }],
+            pairings: vec![Pairing { label: "A vs B".into(), first: 0, second: 1, tc: None }],
             tc: TimeControl::Nodes { nodes: 100 },
             timemargin_ms: 100,
             book: BookInfo { path: None, sha256: None, openings: 1, plies: None },

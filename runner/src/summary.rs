@@ -222,7 +222,7 @@ mod tests {
         assert_eq!(s.games, 4);
         assert_eq!(t.terminations[&Termination::TimeForfeit], 1);
         let text = format_pairing(
-            &Pairing { label: "x".into(), first: 0, second: 1 },
+            &Pairing { label: "x".into(), first: 0, second: 1, tc: None },
             &["A".into(), "B".into()],
             &t,
             None,

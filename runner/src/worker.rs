@@ -182,6 +182,10 @@ pub async fn worker_loop(ctx: Arc<WorkerContext>, tx: mpsc::UnboundedSender<Work
         } else {
             (pairing.second, pairing.first)
         };
+        let settings = match pairing.tc {
+            Some(tc) => GameSettings { tc, ..ctx.settings.clone() },
+            None => ctx.settings.clone(),
+        };
         let Some(opening) = ctx.openings.get(task.job.opening) else {
             let _ = tx.send(WorkerEvent::Fatal(format!("opening {} missing", task.job.opening)));
             ctx.cancel.cancel();
@@ -204,7 +208,7 @@ pub async fn worker_loop(ctx: Arc<WorkerContext>, tx: mpsc::UnboundedSender<Work
             biased;
             // Dropping the engines kills them; the game is replayed on resume.
             _ = ctx.cancel.cancelled() => break,
-            o = play_game(&mut white, &mut black, opening, &ctx.settings) => o,
+            o = play_game(&mut white, &mut black, opening, &settings) => o,
         };
         match outcome {
             Ok(out) => {

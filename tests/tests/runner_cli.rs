@@ -72,3 +72,61 @@ fn clap_rejects_conflicting_limits() {
     let o = run_runner(&dir, &["match", "--tc", "10+0.1", "--nodes", "5"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn engines_by_name_from_a_file_with_each_options_and_protocol_logs() {
+    let dir = scratch("enginesfile");
+    let bad = e2e::badengine_bin();
+    std::fs::write(
+        dir.join("engines.toml"),
+        format!(
+            "[[engine]]\nname = \"b1\"\ncmd = \"{0}\"\nargs = [\"good\"]\nspeed = 3\n\
+             [[engine]]\nname = \"b2\"\ncmd = \"{0}\"\n[engine.options]\nHash = 4\n",
+            bad.display()
+        ),
+    )
+    .unwrap();
+    let o = run_runner(
+        &dir,
+        &[
+            "match",
+            "--engine",
+            "name=b1",
+            "--engine",
+            "name=b2",
+            "--engines-file",
+            "engines.toml",
+            "--each",
+            "option.Hash=2,option.Foo=1",
+            "--nodes",
+            "1",
+            "--games",
+            "2",
+            "--maxmoves",
+            "5",
+            "--debug-log",
+            "--progress",
+            "quiet",
+            "--out",
+            "out",
+        ],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("unknown key \"speed\""), "{err}");
+    assert!(err.contains("does not declare option(s) Foo"), "{err}");
+    let run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("out/run.json")).unwrap()).unwrap();
+    assert_eq!(
+        run["plan"]["engines"][0]["options"],
+        serde_json::json!([["Hash", "2"], ["Foo", "1"]])
+    );
+    assert_eq!(
+        run["plan"]["engines"][1]["options"],
+        serde_json::json!([["Hash", "4"], ["Foo", "1"]])
+    );
+    let log = std::fs::read_to_string(dir.join("out/logs/b2-0.uci.log")).unwrap();
+    assert!(log.contains("> setoption name Hash value 4"), "{log}");
+    assert!(log.contains("< uciok"), "{log}");
+    assert_eq!(read_games(&dir.join("out")).len(), 2);
+}

@@ -88,12 +88,12 @@ pub async fn run(args: &BookGenArgs) -> Result<u8> {
         let progress = progress.clone();
         let count = args.count as u64;
         tokio::spawn(async move {
-            let mut bar = Progress::new(mode, count, 0);
+            let mut bar = Progress::new(mode, count, 0).with_unit("openings");
             loop {
                 tokio::time::sleep(Duration::from_millis(250)).await;
                 let accepted = progress.accepted.load(Ordering::SeqCst) as u64;
                 let tried = progress.tried.load(Ordering::SeqCst);
-                bar.update(accepted.min(count), &format!("openings kept, {tried} walks tried"));
+                bar.update(accepted.min(count), &format!("{tried} walks tried"));
             }
         })
     };

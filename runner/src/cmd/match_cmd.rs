@@ -259,7 +259,7 @@ pub fn match_plan(args: &MatchArgs) -> Result<(RunPlan, Vec<Opening>, RunOptions
     let plan = RunPlan {
         kind: "match".into(),
         engines,
-        pairings: vec![Pairing { label, first: 0, second }],
+        pairings: vec![Pairing { label, first: 0, second, tc: None }],
         tc,
         timemargin_ms: args.exec.timemargin,
         book: book_info,

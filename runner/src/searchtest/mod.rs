@@ -14,7 +14,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 
 use crate::calibrate::pool::{EngineSetup, Job, PoolConfig, check_setups, spawn_pool};
-use crate::calibrate::positions::TestPosition;
+use crate::calibrate::positions::{Stage, TestPosition};
 use crate::calibrate::probe::Limit;
 use crate::calibrate::progress::Progress;
 use crate::cancel::Cancel;
@@ -171,7 +171,7 @@ pub async fn run(plan: SearchTestPlan, cancel: Cancel) -> Result<SearchTestOutco
              first variant's."
         ),
     };
-    let doc = format!(
+    let mut doc = format!(
         "{heading}\n\nEngine `{}`; {} of {} positions from `{}` searched by every variant{}.\n\n{table}",
         plan.engine.name,
         summaries.first().map_or(0, |s| s.positions),
@@ -179,6 +179,14 @@ pub async fn run(plan: SearchTestPlan, cancel: Cancel) -> Result<SearchTestOutco
         plan.positions_file.display(),
         if partial { " (PARTIAL RUN)" } else { "" },
     );
+    let mut by_stage = serde_json::Map::new();
+    for stage in Stage::ALL {
+        let subset: Vec<SearchRecord> =
+            records.iter().filter(|r| r.stage == stage).cloned().collect();
+        let rows = summarize(&subset, &names);
+        doc.push_str(&format!("\n## {stage} positions\n\n{}", table::markdown(&rows, fixed_time)));
+        by_stage.insert(stage.to_string(), serde_json::to_value(&rows)?);
+    }
     let write = |name: &str, text: String| {
         let p = out.join(name);
         fs::write(&p, text).with_context(|| format!("cannot write {}", p.display()))
@@ -194,6 +202,7 @@ pub async fn run(plan: SearchTestPlan, cancel: Cancel) -> Result<SearchTestOutco
         "faults": faults,
         "partial": partial,
         "variants": summaries,
+        "by_stage": by_stage,
     });
     write("summary.json", serde_json::to_string_pretty(&summary)? + "\n")?;
     pool_result?;
