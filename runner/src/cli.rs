@@ -30,9 +30,17 @@ pub enum Command {
     Sweep(Box<crate::cmd::sweep::SweepArgs>),
     /// Re-print the table and redraw the plot of a results directory (sweep or match).
     Report(crate::cmd::report::ReportArgs),
+    /// Combine the shards of one run (--shard K/N) into one results directory.
+    Merge(crate::cmd::merge::MergeArgs),
     /// Make a balanced opening book (EPD) with an engine: random walks kept when the engine scores
     /// them near equality.
     Book(Box<crate::cmd::book::BookGenArgs>),
+    /// Fit the MPC model (a, b, sigma, r per depth pair and stage) from shallow and deep
+    /// searches; or, with --sample-from, draw test positions from self-play games.
+    Calibrate(Box<crate::cmd::calibrate::CalibrateArgs>),
+    /// Compare engine variants at fixed time (depth reached) or fixed depth (nodes, speed-up,
+    /// same move, same value).
+    Searchtest(Box<crate::cmd::searchtest::SearchTestArgs>),
 }
 
 /// Which engines play.
@@ -118,8 +126,10 @@ pub struct ExecArgs {
     /// Continue the run in --out: finished games are kept, the rest are played.
     #[arg(long)]
     pub resume: bool,
-    /// Play only shard K of N (jobs with index % N == K-1); merge shards later.
-    #[arg(long, value_name = "K/N")]
+    /// Play only shard K of N (game pairs with index % N == K-1); `runner merge` combines the
+    /// shards. `auto/N` takes K from SHARD_INDEX, JOB_COMPLETION_INDEX (Kubernetes) or
+    /// SLURM_ARRAY_TASK_ID. Needs --seed, so that every shard plays the same plan.
+    #[arg(long, value_name = "K/N", requires = "seed")]
     pub shard: Option<String>,
     /// Milliseconds a clock may fall below zero before the side loses on time.
     #[arg(long, value_name = "MS", default_value_t = 100)]

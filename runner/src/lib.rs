@@ -7,6 +7,7 @@
 
 pub mod adjudication;
 pub mod book_gen;
+pub mod calibrate;
 pub mod cancel;
 pub mod cli;
 pub mod clock;
@@ -15,12 +16,14 @@ pub mod config;
 pub mod engine_spec;
 pub mod game;
 pub mod gauntlet;
+pub mod merge;
 pub mod openings;
 pub mod overhead;
 pub mod pgn;
 pub mod progress;
 pub mod run;
 pub mod schedule;
+pub mod searchtest;
 pub mod store;
 pub mod summary;
 pub mod sweep;

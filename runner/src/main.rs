@@ -11,7 +11,10 @@ async fn main() -> ExitCode {
         Command::Stats(args) => runner::cmd::stats::run(args).map(|()| 0),
         Command::Sweep(args) => runner::cmd::sweep::run(args).await,
         Command::Report(args) => runner::cmd::report::run(args),
+        Command::Merge(args) => runner::cmd::merge::run(args),
         Command::Book(args) => runner::cmd::book::run(args).await,
+        Command::Calibrate(args) => runner::cmd::calibrate::run(args).await,
+        Command::Searchtest(args) => runner::cmd::searchtest::run(args).await,
     };
     match res {
         Ok(code) => ExitCode::from(code),

@@ -49,14 +49,26 @@ pub struct Shard {
 }
 
 impl Shard {
+    /// `K/N`, or `auto/N` with K from the environment (see [`Shard::parse_with_env`]).
     pub fn parse(s: &str) -> Result<Shard, String> {
+        Shard::parse_with_env(s, |name| std::env::var(name).ok())
+    }
+
+    /// Like [`Shard::parse`], reading `auto/N`'s index through `env`: `SHARD_INDEX` (1-based),
+    /// else `JOB_COMPLETION_INDEX` (Kubernetes indexed job, 0-based), else
+    /// `SLURM_ARRAY_TASK_ID` counted from `SLURM_ARRAY_TASK_MIN` (so `--array=1-N` and
+    /// `--array=0-(N-1)` both work).
+    pub fn parse_with_env(s: &str, env: impl Fn(&str) -> Option<String>) -> Result<Shard, String> {
         let (k, n) = s.split_once('/').ok_or_else(|| format!("bad shard {s:?}: expected K/N"))?;
-        let (k, n): (usize, usize) = match (k.trim().parse(), n.trim().parse()) {
-            (Ok(k), Ok(n)) => (k, n),
-            _ => return Err(format!("bad shard {s:?}: expected whole numbers K/N")),
+        let n: usize =
+            n.trim().parse().map_err(|_| format!("bad shard {s:?}: expected whole numbers K/N"))?;
+        let k: usize = if k.trim() == "auto" {
+            auto_shard_index(&env).map_err(|e| format!("--shard {s}: {e}"))?
+        } else {
+            k.trim().parse().map_err(|_| format!("bad shard {s:?}: expected whole numbers K/N"))?
         };
         if n == 0 || k == 0 || k > n {
-            return Err(format!("bad shard {s:?}: need 1 <= K <= N"));
+            return Err(format!("bad shard {s:?} (K = {k}): need 1 <= K <= N"));
         }
         Ok(Shard { index: k, count: n })
     }
@@ -64,6 +76,42 @@ impl Shard {
     pub fn contains(&self, job: &Job) -> bool {
         job.seq % self.count == self.index - 1
     }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+/// The 1-based shard index of this batch task, from the environment (`--shard auto/N`).
+fn auto_shard_index(env: &impl Fn(&str) -> Option<String>) -> Result<usize, String> {
+    let num = |name: &str| -> Result<Option<usize>, String> {
+        match env(name) {
+            None => Ok(None),
+            Some(v) => v
+                .trim()
+                .parse()
+                .map(Some)
+                .map_err(|_| format!("{name}={v:?} is not a whole number")),
+        }
+    };
+    if let Some(k) = num("SHARD_INDEX")? {
+        return Ok(k);
+    }
+    if let Some(i) = num("JOB_COMPLETION_INDEX")? {
+        return Ok(i + 1);
+    }
+    if let Some(id) = num("SLURM_ARRAY_TASK_ID")? {
+        let min = num("SLURM_ARRAY_TASK_MIN")?.unwrap_or(1);
+        return id
+            .checked_sub(min)
+            .map(|k| k + 1)
+            .ok_or_else(|| format!("SLURM_ARRAY_TASK_ID {id} is below SLURM_ARRAY_TASK_MIN {min}"));
+    }
+    Err("no shard index in the environment: set SHARD_INDEX (1-based), or run as a Kubernetes \
+         indexed job (JOB_COMPLETION_INDEX) or a SLURM job array (SLURM_ARRAY_TASK_ID)"
+        .into())
 }
 
 /// Builds the job list: `pairs` game pairs for every pairing. Pair `i` of every pairing uses the
@@ -121,5 +169,19 @@ mod tests {
         assert!(Shard::parse("0/3").is_err());
         assert!(Shard::parse("4/3").is_err());
         assert!(Shard::parse("x").is_err());
+        let env = |vars: &'static [(&'static str, &'static str)]| {
+            move |n: &str| vars.iter().find(|(k, _)| *k == n).map(|(_, v)| v.to_string())
+        };
+        let auto = |vars: &'static [(&'static str, &'static str)]| {
+            Shard::parse_with_env("auto/4", env(vars)).map(|s| s.index)
+        };
+        assert_eq!(auto(&[("SHARD_INDEX", "2")]), Ok(2));
+        assert_eq!(auto(&[("JOB_COMPLETION_INDEX", "0")]), Ok(1));
+        assert_eq!(auto(&[("SLURM_ARRAY_TASK_ID", "3"), ("SLURM_ARRAY_TASK_MIN", "0")]), Ok(4));
+        assert_eq!(auto(&[("SLURM_ARRAY_TASK_ID", "4"), ("SLURM_ARRAY_TASK_MIN", "1")]), Ok(4));
+        assert!(auto(&[("JOB_COMPLETION_INDEX", "4")]).unwrap_err().contains("1 <= K <= N"));
+        assert!(auto(&[("SHARD_INDEX", "x")]).unwrap_err().contains("SHARD_INDEX"));
+        assert!(auto(&[]).unwrap_err().contains("JOB_COMPLETION_INDEX"));
+        assert_eq!(Shard::parse("2/3").unwrap().to_string(), "2/3");
     }
 }

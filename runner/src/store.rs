@@ -64,6 +64,12 @@ impl RunPlan {
         let json = serde_json::to_vec(self).unwrap_or_default();
         hex(&Sha256::digest(&json))
     }
+
+    /// The hash of the plan without its shard: equal for every shard of one run (and for the
+    /// unsharded run), so `runner merge` can tell which results belong together.
+    pub fn merge_hash(&self) -> String {
+        RunPlan { shard: None, ..self.clone() }.hash()
+    }
 }
 
 pub fn hex(bytes: &[u8]) -> String {
@@ -314,7 +320,7 @@ pub fn read_run_file(dir: &Path) -> Result<RunFile> {
 }
 
 /// Names the top-level plan fields that differ.
-fn plan_differences(old: &RunPlan, new: &RunPlan) -> Vec<String> {
+pub fn plan_differences(old: &RunPlan, new: &RunPlan) -> Vec<String> {
     let (a, b) = (serde_json::to_value(old), serde_json::to_value(new));
     let (Ok(serde_json::Value::Object(a)), Ok(serde_json::Value::Object(b))) = (a, b) else {
         return vec!["unreadable plan".into()];

@@ -27,10 +27,12 @@ use crate::engine_spec::EngineSpec;
 #[serde(rename_all = "lowercase")]
 pub enum ScoreMode {
     /// One `go depth <deepest>` per position; the score of depth d is the last exact score the
-    /// engine reported for iteration d. Cheap (the deep search costs barely more than alone) and
-    /// it is what a shallow search inside the tree sees too: a warm transposition table.
+    /// engine reported for iteration d. Cheap: the deepest search runs every shallower iteration
+    /// anyway. For an engine whose `go depth d` after `ucinewgame` is deterministic (the bundled
+    /// one), iteration d IS the separate depth-d search, so both modes give the same scores.
     Iterative,
-    /// A separate `go depth d` for every needed depth, each after `ucinewgame` (cold tables).
+    /// A separate `go depth d` for every needed depth, each after `ucinewgame`: for engines whose
+    /// iterations depend on the final depth or on time.
     Separate,
 }
 

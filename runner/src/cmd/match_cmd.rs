@@ -13,6 +13,7 @@ use crate::clock::TimeControl;
 use crate::config::{BUNDLED_NAME, EngineCatalog, bundled_engine_path};
 use crate::engine_spec::{EngineSpec, PartialSpec};
 use crate::game::GameSettings;
+use crate::gauntlet;
 use crate::openings::{Opening, load_book, startpos_book};
 use crate::progress::ProgressMode;
 use crate::run::{RunOptions, StopReason, execute};
@@ -87,16 +88,35 @@ fn default_name(cmd: &str) -> String {
     Path::new(cmd).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or(cmd.into())
 }
 
-/// The time control from `--tc`/`--st`/`--nodes`/`--depth` (default 10+0.1).
+/// The time control from `--tc`/`--st`/`--nodes`/`--depth` (default 10+0.1); one only.
 pub fn time_control(args: &LimitArgs) -> Result<TimeControl> {
-    Ok(match (&args.tc, &args.st, args.nodes, args.depth) {
-        (Some(tc), ..) => TimeControl::parse_tc(tc)?,
-        (_, Some(st), ..) => TimeControl::parse_st(st)?,
-        (_, _, Some(n), _) if n > 0 => TimeControl::Nodes { nodes: n },
-        (_, _, _, Some(d)) if d > 0 => TimeControl::Depth { depth: d },
-        (_, _, Some(_), _) | (_, _, _, Some(_)) => bail!("--nodes and --depth must be > 0"),
+    let mut tcs = time_controls(args)?;
+    if tcs.len() > 1 {
+        bail!("give one --tc here (several are for `runner match` gauntlets)");
+    }
+    Ok(tcs.remove(0))
+}
+
+/// The time controls: every `--tc` in order, else `--st`/`--nodes`/`--depth`, else 10+0.1.
+pub fn time_controls(args: &LimitArgs) -> Result<Vec<TimeControl>> {
+    if !args.tc.is_empty() {
+        let mut v: Vec<TimeControl> = Vec::new();
+        for tc in &args.tc {
+            let tc = TimeControl::parse_tc(tc)?;
+            if v.contains(&tc) {
+                bail!("--tc {} is given twice", tc.pgn_tag());
+            }
+            v.push(tc);
+        }
+        return Ok(v);
+    }
+    Ok(vec![match (&args.st, args.nodes, args.depth) {
+        (Some(st), ..) => TimeControl::parse_st(st)?,
+        (_, Some(n), _) if n > 0 => TimeControl::Nodes { nodes: n },
+        (_, _, Some(d)) if d > 0 => TimeControl::Depth { depth: d },
+        (_, Some(_), _) | (_, _, Some(_)) => bail!("--nodes and --depth must be > 0"),
         _ => TimeControl::parse_tc("10+0.1")?,
-    })
+    }])
 }
 
 /// The opening book and its description for the plan.
@@ -223,9 +243,6 @@ pub fn install_signal_handlers(cancel: Cancel) {
 /// Builds the plan of a match from its arguments.
 pub fn match_plan(args: &MatchArgs) -> Result<(RunPlan, Vec<Opening>, RunOptions)> {
     let mut engines = resolve_engines(&args.engines)?;
-    if engines.len() > 2 {
-        bail!("match takes at most two --engine (got {})", engines.len());
-    }
     if engines.len() == 2 && engines[0].name == engines[1].name {
         if engines[0] == engines[1] {
             engines.pop();
@@ -233,9 +250,22 @@ pub fn match_plan(args: &MatchArgs) -> Result<(RunPlan, Vec<Opening>, RunOptions
             bail!("both engines are named {:?}: give them different name=", engines[0].name);
         }
     }
-    let second = engines.len() - 1;
-    let label = format!("{} vs {}", engines[0].name, engines[second].name);
-    let tc = time_control(&args.limit)?;
+    let tcs = time_controls(&args.limit)?;
+    let tc = tcs[0];
+    let t = &args.tournament;
+    // Two engines (or one playing itself) at one time control: a plain match, as before.
+    let (kind, pairings) = if engines.len() <= 2 && tcs.len() == 1 {
+        let second = engines.len() - 1;
+        let label = format!("{} vs {}", engines[0].name, engines[second].name);
+        ("match".to_string(), vec![Pairing { label, first: 0, second, tc: None }])
+    } else {
+        if engines.len() < 2 {
+            bail!("several --tc need two engines or more (give --engine twice or more)");
+        }
+        let names: Vec<String> = engines.iter().map(|e| e.name.clone()).collect();
+        let pairings = gauntlet::plan::pairings(&names, t.tournament, t.gauntlet_seats, &tcs)?;
+        (t.tournament.as_str().to_string(), pairings)
+    };
     let (openings, book_info) = book(&args.book)?;
     let adjudication = adjudication(&args.adjudication)?;
     let sprt = args
@@ -257,9 +287,9 @@ pub fn match_plan(args: &MatchArgs) -> Result<(RunPlan, Vec<Opening>, RunOptions
         None => rand::random(),
     };
     let plan = RunPlan {
-        kind: "match".into(),
+        kind,
         engines,
-        pairings: vec![Pairing { label, first: 0, second, tc: None }],
+        pairings,
         tc,
         timemargin_ms: args.exec.timemargin,
         book: book_info,
@@ -283,19 +313,53 @@ pub async fn run(args: &MatchArgs) -> Result<u8> {
         adjudication: plan.adjudication,
         stall_timeout: opts.stall_timeout,
     };
+    let tournament = plan.kind != "match";
+    let anchor = gauntlet::files::anchor_index(&plan, args.tournament.anchor.as_deref())?;
     let cancel = Cancel::new();
     install_signal_handlers(cancel.clone());
-    eprintln!(
-        "{}: {} games max, {}, {} opening(s), concurrency {}, results in {}",
-        plan.pairings[0].label,
-        plan.pairs * 2,
-        plan.tc,
-        openings.len(),
-        opts.concurrency,
-        opts.out_dir.display()
-    );
+    if tournament {
+        let mut tcs: Vec<String> = Vec::new();
+        for p in 0..plan.pairings.len() {
+            let tc = plan.pairing_tc(p).to_string();
+            if !tcs.contains(&tc) {
+                tcs.push(tc);
+            }
+        }
+        eprintln!(
+            "{} of {} engines: {} pairings, {} games max each, {}, {} opening(s), concurrency {}, \
+             results in {}",
+            plan.kind,
+            plan.engines.len(),
+            plan.pairings.len(),
+            plan.pairs * 2,
+            tcs.join(" and "),
+            openings.len(),
+            opts.concurrency,
+            opts.out_dir.display()
+        );
+    } else {
+        eprintln!(
+            "{}: {} games max, {}, {} opening(s), concurrency {}, results in {}",
+            plan.pairings[0].label,
+            plan.pairs * 2,
+            plan.tc,
+            openings.len(),
+            opts.concurrency,
+            opts.out_dir.display()
+        );
+    }
     let outcome = execute(&plan, openings, &opts, settings, cancel).await?;
     print!("{}", outcome.report);
+    if tournament {
+        let tables = gauntlet::files::write_tables(
+            &outcome.dir,
+            &plan,
+            &outcome.records,
+            anchor,
+            args.tournament.anchor_elo,
+        )?;
+        println!("\n{}", tables.markdown());
+    }
     println!("results: {}", outcome.dir.display());
     Ok(match outcome.stop {
         StopReason::Interrupted => {

@@ -1,0 +1,52 @@
+//! Writing a gauntlet's tables into its run directory: table.md (all tables), table.csv (one line
+//! per pairing and time control), ratings.csv, and a `gauntlet` key in summary.json.
+
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+
+use super::tables::{GauntletTables, build};
+use crate::store::{GameRecord, RunPlan, SUMMARY_FILE, write_atomic};
+
+pub const TABLE_MD: &str = "table.md";
+pub const TABLE_CSV: &str = "table.csv";
+pub const RATINGS_CSV: &str = "ratings.csv";
+
+/// The engine index of `--anchor NAME` (the first engine without one).
+pub fn anchor_index(plan: &RunPlan, anchor: Option<&str>) -> Result<usize> {
+    match anchor {
+        None => Ok(0),
+        Some(name) => match plan.engines.iter().position(|e| e.name == name) {
+            Some(i) => Ok(i),
+            None => bail!(
+                "--anchor {name:?} is not one of the engines ({})",
+                plan.engines.iter().map(|e| e.name.as_str()).collect::<Vec<_>>().join(", ")
+            ),
+        },
+    }
+}
+
+/// Computes the tables from `records` and writes them into `dir`.
+pub fn write_tables(
+    dir: &Path,
+    plan: &RunPlan,
+    records: &[GameRecord],
+    anchor: usize,
+    anchor_elo: f64,
+) -> Result<GauntletTables> {
+    let tables = build(plan, records, anchor, anchor_elo).context("fitting the ratings")?;
+    write_atomic(&dir.join(TABLE_MD), tables.markdown().as_bytes())?;
+    write_atomic(&dir.join(TABLE_CSV), tables.pairings_csv().as_bytes())?;
+    write_atomic(&dir.join(RATINGS_CSV), tables.ratings_csv().as_bytes())?;
+    let summary_path = dir.join(SUMMARY_FILE);
+    let mut summary: serde_json::Value = match std::fs::read(&summary_path) {
+        Ok(bytes) => serde_json::from_slice(&bytes)
+            .with_context(|| format!("cannot parse {}", summary_path.display()))?,
+        Err(_) => serde_json::json!({}),
+    };
+    if let Some(obj) = summary.as_object_mut() {
+        obj.insert("gauntlet".into(), serde_json::to_value(&tables)?);
+    }
+    write_atomic(&summary_path, serde_json::to_string_pretty(&summary)?.as_bytes())?;
+    Ok(tables)
+}

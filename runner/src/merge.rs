@@ -1,0 +1,414 @@
+//! Merging the shards of one run (`--shard K/N`) into one results directory holding what the
+//! unsharded run would: run.json (the plan without its shard), games.jsonl and games.pgn in
+//! schedule order, summary.json, and for a sweep sweep.json, the tables and the plot.
+//!
+//! Shards belong together when their plans hash equal without the shard
+//! ([`RunPlan::merge_hash`]) and they split the run the same N ways. A merged directory records
+//! which shards it holds (`merged` in its run.json), so a partial merge can later be merged again
+//! with the shards that were missing; `--resume` on it (without `--shard`) plays the missing games
+//! on one machine instead.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::overhead::OverheadMeter;
+use crate::run::StopReason;
+use crate::schedule::{GameKey, Job, build_schedule};
+use crate::store::{
+    GAMES_FILE, GameRecord, RUN_FILE, RunFile, RunPlan, SUMMARY_FILE, Store, parse_games,
+    plan_differences, write_atomic,
+};
+use crate::summary::{Tally, format_pairing, summary_json};
+use crate::sweep::plan::SweepPlan;
+
+/// Which shards of an N-way split a results directory holds.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShardSet {
+    /// N.
+    pub count: usize,
+    /// 1-based shard indices.
+    pub shards: BTreeSet<usize>,
+}
+
+impl ShardSet {
+    /// The shards a plain run holds: its own, or all of a run without `--shard` (1 of 1).
+    pub fn of_plan(plan: &RunPlan) -> ShardSet {
+        match plan.shard {
+            Some(s) => ShardSet { count: s.count, shards: BTreeSet::from([s.index]) },
+            None => ShardSet { count: 1, shards: BTreeSet::from([1]) },
+        }
+    }
+
+    /// Whether the game pair at schedule position `seq` belongs to these shards.
+    pub fn holds(&self, seq: usize) -> bool {
+        self.shards.contains(&(seq % self.count + 1))
+    }
+
+    /// The shards not held, in order.
+    pub fn missing(&self) -> Vec<usize> {
+        (1..=self.count).filter(|k| !self.shards.contains(k)).collect()
+    }
+
+    /// `"1/3, 2/3"`.
+    pub fn describe(&self) -> String {
+        describe(&self.shards.iter().copied().collect::<Vec<_>>(), self.count)
+    }
+}
+
+fn describe(shards: &[usize], count: usize) -> String {
+    shards.iter().map(|k| format!("{k}/{count}")).collect::<Vec<_>>().join(", ")
+}
+
+/// Why shards cannot be merged.
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    #[error("no results directories to merge")]
+    NoInput,
+    #[error("{dir} is not a shard of the same run as {first} (plan differs: {diffs})")]
+    DifferentPlan { dir: String, first: String, diffs: String },
+    #[error(
+        "{dir} splits the run {count}-way but {first} splits it {first_count}-way: merge shards of one split"
+    )]
+    DifferentSplit { dir: String, count: usize, first: String, first_count: usize },
+    #[error("shard {shard} is given twice: {a} and {b}")]
+    Duplicate { shard: String, a: String, b: String },
+    #[error("{dir} is not a sweep of the same points as {first} (sweep.json differs: {diffs})")]
+    DifferentSweep { dir: String, first: String, diffs: String },
+    #[error("{dir}: {detail}")]
+    ForeignGame { dir: String, detail: String },
+}
+
+/// One results directory given to `runner merge`.
+#[derive(Debug)]
+pub struct ShardInput {
+    pub dir: PathBuf,
+    pub plan: RunPlan,
+    pub set: ShardSet,
+    pub records: Vec<GameRecord>,
+    pub sweep: Option<SweepPlan>,
+    /// The shard's summary.json (absent when the shard was killed before writing it).
+    pub summary: Option<Value>,
+}
+
+impl ShardInput {
+    /// Reads a results directory without changing it (a last line cut short by a kill is
+    /// ignored, not repaired).
+    pub fn load(dir: &Path) -> Result<ShardInput> {
+        let run_path = dir.join(RUN_FILE);
+        let text = fs::read_to_string(&run_path).with_context(|| {
+            format!("{} is not a results directory (cannot read {RUN_FILE})", dir.display())
+        })?;
+        let raw: Value = serde_json::from_str(&text)
+            .with_context(|| format!("{} is not valid JSON", run_path.display()))?;
+        let run: RunFile = serde_json::from_value(raw.clone())
+            .with_context(|| format!("{} is not a valid run file", run_path.display()))?;
+        let set = match raw.get("merged") {
+            Some(m) => serde_json::from_value(m.clone())
+                .with_context(|| format!("{}: bad \"merged\" entry", run_path.display()))?,
+            None => ShardSet::of_plan(&run.plan),
+        };
+        let games = dir.join(GAMES_FILE);
+        let records = match fs::read(&games) {
+            Ok(bytes) => parse_games(&bytes).with_context(|| games.display().to_string())?.0,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", games.display())),
+        };
+        let summary = fs::read_to_string(dir.join(SUMMARY_FILE))
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok());
+        Ok(ShardInput {
+            dir: dir.to_path_buf(),
+            plan: run.plan,
+            set,
+            records,
+            sweep: SweepPlan::load(dir)?,
+            summary,
+        })
+    }
+
+    fn name(&self) -> String {
+        self.dir.display().to_string()
+    }
+
+    fn stopped_by(&self) -> &str {
+        self.summary.as_ref().and_then(|s| s["stopped_by"].as_str()).unwrap_or("unknown")
+    }
+}
+
+/// Checks that `inputs` are disjoint shards of one run and that every stored game belongs to its
+/// directory's shards; returns the shards they hold together.
+pub fn check_inputs(inputs: &[ShardInput]) -> Result<ShardSet, MergeError> {
+    let first = inputs.first().ok_or(MergeError::NoInput)?;
+    let hash = first.plan.merge_hash();
+    let mut owner: BTreeMap<usize, &ShardInput> = BTreeMap::new();
+    for inp in inputs {
+        if inp.plan.merge_hash() != hash {
+            let unsharded = |p: &RunPlan| RunPlan { shard: None, ..p.clone() };
+            return Err(MergeError::DifferentPlan {
+                dir: inp.name(),
+                first: first.name(),
+                diffs: plan_differences(&unsharded(&first.plan), &unsharded(&inp.plan)).join(", "),
+            });
+        }
+        if inp.set.count != first.set.count {
+            return Err(MergeError::DifferentSplit {
+                dir: inp.name(),
+                count: inp.set.count,
+                first: first.name(),
+                first_count: first.set.count,
+            });
+        }
+        if inp.sweep != first.sweep {
+            return Err(MergeError::DifferentSweep {
+                dir: inp.name(),
+                first: first.name(),
+                diffs: sweep_differences(first.sweep.as_ref(), inp.sweep.as_ref()),
+            });
+        }
+        for &k in &inp.set.shards {
+            if let Some(prev) = owner.insert(k, inp) {
+                return Err(MergeError::Duplicate {
+                    shard: format!("{k}/{}", inp.set.count),
+                    a: prev.name(),
+                    b: inp.name(),
+                });
+            }
+        }
+    }
+    let jobs = schedule_of(&first.plan);
+    for inp in inputs {
+        for r in &inp.records {
+            check_record(r, &jobs, &inp.set)
+                .map_err(|detail| MergeError::ForeignGame { dir: inp.name(), detail })?;
+        }
+    }
+    Ok(ShardSet { count: first.set.count, shards: owner.into_keys().collect() })
+}
+
+/// The unsharded schedule of a plan.
+fn schedule_of(plan: &RunPlan) -> Vec<Job> {
+    build_schedule(plan.pairings.len(), plan.pairs, plan.book.openings, plan.book_order, plan.seed)
+}
+
+fn check_record(r: &GameRecord, jobs: &[Job], set: &ShardSet) -> Result<(), String> {
+    let game = format!(
+        "game {}.{} of pairing {:?} (schedule #{})",
+        r.pair + 1,
+        r.game + 1,
+        r.label,
+        r.seq
+    );
+    let Some(job) = jobs.get(r.seq) else {
+        return Err(format!("{game} is beyond the plan's {} game pairs", jobs.len()));
+    };
+    if (job.pairing, job.pair, job.opening) != (r.pairing, r.pair, r.opening) || r.game > 1 {
+        return Err(format!("{game} does not match the plan's schedule"));
+    }
+    if !set.holds(r.seq) {
+        return Err(format!(
+            "{game} belongs to shard {}/{}, not to {}",
+            r.seq % set.count + 1,
+            set.count,
+            set.describe()
+        ));
+    }
+    Ok(())
+}
+
+fn sweep_differences(a: Option<&SweepPlan>, b: Option<&SweepPlan>) -> String {
+    match (a.map(serde_json::to_value), b.map(serde_json::to_value)) {
+        (Some(Ok(Value::Object(a))), Some(Ok(Value::Object(b)))) => {
+            let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+            let d: Vec<String> = keys
+                .into_iter()
+                .filter(|k| a.get(*k) != b.get(*k))
+                .map(|k| format!("{k} changed"))
+                .collect();
+            if d.is_empty() { "plan changed".into() } else { d.join(", ") }
+        }
+        (Some(_), None) => "the first is a sweep, this one has no sweep.json".into(),
+        (None, Some(_)) => "this one is a sweep, the first has no sweep.json".into(),
+        _ => "unreadable sweep plan".into(),
+    }
+}
+
+/// What a merge produced.
+#[derive(Debug)]
+pub struct Merged {
+    pub dir: PathBuf,
+    pub plan: RunPlan,
+    /// Shards merged.
+    pub set: ShardSet,
+    /// Shards not given (a partial merge).
+    pub missing: Vec<usize>,
+    pub games: usize,
+    /// Games of the whole unsharded schedule.
+    pub scheduled_games: usize,
+    /// `complete`, `sprt`, `interrupted` (some shard did not finish) or `partial` (shards missing).
+    pub stopped_by: String,
+    /// Per pairing summary (match) or the sweep's table.
+    pub report: String,
+}
+
+/// Merges the results directories `inputs` into the new directory `out`.
+pub fn merge_dirs(inputs: &[PathBuf], out: &Path) -> Result<Merged> {
+    let loaded: Vec<ShardInput> =
+        inputs.iter().map(|d| ShardInput::load(d)).collect::<Result<_>>()?;
+    let set = check_inputs(&loaded)?;
+    check_out_dir(inputs, out)?;
+    let first = &loaded[0];
+    let plan = RunPlan { shard: None, ..first.plan.clone() };
+
+    let mut records: Vec<GameRecord> = Vec::new();
+    let mut seen: BTreeSet<GameKey> = BTreeSet::new();
+    for inp in &loaded {
+        for r in &inp.records {
+            if seen.insert(r.key()) {
+                records.push(r.clone());
+            }
+        }
+    }
+    records.sort_by_key(|r| (r.seq, r.game));
+    let scheduled_games = schedule_of(&plan).len() * 2;
+    let missing = set.missing();
+    let stopped_by = if !missing.is_empty() {
+        "partial"
+    } else if records.len() == scheduled_games {
+        "complete"
+    } else if loaded.iter().all(|i| matches!(i.stopped_by(), "complete" | "sprt")) {
+        "sprt"
+    } else {
+        "interrupted"
+    }
+    .to_string();
+
+    let sources: Vec<Value> = loaded
+        .iter()
+        .map(|i| {
+            json!({
+                "dir": i.name(),
+                "shards": i.set.shards,
+                "games": i.records.len(),
+                "stopped_by": i.stopped_by(),
+                "runner_overhead": i.summary.as_ref().and_then(|s| s.get("runner_overhead")),
+            })
+        })
+        .collect();
+
+    // run.json: the unsharded plan (its hash is the unsharded run's), plus what was merged.
+    fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    let run = RunFile {
+        format: 1,
+        runner_version: env!("CARGO_PKG_VERSION").into(),
+        created: chrono::Utc::now().to_rfc3339(),
+        plan_hash: plan.hash(),
+        plan: plan.clone(),
+    };
+    let mut run_json = serde_json::to_value(&run)?;
+    run_json["merged"] = serde_json::to_value(&set)?;
+    run_json["merged_from"] = Value::Array(
+        sources
+            .iter()
+            .map(|s| json!({"dir": s["dir"], "shards": s["shards"], "games": s["games"]}))
+            .collect(),
+    );
+    write_atomic(&out.join(RUN_FILE), serde_json::to_string_pretty(&run_json)?.as_bytes())?;
+
+    let mut jsonl = String::new();
+    for r in &records {
+        jsonl.push_str(&serde_json::to_string(r)?);
+        jsonl.push('\n');
+    }
+    write_atomic(&out.join(GAMES_FILE), jsonl.as_bytes())?;
+    // Reopening the directory as a run checks it and rewrites games.pgn in schedule order.
+    drop(Store::resume(out, &plan).context("checking the merged results")?);
+
+    let merge_info = json!({
+        "shards": set.describe(),
+        "missing": describe(&missing, set.count),
+        "games": records.len(),
+        "scheduled_games": scheduled_games,
+        "sources": sources,
+    });
+    let overhead = {
+        let mut meter = OverheadMeter::new();
+        for r in &records {
+            meter.add(r);
+        }
+        // CPU figures belong to the shards' own sessions (kept per source); the latency figures
+        // come from the games themselves.
+        let mut o = meter.finish(None);
+        o.runner_cpu_s = None;
+        o.runner_cpu_share = None;
+        o.runner_cpu_per_game_ms = None;
+        o.runner_cpu_per_move_us = None;
+        o
+    };
+    let report = match &first.sweep {
+        Some(sweep) => {
+            sweep.save(out)?;
+            let stop = match stopped_by.as_str() {
+                "complete" => StopReason::Complete,
+                "sprt" => StopReason::Sprt,
+                _ => StopReason::Interrupted,
+            };
+            let table = crate::cmd::report::write_sweep(out, sweep, &plan, &records, stop)?;
+            let path = out.join(SUMMARY_FILE);
+            let text = fs::read_to_string(&path)
+                .with_context(|| format!("cannot read {}", path.display()))?;
+            let mut doc: Value = serde_json::from_str(&text)
+                .with_context(|| format!("{} is not valid JSON", path.display()))?;
+            doc["stopped_by"] = json!(stopped_by);
+            doc["runner_overhead"] = serde_json::to_value(&overhead)?;
+            doc["merge"] = merge_info;
+            write_atomic(&path, (serde_json::to_string_pretty(&doc)? + "\n").as_bytes())?;
+            table
+        }
+        None => {
+            let names: Vec<String> = plan.engines.iter().map(|e| e.name.clone()).collect();
+            let mut tally = Tally::new(plan.pairings.len());
+            for r in &records {
+                tally.add(r);
+            }
+            let mut doc = summary_json(&plan.pairings, &names, &tally, plan.sprt, &stopped_by);
+            doc["runner_overhead"] = serde_json::to_value(&overhead)?;
+            doc["merge"] = merge_info;
+            write_atomic(&out.join(SUMMARY_FILE), serde_json::to_string_pretty(&doc)?.as_bytes())?;
+            plan.pairings
+                .iter()
+                .zip(&tally.pairings)
+                .map(|(p, t)| format_pairing(p, &names, t, plan.sprt))
+                .collect()
+        }
+    };
+    Ok(Merged {
+        dir: out.to_path_buf(),
+        plan,
+        set,
+        missing,
+        games: records.len(),
+        scheduled_games,
+        stopped_by,
+        report,
+    })
+}
+
+/// `out` must be a new directory (or one without a run), and none of the inputs.
+fn check_out_dir(inputs: &[PathBuf], out: &Path) -> Result<()> {
+    let canon = |p: &Path| fs::canonicalize(p).ok();
+    if let Some(o) = canon(out)
+        && inputs.iter().any(|i| canon(i).as_ref() == Some(&o))
+    {
+        bail!("--out {} is one of the directories being merged: choose a new one", out.display());
+    }
+    let holds_games = fs::metadata(out.join(GAMES_FILE)).is_ok_and(|m| m.len() > 0);
+    if out.join(RUN_FILE).exists() || holds_games {
+        bail!("{} already holds a run: choose a new --out for the merge", out.display());
+    }
+    Ok(())
+}
