@@ -412,3 +412,94 @@ fn check_out_dir(inputs: &[PathBuf], out: &Path) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::adjudication::Adjudication;
+    use crate::clock::TimeControl;
+    use crate::openings::BookOrder;
+    use crate::schedule::{Pairing, Shard};
+    use crate::store::BookInfo;
+
+    fn plan(shard: Option<(usize, usize)>, seed: u64) -> RunPlan {
+        RunPlan {
+            kind: "match".into(),
+            engines: vec![],
+            pairings: vec![Pairing { label: "A vs B".into(), first: 0, second: 1, tc: None }],
+            tc: TimeControl::Depth { depth: 2 },
+            timemargin_ms: 100,
+            book: BookInfo { path: None, sha256: None, openings: 3, plies: None },
+            book_order: BookOrder::Random,
+            seed,
+            pairs: 6,
+            adjudication: Adjudication::default(),
+            sprt: None,
+            shard: shard.map(|(index, count)| Shard { index, count }),
+        }
+    }
+
+    /// Both games of the job at `seq`, as the runner would store them.
+    fn games(p: &RunPlan, seq: usize) -> Vec<GameRecord> {
+        let job = schedule_of(p)[seq];
+        (0..2)
+            .map(|game| {
+                serde_json::from_value(json!({
+                    "seq": seq, "pairing": job.pairing, "label": "A vs B", "pair": job.pair,
+                    "game": game, "opening": job.opening, "fen": crate::openings::STARTPOS_FEN,
+                    "white": "A", "black": "B", "result": "1/2-1/2", "termination": "max-moves",
+                    "plies": 0, "book_plies": 0, "moves": [], "scores": [], "depths": [],
+                    "times_ms": [], "engine_times_ms": [], "latency": {}, "duration_ms": 0,
+                    "date": "2026.11.22"
+                }))
+                .unwrap()
+            })
+            .collect()
+    }
+
+    fn input(name: &str, p: RunPlan, seqs: &[usize]) -> ShardInput {
+        let records = seqs.iter().flat_map(|&s| games(&p, s)).collect();
+        ShardInput {
+            dir: PathBuf::from(name),
+            set: ShardSet::of_plan(&p),
+            plan: p,
+            records,
+            sweep: None,
+            summary: None,
+        }
+    }
+
+    #[test]
+    fn disjoint_shards_of_one_plan_merge() {
+        let a = input("a", plan(Some((1, 3)), 9), &[0, 3]);
+        let c = input("c", plan(Some((3, 3)), 9), &[2, 5]);
+        let set = check_inputs(&[c, a]).unwrap();
+        assert_eq!(set.describe(), "1/3, 3/3");
+        assert_eq!(set.missing(), vec![2]);
+        assert!(set.holds(3) && !set.holds(4));
+        // The merge hash ignores the shard; the resume hash does not.
+        assert_eq!(plan(Some((1, 3)), 9).merge_hash(), plan(None, 9).merge_hash());
+        assert_ne!(plan(Some((1, 3)), 9).hash(), plan(None, 9).hash());
+    }
+
+    #[test]
+    fn refusals_name_the_reason() {
+        let err = |v: Vec<ShardInput>| check_inputs(&v).unwrap_err().to_string();
+        let a = || input("a", plan(Some((1, 2)), 9), &[0]);
+        let e = err(vec![a(), input("b", plan(Some((2, 2)), 8), &[])]);
+        assert!(e.contains("b is not a shard of the same run as a") && e.contains("seed"), "{e}");
+        let e = err(vec![a(), input("b", plan(Some((2, 3)), 9), &[])]);
+        assert!(e.contains("splits the run 3-way"), "{e}");
+        let e = err(vec![a(), input("b", plan(Some((1, 2)), 9), &[])]);
+        assert_eq!(e, "shard 1/2 is given twice: a and b");
+        // A game of shard 2 stored in shard 1's directory.
+        let e = err(vec![input("a", plan(Some((1, 2)), 9), &[1])]);
+        assert!(e.contains("belongs to shard 2/2, not to 1/2"), "{e}");
+        // A game that is not in the plan's schedule.
+        let mut bad = a();
+        bad.records[0].opening += 1;
+        let e = err(vec![bad]);
+        assert!(e.contains("does not match the plan's schedule"), "{e}");
+        assert!(matches!(check_inputs(&[]), Err(MergeError::NoInput)));
+    }
+}

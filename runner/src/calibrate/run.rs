@@ -325,7 +325,7 @@ fn write_results(
     let per_stage = |s: Stage| records.iter().filter(|r| r.fault.is_none() && r.stage == s).count();
     let how = format!(
         "Engine `{}` ({}), MPC off; {} positions from `{}` ({} middlegame, {} endgame searched, \
-         {} faults){}; scores read by {} search; fit over |v'| <= {} cp, mate scores excluded.",
+         {} faults){}; scores read from {}; fit over |v'| <= {} cp, mate scores excluded.",
         plan.engine.name,
         plan.engine.cmd,
         plan.positions.len(),
@@ -335,8 +335,8 @@ fn write_results(
         faults,
         if partial { " - PARTIAL RUN" } else { "" },
         match plan.mode {
-            ScoreMode::Iterative => "iterative-deepening (one go depth per position)",
-            ScoreMode::Separate => "separate (one go depth per depth)",
+            ScoreMode::Iterative => "the iterations of one `go depth` per position",
+            ScoreMode::Separate => "a separate `go depth` per depth",
         },
         plan.max_abs
     );

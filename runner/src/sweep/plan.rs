@@ -235,7 +235,10 @@ mod tests {
         assert_eq!(e[2].options[1], ("MPC".into(), "false".into()));
         assert_eq!(e[2].options[0], ("Hash".into(), "8".into()), "--fixed is not the baseline's");
         let pr = p.pairings();
-        assert_eq!(pr[1], Pairing { label: "t_mid=1.0,t_end=1.0".into(), first: 1, second: 2, tc: None });
+        assert_eq!(
+            pr[1],
+            Pairing { label: "t_mid=1.0,t_end=1.0".into(), first: 1, second: 2, tc: None }
+        );
         assert_eq!(p.title(), "Sweep of t_mid x t_end: engine vs engine[MPC=false]");
     }
 
