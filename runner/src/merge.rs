@@ -379,11 +379,21 @@ pub fn merge_dirs(inputs: &[PathBuf], out: &Path) -> Result<Merged> {
             doc["runner_overhead"] = serde_json::to_value(&overhead)?;
             doc["merge"] = merge_info;
             write_atomic(&out.join(SUMMARY_FILE), serde_json::to_string_pretty(&doc)?.as_bytes())?;
-            plan.pairings
+            let mut text: String = plan
+                .pairings
                 .iter()
                 .zip(&tally.pairings)
                 .map(|(p, t)| format_pairing(p, &names, t, plan.sprt))
-                .collect()
+                .collect();
+            if plan.kind != "match" {
+                // A gauntlet or round-robin: its tables, anchored as the shards were.
+                let (anchor, anchor_elo) = gauntlet_anchor(&loaded);
+                let tables =
+                    crate::gauntlet::files::write_tables(out, &plan, &records, anchor, anchor_elo)?;
+                text.push('\n');
+                text.push_str(&tables.markdown());
+            }
+            text
         }
     };
     Ok(Merged {
@@ -396,6 +406,16 @@ pub fn merge_dirs(inputs: &[PathBuf], out: &Path) -> Result<Merged> {
         stopped_by,
         report,
     })
+}
+
+/// The ratings anchor (engine index, Elo) a tournament's shards used, from their summary.json
+/// (the first engine at 0 Elo, the command's default, when no shard wrote one).
+fn gauntlet_anchor(inputs: &[ShardInput]) -> (usize, f64) {
+    inputs
+        .iter()
+        .filter_map(|i| i.summary.as_ref()?.pointer("/gauntlet/ratings/0/ratings").cloned())
+        .find_map(|r| Some((r["anchor"].as_u64()? as usize, r["anchor_elo"].as_f64()?)))
+        .unwrap_or((0, 0.0))
 }
 
 /// `out` must be a new directory (or one without a run), and none of the inputs.

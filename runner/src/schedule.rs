@@ -104,10 +104,9 @@ fn auto_shard_index(env: &impl Fn(&str) -> Option<String>) -> Result<usize, Stri
     }
     if let Some(id) = num("SLURM_ARRAY_TASK_ID")? {
         let min = num("SLURM_ARRAY_TASK_MIN")?.unwrap_or(1);
-        return id
-            .checked_sub(min)
-            .map(|k| k + 1)
-            .ok_or_else(|| format!("SLURM_ARRAY_TASK_ID {id} is below SLURM_ARRAY_TASK_MIN {min}"));
+        return id.checked_sub(min).map(|k| k + 1).ok_or_else(|| {
+            format!("SLURM_ARRAY_TASK_ID {id} is below SLURM_ARRAY_TASK_MIN {min}")
+        });
     }
     Err("no shard index in the environment: set SHARD_INDEX (1-based), or run as a Kubernetes \
          indexed job (JOB_COMPLETION_INDEX) or a SLURM job array (SLURM_ARRAY_TASK_ID)"

@@ -238,7 +238,10 @@ fn merge_refuses_duplicates_and_other_plans_and_completes_partial_merges() {
     let o = ok(merge(&dir, &[&s1], &part), "partial merge");
     assert!(stderr(&o).contains("shard(s) 2/2 missing"), "{}", stderr(&o));
     let sp = json(&part.join("summary.json"));
-    assert_eq!((sp["stopped_by"].as_str(), sp["merge"]["missing"].as_str()), (Some("partial"), Some("2/2")));
+    assert_eq!(
+        (sp["stopped_by"].as_str(), sp["merge"]["missing"].as_str()),
+        (Some("partial"), Some("2/2"))
+    );
     assert_eq!(read_games(&part).len(), 2);
     // The partial merge already holds shard 1: merging it with shard 1 again is a duplicate.
     let o = merge(&dir, &[&part, &s1], &dir.join("m-dup2"));
