@@ -25,9 +25,29 @@ fn gauntlet_of_three_engines_at_a_node_limit_writes_the_tables() {
     let (mpc, nompc) = (bundled("mpc", ",option.MPC=true"), bundled("nompc", ",option.MPC=false"));
     let mover = bad_spec("mover", "mate", None);
     let args = [
-        "match", "--engine", &mpc, "--engine", &nompc, "--engine", &mover, "--nodes", "300",
-        "--games", "4", "--maxmoves", "30", "--seed", "5", "--concurrency", "2", "--anchor",
-        "nompc", "--progress", "quiet", "--out", "out",
+        "match",
+        "--engine",
+        &mpc,
+        "--engine",
+        &nompc,
+        "--engine",
+        &mover,
+        "--nodes",
+        "300",
+        "--games",
+        "4",
+        "--maxmoves",
+        "30",
+        "--seed",
+        "5",
+        "--concurrency",
+        "2",
+        "--anchor",
+        "nompc",
+        "--progress",
+        "quiet",
+        "--out",
+        "out",
     ];
     let stdout = ok(&run_runner(&dir, &args));
     let out = dir.join("out");
@@ -90,10 +110,33 @@ fn round_robin_at_two_time_controls() {
     let o = run_runner(
         &dir,
         &[
-            "match", "--engine", &a, "--engine", &b, "--engine", &c, "--tournament",
-            "round-robin", "--tc", "2+0.05", "--tc", "3+0.05", "--games", "2", "--maxmoves",
-            "8", "--book-order", "sequential", "--seed", "1", "--progress", "quiet",
-            "--concurrency", "2", "--out", "out",
+            "match",
+            "--engine",
+            &a,
+            "--engine",
+            &b,
+            "--engine",
+            &c,
+            "--tournament",
+            "round-robin",
+            "--tc",
+            "2+0.05",
+            "--tc",
+            "3+0.05",
+            "--games",
+            "2",
+            "--maxmoves",
+            "8",
+            "--book-order",
+            "sequential",
+            "--seed",
+            "1",
+            "--progress",
+            "quiet",
+            "--concurrency",
+            "2",
+            "--out",
+            "out",
         ],
     );
     ok(&o);
@@ -155,9 +198,5 @@ fn bad_gauntlets_fail_before_any_game() {
         with(&["--engine", "name=c,cmd=/bin/true", "--anchor", "zz"]),
         "--anchor \"zz\" is not one of the engines (a, b, c)",
     );
-    run(
-        "dup",
-        with(&["--engine", &bad_spec("a", "mate", None)]),
-        "two engines are named \"a\"",
-    );
+    run("dup", with(&["--engine", &bad_spec("a", "mate", None)]), "two engines are named \"a\"");
 }

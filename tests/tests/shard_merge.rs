@@ -319,3 +319,43 @@ fn sharded_sweep_merges_into_one_table() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("not a shard of the same run"), "{}", stderr(&o));
 }
+
+#[test]
+fn sharded_round_robin_merges_into_the_same_tables() {
+    let dir = scratch("shard-rr");
+    let book = book(&dir);
+    let engine = e2e::engine_bin().display().to_string();
+    let specs: Vec<String> =
+        ["name=mpc,option.MPC=true", "name=nompc,option.MPC=false", "name=third"]
+            .iter()
+            .map(|s| format!("{s},cmd={engine}"))
+            .collect();
+    let rr = |out: &Path, shard: Option<&str>| {
+        let mut args = vec!["match", "--tournament", "round-robin", "--depth", "3", "--games", "4"];
+        for s in &specs {
+            args.extend(["--engine", s]);
+        }
+        args.extend(["--book", &book, "--seed", "9", "--concurrency", "2", "--progress", "quiet"]);
+        args.extend(["--out", out.to_str().unwrap()]);
+        if let Some(s) = shard {
+            args.extend(["--shard", s]);
+        }
+        ok(run_runner(&dir, &args), "round-robin")
+    };
+    let full = dir.join("full");
+    rr(&full, None);
+    let (a, b) = (dir.join("a"), dir.join("b"));
+    rr(&a, Some("1/2"));
+    rr(&b, Some("2/2"));
+    let merged = dir.join("merged");
+    ok(merge(&dir, &[&b, &a], &merged), "round-robin merge");
+    assert_eq!(read_games(&merged).len(), 12);
+    for f in ["table.md", "ratings.csv"] {
+        assert_eq!(
+            fs::read_to_string(merged.join(f)).unwrap(),
+            fs::read_to_string(full.join(f)).unwrap(),
+            "{f}"
+        );
+    }
+    assert!(json(&merged.join("summary.json"))["gauntlet"].is_object());
+}

@@ -49,7 +49,9 @@ pub struct TournamentArgs {
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum PlanError {
-    #[error("--gauntlet-seats {seats} needs at least one opponent after it (there are {engines} engines)")]
+    #[error(
+        "--gauntlet-seats {seats} needs at least one opponent after it (there are {engines} engines)"
+    )]
     Seats { seats: usize, engines: usize },
     #[error("two engines are named {0:?}: give each a different name=")]
     DuplicateName(String),
@@ -130,7 +132,8 @@ mod tests {
         assert_eq!(fs, [(0, 2), (0, 3), (1, 2), (1, 3)]);
         let rr = pairings(&n, Tournament::RoundRobin, 1, &one).unwrap();
         assert_eq!(rr.len(), 6);
-        let two = [TimeControl::parse_tc("2+0.02").unwrap(), TimeControl::parse_tc("8+0.08").unwrap()];
+        let two =
+            [TimeControl::parse_tc("2+0.02").unwrap(), TimeControl::parse_tc("8+0.08").unwrap()];
         let t = pairings(&n[..2], Tournament::Gauntlet, 1, &two).unwrap();
         assert_eq!(t.len(), 2);
         assert_eq!(t[1].label, "a vs b @ 8+0.08");

@@ -114,7 +114,9 @@ fn elo_interval(s: Option<&Summary>) -> (String, String) {
     match s {
         Some(s) => (
             s.format_elo(),
-            s.elo_ci.map(|[lo, hi]| format!("[{lo:+.1}, {hi:+.1}]")).unwrap_or_else(|| "n/a".into()),
+            s.elo_ci
+                .map(|[lo, hi]| format!("[{lo:+.1}, {hi:+.1}]"))
+                .unwrap_or_else(|| "n/a".into()),
         ),
         None => ("n/a".into(), "n/a".into()),
     }
@@ -160,7 +162,8 @@ impl GauntletTables {
             );
             for (rank, &e) in r.ranked().iter().enumerate() {
                 let x = &r.ratings[e];
-                let f = |v: Option<f64>| v.map(|v| format!("{v:.1}")).unwrap_or_else(|| "n/a".into());
+                let f =
+                    |v: Option<f64>| v.map(|v| format!("{v:.1}")).unwrap_or_else(|| "n/a".into());
                 let _ = writeln!(
                     s,
                     "| {} | {} | {} | {} | {} | {} | {} |",
@@ -180,7 +183,9 @@ impl GauntletTables {
                 );
             }
         }
-        s.push_str("\n## Score of the first engine (the Crafty paper's Table 4 layout)\n\n| Pairing |");
+        s.push_str(
+            "\n## Score of the first engine (the Crafty paper's Table 4 layout)\n\n| Pairing |",
+        );
         for tc in &self.tcs {
             let _ = write!(s, " {tc} |");
         }
