@@ -83,6 +83,9 @@ pub struct MpcTable {
 /// Seed Table 1, (4,8) rows: (a, b, sigma) for middlegame and endgame.
 pub const TABLE1_48_MID: (f64, f64, f64) = (1.02, 2.36, 82.0);
 pub const TABLE1_48_END: (f64, f64, f64) = (1.11, 1.75, 75.0);
+/// The engine's own MPC parameters, fitted by `runner calibrate` on 3000 positions from its
+/// self-play games (configs/positions/README.md has the commands); compiled in as the defaults.
+pub const FITTED_PARAMS_JSON: &str = include_str!("../../configs/mpc-params.json");
 /// Default (shallow, deep) pairs for multi-cut mode.
 pub const DEFAULT_PAIRS: [(i32, i32); 5] = [(2, 6), (3, 7), (4, 8), (3, 9), (4, 10)];
 
@@ -111,9 +114,16 @@ impl MpcTable {
         true
     }
 
-    /// Built-in multi-cut defaults: the default pairs, each with the seed's
-    /// (4,8) Table 1 row for its stage (the table gives no other pairs we use).
+    /// Built-in multi-cut defaults: the engine's own fitted parameters ([`FITTED_PARAMS_JSON`],
+    /// the default pairs for both stages). Falls back to [`MpcTable::seed_table1`] only if that
+    /// compiled-in file failed to parse, which a unit test rules out.
     pub fn default_multi() -> Self {
+        crate::mpc_params::parse_params(FITTED_PARAMS_JSON).unwrap_or_else(|_| Self::seed_table1())
+    }
+
+    /// The seed's parameters: the default pairs, each with the seed's (4,8) Table 1 row for its
+    /// stage (the table gives no other pairs we use). The defaults before calibration.
+    pub fn seed_table1() -> Self {
         let mut t = Self::empty(true);
         for (d, h) in DEFAULT_PAIRS {
             for (stage, (a, b, sigma)) in
@@ -227,6 +237,26 @@ mod tests {
         assert_eq!(s.tries(Stage::Middlegame, 8).count(), 1);
         assert_eq!(s.tries(Stage::Middlegame, 9).count(), 0);
         assert_eq!(s.tries(Stage::Middlegame, 7).count(), 0);
-        assert_eq!(s.tries(Stage::Endgame, 8).next().unwrap().sigma, 75.0);
+        // Single mode takes the loaded table's (4,8) entry when it has one...
+        assert_eq!(s.tries(Stage::Endgame, 8).next(), t.tries(Stage::Endgame, 8).next());
+        // ...and Table 1's otherwise.
+        let seed = MpcTable::single_from(&MpcTable::seed_table1());
+        assert_eq!(seed.tries(Stage::Endgame, 8).next().unwrap().sigma, 75.0);
+    }
+
+    #[test]
+    fn fitted_defaults_parse_and_cover_the_default_pairs() {
+        let fitted =
+            crate::mpc_params::parse_params(FITTED_PARAMS_JSON).expect("fitted params parse");
+        assert_eq!(fitted, MpcTable::default_multi());
+        assert_ne!(fitted, MpcTable::seed_table1());
+        for stage in [Stage::Middlegame, Stage::Endgame] {
+            for (d, h) in DEFAULT_PAIRS {
+                let p: Vec<_> = fitted.tries(stage, h).collect();
+                assert_eq!(p.len(), 1, "{stage:?} height {h}");
+                assert_eq!(p[0].shallow, d);
+                assert!(p[0].sigma > 20.0 && p[0].sigma < 200.0 && p[0].a > 0.5 && p[0].a < 2.0);
+            }
+        }
     }
 }

@@ -182,7 +182,9 @@ async fn score(engine: &mut UciEngine, pos: &Chess, moves: &[String], depth: u32
 
 async fn walk(engine: &mut UciEngine, cfg: &BookGenConfig, candidate: usize) -> Result<Walk> {
     engine.new_game(Duration::from_secs(10)).await?;
-    let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed ^ (candidate as u64).wrapping_mul(0xA24B_AED4_963E_E407));
+    let mut rng = ChaCha8Rng::seed_from_u64(
+        cfg.seed ^ (candidate as u64).wrapping_mul(0xA24B_AED4_963E_E407),
+    );
     let mut pos = Chess::default();
     let mut moves: Vec<String> = Vec::with_capacity(cfg.plies);
     for _ in 0..cfg.plies {

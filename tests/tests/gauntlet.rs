@@ -180,7 +180,7 @@ fn bad_gauntlets_fail_before_any_game() {
     let b = bad_spec("b", "good", None);
     let ghost = "name=ghost,cmd=/nonexistent/opponent";
     let base = ["match", "--engine", &a, "--engine", &b, "--nodes", "10", "--out", "out"];
-    let with = |extra: &[&'static str]| -> Vec<String> {
+    let with = |extra: &[&str]| -> Vec<String> {
         base.iter().copied().chain(extra.iter().copied()).map(String::from).collect()
     };
     let run = |name: &str, v: Vec<String>, needle: &str| {

@@ -111,7 +111,8 @@ pub async fn run(args: &BookGenArgs) -> Result<u8> {
     }
     let mut file = std::fs::File::create(&args.out)
         .with_context(|| format!("cannot write {}", args.out.display()))?;
-    file.write_all(text.as_bytes()).with_context(|| format!("cannot write {}", args.out.display()))?;
+    file.write_all(text.as_bytes())
+        .with_context(|| format!("cannot write {}", args.out.display()))?;
     eprintln!(
         "wrote {} openings to {} ({} walks tried, {:.0} s){}",
         book.len(),
