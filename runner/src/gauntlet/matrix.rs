@@ -30,14 +30,11 @@ pub fn invert(a: &Matrix) -> Option<Matrix> {
         m.swap(col, pivot);
         let p = m[col][col];
         m[col].iter_mut().for_each(|v| *v /= p);
-        for row in 0..n {
-            if row != col {
-                let f = m[row][col];
-                if f != 0.0 {
-                    for k in 0..2 * n {
-                        m[row][k] -= f * m[col][k];
-                    }
-                }
+        let pivot_row = m[col].clone();
+        for (row, r) in m.iter_mut().enumerate() {
+            let f = r[col];
+            if row != col && f != 0.0 {
+                r.iter_mut().zip(&pivot_row).for_each(|(v, pv)| *v -= f * pv);
             }
         }
     }
@@ -58,7 +55,7 @@ mod tests {
         let a = vec![vec![4.0, -1.0, 0.0], vec![-1.0, 4.0, -1.0], vec![0.0, -1.0, 4.0]];
         let inv = invert(&a).unwrap();
         for i in 0..3 {
-            let col: Vec<f64> = (0..3).map(|k| inv[k][i]).collect();
+            let col: Vec<f64> = inv.iter().map(|row| row[i]).collect();
             let e = mul_vec(&a, &col);
             for (k, v) in e.iter().enumerate() {
                 assert!((v - if k == i { 1.0 } else { 0.0 }).abs() < 1e-12);

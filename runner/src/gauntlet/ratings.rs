@@ -219,9 +219,9 @@ fn reachable(n: usize, start: usize, edge: impl Fn(usize, usize) -> bool) -> Vec
     seen[start] = true;
     let mut stack = vec![start];
     while let Some(i) = stack.pop() {
-        for j in 0..n {
-            if !seen[j] && edge(i, j) {
-                seen[j] = true;
+        for (j, s) in seen.iter_mut().enumerate() {
+            if !*s && edge(i, j) {
+                *s = true;
                 stack.push(j);
             }
         }
@@ -296,11 +296,11 @@ mod tests {
             ms.push(meet(0, b, w, d, l));
         }
         let r = fit(4, &ms, 0, 0.0).unwrap();
-        for b in 1..4 {
+        for (b, want) in truth.iter().enumerate().skip(1) {
             let got = r.ratings[b].elo.unwrap();
             let err = r.ratings[b].err95.unwrap();
             assert!(err > 5.0 && err < 30.0, "{err}");
-            assert!((got - truth[b]).abs() < err, "engine {b}: {got} +/- {err} vs {}", truth[b]);
+            assert!((got - want).abs() < err, "engine {b}: {got} +/- {err} vs {want}");
         }
     }
 
