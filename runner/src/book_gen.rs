@@ -162,7 +162,7 @@ async fn worker(
             r.push(entry);
             progress.accepted.store(r.len(), Ordering::SeqCst);
             // Duplicates are removed at the end; a little headroom keeps the count reachable.
-            if r.len() >= cfg.count + cfg.count / 20 + 1 {
+            if r.len() > cfg.count + cfg.count / 20 {
                 enough.store(true, Ordering::SeqCst);
             }
         }
