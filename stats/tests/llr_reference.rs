@@ -1,6 +1,6 @@
 //! The generalized LLR against published fishtest values and an independent implementation.
 //!
-//! Independent values: /work/scratch/llr_check.py (outside the repository), which solves the
+//! Independent values: a Python/mpmath script kept outside the repository, which solves the
 //! same constrained maximum-likelihood problems in a different way: mpmath at 60 significant
 //! digits, Anderson bracketing on the secular equation (logistic) and multidimensional Newton on
 //! the full Lagrange system in (x, mu, sigma) (normalized), instead of this crate's safeguarded
