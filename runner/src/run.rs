@@ -74,6 +74,10 @@ fn sprt_decided(plan: &RunPlan, tally: &Tally, pairing: usize) -> bool {
             .is_some_and(|r| r.verdict != Verdict::Continue)
 }
 
+/// Sees every stored game of a run, resumed ones first, and returns the pairings to stop, each
+/// with a line saying why (racing sweeps use it to drop points).
+pub type GameHook<'a> = &'a mut (dyn FnMut(&GameRecord) -> Result<Vec<(usize, String)>> + Send);
+
 /// Runs `plan` with `openings` (the book the plan describes). `cancel` stops it (signals).
 pub async fn execute(
     plan: &RunPlan,
@@ -81,6 +85,19 @@ pub async fn execute(
     opts: &RunOptions,
     settings: GameSettings,
     cancel: Cancel,
+) -> Result<RunOutcome> {
+    execute_with(plan, openings, opts, settings, cancel, None).await
+}
+
+/// [`execute`] with a [`GameHook`] that may stop pairings as games arrive. Pairs already started
+/// are completed, so pentanomial counts stay whole.
+pub async fn execute_with(
+    plan: &RunPlan,
+    openings: Vec<Opening>,
+    opts: &RunOptions,
+    settings: GameSettings,
+    cancel: Cancel,
+    mut hook: Option<GameHook<'_>>,
 ) -> Result<RunOutcome> {
     if openings.is_empty() {
         bail!("no openings to play");
@@ -93,8 +110,12 @@ pub async fn execute(
     };
     let n_pairings = plan.pairings.len();
     let mut tally = Tally::new(n_pairings);
+    let mut stopped_on_resume = Vec::new();
     for r in &done {
         tally.add(r);
+        if let Some(h) = hook.as_mut() {
+            stopped_on_resume.extend(h(r)?.into_iter().map(|(p, _)| p));
+        }
     }
 
     // Pending games, in schedule order.
@@ -141,6 +162,9 @@ pub async fn execute(
         if sprt_decided(plan, &tally, p) {
             ctx.mark_decided(p);
         }
+    }
+    for p in stopped_on_resume {
+        ctx.mark_decided(p);
     }
     let queued = ctx.queued();
     if queued > 0 {
@@ -210,12 +234,31 @@ pub async fn execute(
                     fatal.get_or_insert_with(|| "the game writer stopped".into());
                     cancel.cancel();
                 }
+                if let Some(h) = hook.as_mut() {
+                    match h(&rec) {
+                        Ok(stopped) => {
+                            for (q, why) in stopped {
+                                ctx.mark_decided(q);
+                                progress.println(&format!("{}: {why}", plan.pairings[q].label));
+                            }
+                        }
+                        Err(e) => {
+                            fatal.get_or_insert(e.to_string());
+                            cancel.cancel();
+                        }
+                    }
+                }
                 records.push(rec);
                 if sprt_decided(plan, &tally, p) {
                     ctx.mark_decided(p);
                 }
                 let status = crate::progress::Progress::status(&tally.pairings[p], plan.sprt);
-                progress.update(tally.games(), &status);
+                if hook.is_some() {
+                    let label = &plan.pairings[p].label;
+                    progress.update(tally.games(), &format!("{label}: {status}"));
+                } else {
+                    progress.update(tally.games(), &status);
+                }
             }
             WorkerEvent::Fatal(msg) => {
                 progress.println(&format!("error: {msg}"));
@@ -240,7 +283,7 @@ pub async fn execute(
 
     let stop = if cancel.is_cancelled() {
         StopReason::Interrupted
-    } else if plan.sprt.is_some() && ctx.all_decided() {
+    } else if (plan.sprt.is_some() || hook.is_some()) && ctx.all_decided() {
         StopReason::Sprt
     } else {
         StopReason::Complete

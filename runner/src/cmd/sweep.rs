@@ -26,7 +26,6 @@ use crate::openings::Opening;
 use crate::run::{RunOptions, StopReason, execute};
 use crate::schedule::Shard;
 use crate::store::{GAMES_FILE, GameRecord, RunPlan, read_run_file};
-use crate::sweep::execute::execute_racing;
 use crate::sweep::plan::{SweepPlan, baseline_options, baseline_with_options, validate};
 use crate::sweep::racing::RaceConfig;
 use crate::sweep::values::{ValueArg, assign, grid, parse_fixed};
@@ -309,7 +308,14 @@ pub async fn run(args: &SweepArgs) -> Result<u8> {
                 sweep.race,
                 sweep.sprt,
             );
-            let o = execute_racing(&plan, openings, &opts, settings, cancel, &mut tracker).await?;
+            let mut hook =
+                |rec: &crate::store::GameRecord| -> anyhow::Result<Vec<(usize, String)>> {
+                    let stopped = tracker.record_game(rec)?;
+                    Ok(stopped.into_iter().map(|p| (p, tracker.status()[p].short())).collect())
+                };
+            let o =
+                crate::run::execute_with(&plan, openings, &opts, settings, cancel, Some(&mut hook))
+                    .await?;
             (o.records, o.stop)
         }
         None => {

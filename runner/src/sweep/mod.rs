@@ -2,7 +2,7 @@
 //! point playing the same baseline over the same openings, points interleaved pair by pair.
 //!
 //! A sweep is a thin layer over the runner core: [`plan`] turns the points into engines and one
-//! pairing per point, `crate::run` plays them (or [`execute`] with `--adaptive`), and the outputs
+//! pairing per point, `crate::run` plays them (with a game hook under `--adaptive`), and the outputs
 //! are computed from the store alone: [`tracker`] replays the stored games (counts per point,
 //! racing and SPRT stops), [`analysis`] summarises every point with the `stats` crate and applies
 //! Holm's correction, [`best`] says which point is best and how sure we are, [`table`] and
@@ -14,7 +14,6 @@
 
 pub mod analysis;
 pub mod best;
-pub mod execute;
 pub mod plan;
 pub mod plot;
 pub mod racing;
