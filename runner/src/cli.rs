@@ -1,10 +1,17 @@
-//! Command-line definitions (clap derive), in option groups that other subcommands can reuse.
+//! Command-line definitions (clap derive) and nothing else: the option groups that several
+//! subcommands flatten (engines, limits, book, adjudication, execution), and each subcommand's
+//! arguments. The layers interpret the values; `cmd/` wires them. Uses the value types of `plan`
+//! and `play` only.
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{ArgGroup, Args, Parser, Subcommand};
+use stats::{Penta, SprtSpec, Wdl};
 
-use crate::openings::BookOrder;
+use crate::plan::openings::BookOrder;
+use crate::plan::positions::DEFAULT_POSITIONS;
+use crate::plan::tournament::Tournament;
+use crate::play::probe::ScoreMode;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -23,24 +30,24 @@ pub enum Command {
     /// engines, a gauntlet or round-robin, once per --tc.
     Match(Box<MatchArgs>),
     /// Statistics from counts: --wdl W,D,L or --penta LL,LD,DD,WD,WW.
-    Stats(crate::cmd::stats::StatsArgs),
+    Stats(StatsArgs),
     /// Sweep engine options: each value (or grid point) plays the same baseline over the same
     /// openings, points interleaved; prints a table, writes table.md/csv, summary.json and
     /// plot.svg. --games counts games per point.
-    Sweep(Box<crate::cmd::sweep::SweepArgs>),
+    Sweep(Box<SweepArgs>),
     /// Re-print the table and redraw the plot of a results directory (sweep or match).
-    Report(crate::cmd::report::ReportArgs),
+    Report(ReportArgs),
     /// Combine the shards of one run (--shard K/N) into one results directory.
-    Merge(crate::cmd::merge::MergeArgs),
+    Merge(MergeArgs),
     /// Make a balanced opening book (EPD) with an engine: random walks kept when the engine scores
     /// them near equality.
-    Book(Box<crate::cmd::book::BookGenArgs>),
+    Book(Box<BookGenArgs>),
     /// Fit the MPC model (a, b, sigma, r per depth pair and stage) from shallow and deep
     /// searches; or, with --sample-from, draw test positions from self-play games.
-    Calibrate(Box<crate::cmd::calibrate::CalibrateArgs>),
+    Calibrate(Box<CalibrateArgs>),
     /// Compare engine variants at fixed time (depth reached) or fixed depth (nodes, speed-up,
     /// same move, same value).
-    Searchtest(Box<crate::cmd::searchtest::SearchTestArgs>),
+    Searchtest(Box<SearchTestArgs>),
 }
 
 /// Which engines play.
@@ -149,8 +156,9 @@ pub struct ExecArgs {
     pub progress: String,
 }
 
+/// The option groups of a run: `runner match` and `runner sweep`.
 #[derive(Args, Debug, Clone)]
-pub struct MatchArgs {
+pub struct RunArgs {
     #[command(flatten)]
     pub engines: EngineArgs,
     #[command(flatten)]
@@ -161,10 +169,285 @@ pub struct MatchArgs {
     pub adjudication: AdjudicationArgs,
     #[command(flatten)]
     pub exec: ExecArgs,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct MatchArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
     /// Sequential test: elo0=..,elo1=..[,alpha=..,beta=..,model=logistic|normalized]; plays
     /// until a decision or the --games cap.
     #[arg(long, value_name = "SPEC")]
     pub sprt: Option<String>,
     #[command(flatten)]
-    pub tournament: crate::gauntlet::plan::TournamentArgs,
+    pub tournament: TournamentArgs,
+}
+
+/// Arguments of `runner stats`.
+#[derive(Args, Debug, Clone, PartialEq)]
+#[command(group(ArgGroup::new("counts").required(true).multiple(true).args(["wdl", "penta"])))]
+pub struct StatsArgs {
+    /// Game counts of the first engine: wins,draws,losses (e.g. 30,20,14)
+    #[arg(long, value_name = "W,D,L", value_parser = parse_wdl, allow_hyphen_values = true)]
+    pub wdl: Option<Wdl>,
+
+    /// Game-pair counts by pair score 0, 1/2, 1, 3/2, 2: LL,LD,DD,WD,WW (DD includes WL pairs)
+    #[arg(long, value_name = "LL,LD,DD,WD,WW", value_parser = parse_penta, allow_hyphen_values = true)]
+    pub penta: Option<Penta>,
+
+    /// Evaluate an SPRT: elo0=..,elo1=..[,alpha=0.05][,beta=0.05][,model=normalized|logistic]
+    #[arg(long, value_name = "SPEC", value_parser = parse_sprt, allow_hyphen_values = true)]
+    pub sprt: Option<SprtSpec>,
+
+    /// Fixed-sample test: assume at least this fraction of draws (variance (1-D)/4 per game)
+    /// instead of the observed draw ratio; in [0, 1)
+    #[arg(long, value_name = "D", value_parser = parse_draws_floor, allow_hyphen_values = true)]
+    pub draws_floor: Option<f64>,
+
+    /// Print one JSON object instead of the table
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_counts<const N: usize>(s: &str, names: &str) -> Result<[u64; N], String> {
+    let fields: Vec<&str> = s.split(',').map(str::trim).collect();
+    if fields.len() != N {
+        return Err(format!("expected {N} comma-separated counts {names}, got {}", fields.len()));
+    }
+    let mut out = [0u64; N];
+    for (slot, field) in out.iter_mut().zip(&fields) {
+        *slot = field
+            .parse()
+            .map_err(|_| format!("counts must be non-negative integers, got {field:?}"))?;
+    }
+    Ok(out)
+}
+
+fn parse_wdl(s: &str) -> Result<Wdl, String> {
+    let [wins, draws, losses] = parse_counts::<3>(s, "W,D,L")?;
+    let w = Wdl { wins, draws, losses };
+    w.check().map_err(|e| e.to_string())?;
+    Ok(w)
+}
+
+fn parse_penta(s: &str) -> Result<Penta, String> {
+    let [ll, ld, dd, wd, ww] = parse_counts::<5>(s, "LL,LD,DD,WD,WW")?;
+    let p = Penta { ll, ld, dd, wd, ww };
+    p.check().map_err(|e| e.to_string())?;
+    Ok(p)
+}
+
+fn parse_sprt(s: &str) -> Result<SprtSpec, String> {
+    SprtSpec::parse(s).map_err(|e| e.to_string())
+}
+
+fn parse_draws_floor(s: &str) -> Result<f64, String> {
+    let d: f64 = s.trim().parse().map_err(|_| format!("expected a number in [0, 1), got {s:?}"))?;
+    stats::fixed_sample::check_draws_floor(d).map_err(|e| e.to_string())?;
+    Ok(d)
+}
+
+/// `runner sweep` arguments. `--values`/`--range` belong to the `--param` before them.
+#[derive(clap::Args, Debug, Clone)]
+pub struct SweepArgs {
+    /// A UCI option to sweep (repeat for a grid). Without --values/--range, t_mid and t_end take
+    /// the seed's ranges (0.8:1.3:0.1 and 0.5:1.3:0.1).
+    #[arg(long = "param", value_name = "NAME", required = true)]
+    pub params: Vec<String>,
+    /// Values of the --param before it, comma-separated (sent verbatim with setoption).
+    #[arg(long = "values", value_name = "V1,V2,...", allow_hyphen_values = true)]
+    pub values: Vec<String>,
+    /// Values of the --param before it: LO:HI:STEP in exact decimal steps, HI included.
+    #[arg(long = "range", value_name = "LO:HI:STEP", allow_hyphen_values = true)]
+    pub ranges: Vec<String>,
+    /// An option set on the swept engine at every point (not on the baseline).
+    #[arg(long = "fixed", value_name = "NAME=VALUE", allow_hyphen_values = true)]
+    pub fixed: Vec<String>,
+    /// The opponent of every point: options over the swept engine (MPC=false or
+    /// option.MPC=false,...) or an engine spec (name=..,cmd=..). Default: the bundled engine
+    /// with MPC=false; any other engine with its default options.
+    #[arg(long, value_name = "SPEC|OPTIONS")]
+    pub baseline: Option<String>,
+    /// (--games counts games per point.)
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// An SPRT per point: elo0=..,elo1=..[,alpha,beta,model]; each point plays until its
+    /// decision or the --games cap.
+    #[arg(long, value_name = "SPEC")]
+    pub sprt: Option<String>,
+    /// Racing: stop giving games to a point once it is significantly worse than the current
+    /// best (one-sided z test on pair scores, Bonferroni over the active points).
+    #[arg(long)]
+    pub adaptive: bool,
+    /// Level of the racing test.
+    #[arg(long, value_name = "ALPHA", default_value_t = 0.05)]
+    pub adaptive_alpha: f64,
+    /// Game pairs a point plays before racing may drop it.
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    pub adaptive_min_pairs: u64,
+    /// Family-wise level of the table's "significant" column (Holm across points).
+    #[arg(long, value_name = "ALPHA", default_value_t = 0.05)]
+    pub alpha: f64,
+    /// Assume at least this draw ratio in the fixed-sample test (the seed used 0.3).
+    #[arg(long, value_name = "D")]
+    pub draws_floor: Option<f64>,
+}
+
+/// `runner report` arguments.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ReportArgs {
+    /// A results directory (of `runner sweep` or `runner match`).
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+}
+
+/// `runner merge` arguments.
+#[derive(clap::Args, Debug, Clone)]
+pub struct MergeArgs {
+    /// Results directories of shards of one run (or earlier partial merges), in any order.
+    #[arg(value_name = "DIR", required = true, num_args = 1..)]
+    pub dirs: Vec<PathBuf>,
+    /// The new directory for the merged results.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct BookGenArgs {
+    #[command(flatten)]
+    pub engines: EngineArgs,
+    /// Openings wanted.
+    #[arg(long, default_value_t = 4000)]
+    pub count: usize,
+    /// Plies of each random walk from the start position.
+    #[arg(long, default_value_t = 8)]
+    pub plies: usize,
+    /// Depth of the search that scores each finished walk.
+    #[arg(long, default_value_t = 8)]
+    pub depth: u32,
+    /// Keep a walk when its score is within +-CP of equality.
+    #[arg(long, value_name = "CP", default_value_t = 60)]
+    pub window: i32,
+    /// Depth of the sanity search after each random move.
+    #[arg(long, default_value_t = 4)]
+    pub guard_depth: u32,
+    /// Refuse a random move that leaves its side worse than -CP.
+    #[arg(long, value_name = "CP", default_value_t = 120)]
+    pub guard: i32,
+    /// Seed of the random walks.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Engine processes at once [default: number of CPUs].
+    #[arg(long)]
+    pub concurrency: Option<usize>,
+    /// Output EPD file.
+    #[arg(long, default_value = "openings/default.epd")]
+    pub out: PathBuf,
+    /// Progress display: auto, plain or quiet.
+    #[arg(long, default_value = "auto", value_parser = ["auto", "plain", "quiet"])]
+    pub progress: String,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct CalibrateArgs {
+    /// Engine: `name=X,cmd=PATH[,arg=A][,option.NAME=V]...` or a name from configs/engines.toml
+    /// (default: the bundled engine). Its `MPC` option, when it has one, is switched off.
+    #[arg(long, value_name = "SPEC")]
+    pub engine: Option<String>,
+    /// Positions to search: EPD (one per line) or PGN (the end of each game's mainline).
+    #[arg(long, value_name = "FILE", default_value = DEFAULT_POSITIONS)]
+    pub positions: PathBuf,
+    /// Use only the first N positions of the file.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+    /// Depth pairs SHALLOW:DEEP to fit.
+    #[arg(long, value_name = "LIST", default_value = "2:6,3:7,4:8,3:9,4:10")]
+    pub pairs: String,
+    /// Fit only points whose shallow score is within +-CP (the seed used 300).
+    #[arg(long, value_name = "CP", default_value_t = 300)]
+    pub max_abs: i32,
+    /// How each depth's score is read: from one iterative-deepening search (its per-depth info
+    /// lines), or from a separate search per depth.
+    #[arg(long, value_enum, default_value = "iterative")]
+    pub mode: ScoreMode,
+    /// Output directory (default results/calibrate-<timestamp>).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Engine processes searching at once (default: number of CPUs).
+    #[arg(long, value_name = "N")]
+    pub concurrency: Option<usize>,
+    /// A search taking longer than this is a fault: the position is skipped.
+    #[arg(long, value_name = "SECONDS", default_value_t = 300.0)]
+    pub timeout: f64,
+    /// Continue a stopped run in --out (positions already searched are kept).
+    #[arg(long, requires = "out")]
+    pub resume: bool,
+    /// Instead of calibrating: draw positions from a runner games.jsonl ...
+    #[arg(long, value_name = "GAMES_JSONL", requires = "write_positions")]
+    pub sample_from: Option<PathBuf>,
+    /// ... and write them to this EPD file.
+    #[arg(long, value_name = "FILE", requires = "sample_from")]
+    pub write_positions: Option<PathBuf>,
+    /// Number of positions to draw (half middlegame, half endgame when there are enough).
+    #[arg(long, value_name = "N", default_value_t = 3000)]
+    pub sample_count: usize,
+    /// Seed of the draw.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub seed: u64,
+    /// Plies skipped at the start of every game.
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    pub skip_plies: usize,
+}
+
+#[derive(Args, Debug, Clone)]
+#[command(group(clap::ArgGroup::new("search_limit").required(true).args(["movetime", "depth"])))]
+pub struct SearchTestArgs {
+    /// Engine: `name=X,cmd=PATH[,option.NAME=V]...` or a name from configs/engines.toml
+    /// (default: the bundled engine).
+    #[arg(long, value_name = "SPEC")]
+    pub engine: Option<String>,
+    /// A variant `NAME:OPT=V[,OPT=V]...` (at least two; the first is the base of comparisons),
+    /// e.g. --variant base:MPC=false --variant mpc:MPC=true.
+    #[arg(long = "variant", value_name = "NAME:OPT=V,...", required = true)]
+    pub variants: Vec<String>,
+    /// Positions: EPD or PGN.
+    #[arg(long, value_name = "FILE", default_value = DEFAULT_POSITIONS)]
+    pub positions: PathBuf,
+    /// Use the first N positions (0 = all; the seed's depth test used about 300).
+    #[arg(long, value_name = "N", default_value_t = 300)]
+    pub limit: usize,
+    /// Fixed time per position (milliseconds): measures depth reached.
+    #[arg(long, value_name = "MS")]
+    pub movetime: Option<u64>,
+    /// Fixed depth: measures nodes, speed-up, same move, same value.
+    #[arg(long, value_name = "D")]
+    pub depth: Option<u32>,
+    /// Output directory (default results/searchtest-<timestamp>).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Engine processes searching at once (default: number of CPUs).
+    #[arg(long, value_name = "N")]
+    pub concurrency: Option<usize>,
+    /// A search running this much longer than asked is a fault: the position is skipped.
+    #[arg(long, value_name = "SECONDS", default_value_t = 300.0)]
+    pub timeout: f64,
+}
+
+/// `runner match` options for more than two engines.
+#[derive(Args, Debug, Clone, Default)]
+pub struct TournamentArgs {
+    /// With more than two --engine: gauntlet (the first engine(s) against each of the others) or
+    /// round-robin (everyone against everyone).
+    #[arg(long, value_enum, default_value_t = Tournament::Gauntlet)]
+    pub tournament: Tournament,
+    /// Gauntlet: the first N engines are the ones under test; each plays every other engine
+    /// (the engines under test do not play each other).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub gauntlet_seats: usize,
+    /// The engine whose rating is fixed in the ratings table [default: the first engine].
+    #[arg(long, value_name = "NAME")]
+    pub anchor: Option<String>,
+    /// The anchor's rating.
+    #[arg(long, value_name = "ELO", default_value_t = 0.0, allow_negative_numbers = true)]
+    pub anchor_elo: f64,
 }

@@ -1,5 +1,6 @@
-//! Helpers for the end-to-end tests: locating (and building once) the binaries under test, and
-//! running the runner in a scratch directory.
+//! Helpers for the end-to-end tests: locating (and building once) the binaries under test,
+//! running the runner in a scratch directory, checking how it ended, and reading what it wrote
+//! (games.jsonl, JSON and text files, a small opening book).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -87,6 +88,76 @@ pub fn read_games(dir: &Path) -> Vec<serde_json::Value> {
         .filter(|l| !l.trim().is_empty())
         .map(|l| serde_json::from_str(l).expect("jsonl line"))
         .collect()
+}
+
+/// Runs `runner` with `args` in `cwd`, asserts it succeeded, and returns the records of the
+/// games.jsonl in `out`.
+pub fn run_games(cwd: &Path, args: &[&str], out: &Path) -> Vec<serde_json::Value> {
+    let o = run_runner(cwd, args);
+    assert!(o.status.success(), "runner failed: {}", stderr(&o));
+    read_games(out)
+}
+
+/// Asserts that a run succeeded (`what` names it in the failure) and returns it.
+pub fn ok(o: Output, what: &str) -> Output {
+    assert!(o.status.success(), "{what} failed: {}", stderr(&o));
+    o
+}
+
+/// Asserts that a run succeeded and returns its standard output.
+pub fn ok_stdout(o: &Output) -> String {
+    let out = stdout(o);
+    assert!(o.status.success(), "runner failed:\n{out}\n{}", stderr(o));
+    out
+}
+
+/// Runs `runner` with `args` in the scratch directory `name`, asserts that it fails with
+/// `needle` in the last stderr line that is not a warning and that no game was written under
+/// `out/`; returns stderr.
+pub fn fails_before_any_game(name: &str, args: &[&str], needle: &str) -> String {
+    let dir = scratch(name);
+    let o = run_runner(&dir, args);
+    let err = stderr(&o);
+    assert!(!o.status.success(), "{name}: should fail");
+    let last = err.lines().rfind(|l| !l.starts_with("warning:")).unwrap_or("");
+    assert!(last.contains(needle), "{name}: expected {needle:?} in last line, got:\n{err}");
+    assert!(read_games(&dir.join("out")).is_empty(), "{name}: no game may be played");
+    err
+}
+
+/// A process's standard output as text.
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// A process's standard error as text.
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A text file (panics naming it when unreadable).
+pub fn read_text(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// A JSON file (panics naming it when unreadable or invalid).
+pub fn read_json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&read_text(path)).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Writes `book.epd` into `dir` with the first `n` (at most 4) of four different openings and
+/// returns its path.
+pub fn write_book(dir: &Path, n: usize) -> String {
+    const OPENINGS: [&str; 4] = [
+        "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1",
+        "rnbqkbnr/pppppppp/8/8/3P4/8/PPP1PPPP/RNBQKBNR b KQkq - 0 1",
+        "rnbqkbnr/pppppppp/8/8/2P5/8/PP1PPPPP/RNBQKBNR b KQkq - 0 1",
+        "rnbqkbnr/pppppppp/8/8/8/5N2/PPPPPPPP/RNBQKB1R b KQkq - 1 1",
+    ];
+    let p = dir.join("book.epd");
+    let text: String = OPENINGS.iter().take(n).map(|l| format!("{l}\n")).collect();
+    std::fs::write(&p, text).expect("writing book.epd");
+    p.display().to_string()
 }
 
 /// True when the Debian stockfish binary is installed.

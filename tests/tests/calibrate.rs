@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use e2e::{engine_bin, run_runner, runner_bin, scratch};
+use e2e::{engine_bin, read_json as json, run_runner, runner_bin, scratch};
 
 /// Five middlegame positions with different material balances (a pawn or two up or down), so
 /// that shallow and deep scores spread and correlate.
@@ -16,11 +16,6 @@ rnbqkbnr/pppppppp/8/8/8/8/PPP1PPPP/RNBQKBNR w KQkq - 0 1
 rnbqkbnr/ppp2ppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1
 rnbqkbnr/pppppppp/8/8/8/8/PP2PPPP/RNBQKBNR w KQkq - 0 1
 ";
-
-fn json(path: &Path) -> serde_json::Value {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
 
 fn lines(path: &Path) -> Vec<String> {
     std::fs::read_to_string(path)

@@ -1,22 +1,10 @@
 //! `runner match` with more than two engines: gauntlet and round-robin pairings, several time
 //! controls, the tables and ratings written next to the games, and start-up errors.
 
-use std::path::Path;
-
-use e2e::{bad_spec, engine_bin, read_games, run_runner, scratch};
+use e2e::{bad_spec, engine_bin, fails_before_any_game, ok_stdout, read_text, run_runner, scratch};
 
 fn bundled(name: &str, options: &str) -> String {
     format!("name={name},cmd={}{options}", engine_bin().display())
-}
-
-fn read(dir: &Path, file: &str) -> String {
-    std::fs::read_to_string(dir.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"))
-}
-
-fn ok(o: &std::process::Output) -> String {
-    let out = String::from_utf8_lossy(&o.stdout).into_owned();
-    assert!(o.status.success(), "runner failed:\n{out}\n{}", String::from_utf8_lossy(&o.stderr));
-    out
 }
 
 #[test]
@@ -49,7 +37,7 @@ fn gauntlet_of_three_engines_at_a_node_limit_writes_the_tables() {
         "--out",
         "out",
     ];
-    let stdout = ok(&run_runner(&dir, &args));
+    let stdout = ok_stdout(&run_runner(&dir, &args));
     let out = dir.join("out");
     let games = read_games(&out);
     assert_eq!(games.len(), 8, "2 pairings x 4 games");
@@ -57,7 +45,7 @@ fn gauntlet_of_three_engines_at_a_node_limit_writes_the_tables() {
         games.iter().map(|g| g["label"].as_str().unwrap()).collect();
     assert_eq!(labels, ["mpc vs mover", "mpc vs nompc"].into_iter().collect());
 
-    let md = read(&out, "table.md");
+    let md = read_text(&out.join("table.md"));
     assert!(stdout.contains(&md), "the terminal shows table.md");
     for needle in [
         "## Pairings",
@@ -75,7 +63,7 @@ fn gauntlet_of_three_engines_at_a_node_limit_writes_the_tables() {
     assert!(md.lines().any(|l| l.contains("| mpc |") && l.contains("| 8 |")), "{md}");
     assert!(!md.contains("NaN") && !md.contains("inf"), "{md}");
 
-    let csv = read(&out, "table.csv");
+    let csv = read_text(&out.join("table.csv"));
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(lines.len(), 3, "{csv}");
     assert!(lines[0].starts_with("pairing,tc,first,second,games,wins,draws,losses,ll,ld,dd,wd,ww"));
@@ -84,21 +72,22 @@ fn gauntlet_of_three_engines_at_a_node_limit_writes_the_tables() {
     let wdl: u64 = cols[5..8].iter().map(|c| c.parse::<u64>().unwrap()).sum();
     let penta: u64 = cols[8..13].iter().map(|c| c.parse::<u64>().unwrap()).sum();
     assert_eq!((wdl, penta), (4, 2));
-    let ratings = read(&out, "ratings.csv");
+    let ratings = read_text(&out.join("ratings.csv"));
     assert_eq!(ratings.lines().count(), 4, "{ratings}");
 
-    let summary: serde_json::Value = serde_json::from_str(&read(&out, "summary.json")).unwrap();
+    let summary: serde_json::Value =
+        serde_json::from_str(&read_text(&out.join("summary.json"))).unwrap();
     assert_eq!(summary["pairings"].as_array().unwrap().len(), 2);
     assert_eq!(summary["gauntlet"]["rows"].as_array().unwrap().len(), 2);
-    let run: serde_json::Value = serde_json::from_str(&read(&out, "run.json")).unwrap();
+    let run: serde_json::Value = serde_json::from_str(&read_text(&out.join("run.json"))).unwrap();
     assert_eq!(run["plan"]["kind"], "gauntlet");
 
     // Resuming a finished gauntlet plays nothing and rewrites the same tables.
     let mut again = args.to_vec();
     again.push("--resume");
-    ok(&run_runner(&dir, &again));
+    ok_stdout(&run_runner(&dir, &again));
     assert_eq!(read_games(&out).len(), 8);
-    assert_eq!(read(&out, "table.md"), md);
+    assert_eq!(read_text(&out.join("table.md")), md);
 }
 
 #[test]
@@ -139,14 +128,14 @@ fn round_robin_at_two_time_controls() {
             "out",
         ],
     );
-    ok(&o);
+    ok_stdout(&o);
     let out = dir.join("out");
     let games = read_games(&out);
     assert_eq!(games.len(), 12, "3 pairings x 2 time controls x 2 games");
-    let pgn = read(&out, "games.pgn");
+    let pgn = read_text(&out.join("games.pgn"));
     assert_eq!(pgn.matches("[TimeControl \"2+0.05\"]").count(), 6, "{pgn}");
     assert_eq!(pgn.matches("[TimeControl \"3+0.05\"]").count(), 6);
-    let md = read(&out, "table.md");
+    let md = read_text(&out.join("table.md"));
     for needle in [
         "| a vs b | 2+0.05 | 2 |",
         "| b vs c | 3+0.05 | 2 |",
@@ -158,20 +147,14 @@ fn round_robin_at_two_time_controls() {
     ] {
         assert!(md.contains(needle), "{needle:?} missing in\n{md}");
     }
-    let run: serde_json::Value = serde_json::from_str(&read(&out, "run.json")).unwrap();
+    let run: serde_json::Value = serde_json::from_str(&read_text(&out.join("run.json"))).unwrap();
     assert_eq!(run["plan"]["kind"], "round-robin");
     assert_eq!(run["plan"]["pairings"][3]["label"], "a vs b @ 3+0.05");
 }
 
 fn fails(name: &str, args: &[&str], needle: &str) {
-    let dir = scratch(name);
-    let o = run_runner(&dir, args);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(!o.status.success(), "{name}: should fail");
+    let err = fails_before_any_game(name, args, needle);
     assert_eq!(err.lines().filter(|l| l.starts_with("error")).count(), 1, "{err}");
-    let last = err.lines().rfind(|l| !l.starts_with("warning:")).unwrap_or("");
-    assert!(last.contains(needle), "{name}: expected {needle:?} in last line, got:\n{err}");
-    assert!(read_games(&dir.join("out")).is_empty(), "{name}: no game may be played");
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! With no --engine the bundled engine plays itself.
 
-use e2e::{engine_bin, read_games, run_runner, scratch};
+use e2e::{engine_bin, read_games, run_games, run_runner, scratch};
 
 #[test]
 fn bundled_engine_self_play_at_fixed_depth() {
@@ -8,7 +8,7 @@ fn bundled_engine_self_play_at_fixed_depth() {
     let dir = scratch("bundled");
     let out = dir.join("run");
     let out_s = out.to_string_lossy().into_owned();
-    let o = run_runner(
+    let games = run_games(
         &dir,
         &[
             "match",
@@ -25,9 +25,8 @@ fn bundled_engine_self_play_at_fixed_depth() {
             "--out",
             &out_s,
         ],
+        &out,
     );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let games = read_games(&out);
     assert_eq!(games.len(), 2);
     for g in &games {
         assert_eq!(g["white"], "engine");

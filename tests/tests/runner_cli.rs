@@ -1,16 +1,9 @@
 //! `runner match` input errors: a one-line message, a non-zero exit, and no game played.
 
-use e2e::{bad_spec, read_games, run_runner, scratch};
+use e2e::{bad_spec, fails_before_any_game, read_games, run_runner, scratch};
 
 fn fails(name: &str, args: &[&str], needle: &str) {
-    let dir = scratch(name);
-    let o = run_runner(&dir, args);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(!o.status.success(), "{name}: should fail");
-    let last = err.lines().rfind(|l| !l.starts_with("warning:")).unwrap_or("");
-    assert!(last.contains(needle), "{name}: expected {needle:?} in last line, got:\n{err}");
-    // Nothing was played anywhere under the scratch dir.
-    assert!(read_games(&dir.join("out")).is_empty());
+    fails_before_any_game(name, args, needle);
 }
 
 #[test]

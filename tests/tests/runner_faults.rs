@@ -1,7 +1,7 @@
 //! Engine faults: each misbehaviour of badengine ends the game with its own termination, the
 //! faulting engine loses, is restarted, and the run completes.
 
-use e2e::{bad_spec, read_games, run_runner, scratch};
+use e2e::{bad_spec, run_games, scratch};
 
 /// Plays `games` games of `bad` (mode, n) against a well-behaved badengine.
 fn play(
@@ -35,9 +35,7 @@ fn play(
     args.extend_from_slice(limit);
     let out_s = out.to_string_lossy().into_owned();
     args.extend_from_slice(&["--out", &out_s]);
-    let o = run_runner(&dir, &args);
-    assert!(o.status.success(), "runner failed: {}", String::from_utf8_lossy(&o.stderr));
-    let games = read_games(&out);
+    let games = run_games(&dir, &args, &out);
     assert!(out.join("summary.json").is_file());
     assert!(out.join("games.pgn").is_file());
     games
@@ -124,7 +122,7 @@ fn fast_engines_do_not_lose_on_time_at_a_fast_control() {
     let out = dir.join("run");
     let (a, b) = (bad_spec("a", "good", None), bad_spec("b", "good", None));
     let out_s = out.to_string_lossy().into_owned();
-    let o = run_runner(
+    let games = run_games(
         &dir,
         &[
             "match",
@@ -145,9 +143,8 @@ fn fast_engines_do_not_lose_on_time_at_a_fast_control() {
             "--out",
             &out_s,
         ],
+        &out,
     );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let games = read_games(&out);
     assert_eq!(games.len(), 4);
     for g in &games {
         assert_ne!(g["termination"], "time-forfeit", "{g}");

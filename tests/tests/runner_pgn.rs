@@ -3,7 +3,7 @@
 
 use std::ops::ControlFlow;
 
-use e2e::{bad_spec, read_games, run_runner, scratch};
+use e2e::{bad_spec, run_games, scratch};
 use pgn_reader::{RawTag, Reader, SanPlus, Skip, Visitor};
 use shakmaty::fen::Fen;
 use shakmaty::{CastlingMode, Chess, Position};
@@ -66,7 +66,7 @@ fn pgn_replays_legally_and_keeps_epd_counters() {
     let out = dir.join("run");
     let out_s = out.to_string_lossy().into_owned();
     let (a, b) = (bad_spec("a", "mate", None), bad_spec("b", "good", None));
-    let o = run_runner(
+    let records = run_games(
         &dir,
         &[
             "match",
@@ -89,10 +89,8 @@ fn pgn_replays_legally_and_keeps_epd_counters() {
             "--out",
             &out_s,
         ],
+        &out,
     );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-
-    let records = read_games(&out);
     assert_eq!(records.len(), 4);
     for pair in 0..2u64 {
         let g: Vec<_> = records.iter().filter(|r| r["pair"] == pair).collect();

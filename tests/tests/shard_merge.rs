@@ -8,34 +8,12 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use e2e::{read_games, run_runner, runner_bin, scratch};
+use e2e::{ok, read_games, read_json as json, run_runner, runner_bin, scratch, stderr};
 use serde_json::Value;
 
 /// A small EPD book with four different openings.
 fn book(dir: &Path) -> String {
-    let p = dir.join("book.epd");
-    fs::write(
-        &p,
-        "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1\n\
-         rnbqkbnr/pppppppp/8/8/3P4/8/PPP1PPPP/RNBQKBNR b KQkq - 0 1\n\
-         rnbqkbnr/pppppppp/8/8/2P5/8/PP1PPPPP/RNBQKBNR b KQkq - 0 1\n\
-         rnbqkbnr/pppppppp/8/8/8/5N2/PPPPPPPP/RNBQKB1R b KQkq - 1 1\n",
-    )
-    .unwrap();
-    p.display().to_string()
-}
-
-fn json(path: &Path) -> Value {
-    serde_json::from_str(&fs::read_to_string(path).unwrap()).unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn ok(o: Output, what: &str) -> Output {
-    assert!(o.status.success(), "{what} failed: {}", stderr(&o));
-    o
+    e2e::write_book(dir, 4)
 }
 
 /// `runner match` of the bundled engine against itself at a fixed depth, with `extra` flags.

@@ -4,30 +4,15 @@
 use std::fs;
 use std::path::Path;
 
-use e2e::{have_stockfish, read_games, run_runner, scratch};
+use e2e::{have_stockfish, read_games, read_json as json, run_runner, scratch, stderr, stdout};
 
 /// A small EPD book with three different openings.
 fn book(dir: &Path) -> String {
-    let p = dir.join("book.epd");
-    fs::write(
-        &p,
-        "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1\n\
-         rnbqkbnr/pppppppp/8/8/3P4/8/PPP1PPPP/RNBQKBNR b KQkq - 0 1\n\
-         rnbqkbnr/pppppppp/8/8/2P5/8/PP1PPPPP/RNBQKBNR b KQkq - 0 1\n",
-    )
-    .unwrap();
-    p.display().to_string()
+    e2e::write_book(dir, 3)
 }
 
 fn text(o: &std::process::Output) -> (String, String) {
-    (
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
-}
-
-fn json(path: &Path) -> serde_json::Value {
-    serde_json::from_str(&fs::read_to_string(path).unwrap()).unwrap()
+    (stdout(o), stderr(o))
 }
 
 const OUTPUTS: [&str; 4] = ["table.md", "table.csv", "summary.json", "plot.svg"];

@@ -7,8 +7,8 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 use super::fit::{FitError, LinearFit, fit_line};
-use super::positions::Stage;
-use crate::uci_info::Eval;
+use crate::plan::positions::Stage;
+use crate::play::uci_info::Eval;
 
 /// A (shallow, deep) depth pair, written `shallow:deep`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

@@ -7,7 +7,7 @@ use anyhow::{Result, anyhow};
 use plotters::prelude::*;
 
 use super::pairs::{DepthPair, PairPoint, ParamRow, fit_points};
-use super::positions::Stage;
+use crate::plan::positions::Stage;
 
 fn colour(stage: Stage) -> RGBColor {
     match stage {
@@ -84,7 +84,7 @@ pub fn scatter(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::uci_info::Eval;
+    use crate::play::uci_info::Eval;
 
     #[test]
     fn writes_an_svg_with_points_and_lines() {

@@ -14,27 +14,13 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::pairs::{DepthPair, PositionRecord, fit_all, needed_depths, pair_points};
-use super::pool::{EngineSetup, Job, PoolConfig, check_setups, spawn_pool};
-use super::positions::{Stage, TestPosition};
-use super::probe::{Limit, SearchReport};
-use super::progress::Progress;
 use super::{plot, table};
-use crate::cancel::Cancel;
-use crate::engine_spec::EngineSpec;
-
-/// How the score of each depth is obtained.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum ScoreMode {
-    /// One `go depth <deepest>` per position; the score of depth d is the last exact score the
-    /// engine reported for iteration d. Cheap: the deepest search runs every shallower iteration
-    /// anyway. For an engine whose `go depth d` after `ucinewgame` is deterministic (the bundled
-    /// one), iteration d IS the separate depth-d search, so both modes give the same scores.
-    Iterative,
-    /// A separate `go depth d` for every needed depth, each after `ucinewgame`: for engines whose
-    /// iterations depend on the final depth or on time.
-    Separate,
-}
+use crate::plan::engine_spec::EngineSpec;
+use crate::plan::positions::{Stage, TestPosition};
+use crate::play::cancel::Cancel;
+use crate::play::probe::{Limit, ScoreMode, SearchReport};
+use crate::play::probe_pool::{EngineSetup, Job, PoolConfig, check_setups, spawn_pool};
+use crate::report::counter::Progress;
 
 /// Everything a calibration run needs.
 #[derive(Clone, Debug)]
@@ -304,8 +290,8 @@ fn write_results(
         let mates = points
             .iter()
             .filter(|p| {
-                matches!(p.v_shallow, crate::uci_info::Eval::Mate(_))
-                    || matches!(p.v_deep, crate::uci_info::Eval::Mate(_))
+                matches!(p.v_shallow, crate::play::uci_info::Eval::Mate(_))
+                    || matches!(p.v_deep, crate::play::uci_info::Eval::Mate(_))
             })
             .count();
         let used = points.iter().filter(|p| p.used).count();

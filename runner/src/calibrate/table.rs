@@ -42,7 +42,7 @@ pub fn document(rows: &[ParamRow], how: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::calibrate::positions::Stage;
+    use crate::plan::positions::Stage;
 
     #[test]
     fn table_has_a_row_per_fit() {

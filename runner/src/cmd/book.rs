@@ -1,68 +1,30 @@
-//! `runner book`: make a balanced opening book with an engine (see [`crate::book_gen`]).
+//! `runner book`: make a balanced opening book with an engine (see [`crate::book`]).
 
 use std::io::Write as _;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use clap::Args;
 
-use crate::book_gen::{BookGenConfig, BookProgress, generate};
-use crate::cancel::Cancel;
-use crate::cli::EngineArgs;
-use crate::cmd::match_cmd::{install_signal_handlers, resolve_engines};
-use crate::progress::{Progress, ProgressMode};
-
-#[derive(Args, Debug, Clone)]
-pub struct BookGenArgs {
-    #[command(flatten)]
-    pub engines: EngineArgs,
-    /// Openings wanted.
-    #[arg(long, default_value_t = 4000)]
-    pub count: usize,
-    /// Plies of each random walk from the start position.
-    #[arg(long, default_value_t = 8)]
-    pub plies: usize,
-    /// Depth of the search that scores each finished walk.
-    #[arg(long, default_value_t = 8)]
-    pub depth: u32,
-    /// Keep a walk when its score is within +-CP of equality.
-    #[arg(long, value_name = "CP", default_value_t = 60)]
-    pub window: i32,
-    /// Depth of the sanity search after each random move.
-    #[arg(long, default_value_t = 4)]
-    pub guard_depth: u32,
-    /// Refuse a random move that leaves its side worse than -CP.
-    #[arg(long, value_name = "CP", default_value_t = 120)]
-    pub guard: i32,
-    /// Seed of the random walks.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Engine processes at once [default: number of CPUs].
-    #[arg(long)]
-    pub concurrency: Option<usize>,
-    /// Output EPD file.
-    #[arg(long, default_value = "openings/default.epd")]
-    pub out: PathBuf,
-    /// Progress display: auto, plain or quiet.
-    #[arg(long, default_value = "auto", value_parser = ["auto", "plain", "quiet"])]
-    pub progress: String,
-}
+use crate::book::{BookGenConfig, BookProgress, generate};
+use crate::cli::BookGenArgs;
+use crate::plan::engines::resolve_engines;
+use crate::play::cancel::{Cancel, cancel_on_signals};
+use crate::play::worker::default_concurrency;
+use crate::report::progress::{Progress, ProgressMode};
+use crate::run::INTERRUPTED;
 
 pub async fn run(args: &BookGenArgs) -> Result<u8> {
-    let specs = resolve_engines(&args.engines)?;
+    let e = &args.engines;
+    let specs = resolve_engines(&e.engines, e.each.as_deref(), e.engines_file.as_deref())?;
     if specs.len() != 1 {
         bail!("runner book uses one engine; {} were given", specs.len());
     }
     if args.count == 0 || args.plies == 0 || args.depth == 0 {
         bail!("--count, --plies and --depth must be at least 1");
     }
-    let concurrency = args
-        .concurrency
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-        .max(1);
+    let concurrency = args.concurrency.unwrap_or_else(default_concurrency).max(1);
     let cfg = BookGenConfig {
         count: args.count,
         plies: args.plies,
@@ -76,13 +38,9 @@ pub async fn run(args: &BookGenArgs) -> Result<u8> {
         max_candidates: args.count.saturating_mul(50).max(1000),
     };
     let cancel = Cancel::new();
-    install_signal_handlers(cancel.clone());
+    cancel_on_signals(cancel.clone(), INTERRUPTED);
     let progress = Arc::new(BookProgress::default());
-    let mode = match args.progress.as_str() {
-        "plain" => ProgressMode::Plain,
-        "quiet" => ProgressMode::Quiet,
-        _ => ProgressMode::Auto,
-    };
+    let mode = ProgressMode::parse(&args.progress);
     let started = Instant::now();
     let display = {
         let progress = progress.clone();

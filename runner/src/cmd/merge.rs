@@ -1,27 +1,43 @@
 //! `runner merge DIR... --out DIR`: combines the shards of one run (`--shard K/N`) into one
-//! results directory (see [`crate::merge`]).
-
-use std::path::PathBuf;
+//! results directory: the store merges the games (see [`crate::store::merge`]), then the
+//! summaries and tables are written by the layer that owns the kind of run (sweep, tournament,
+//! match).
 
 use anyhow::Result;
 
-use crate::merge::merge_dirs;
+use crate::cli::MergeArgs;
+use crate::gauntlet::files::write_tables;
+use crate::report::summary::write_merged_summary;
+use crate::store::merge::{Merged, merge_dirs};
+use crate::sweep::plan::SweepPlan;
+use crate::sweep::report::write_merged_sweep;
 
-/// `runner merge` arguments.
-#[derive(clap::Args, Debug, Clone)]
-pub struct MergeArgs {
-    /// Results directories of shards of one run (or earlier partial merges), in any order.
-    #[arg(value_name = "DIR", required = true, num_args = 1..)]
-    pub dirs: Vec<PathBuf>,
-    /// The new directory for the merged results.
-    #[arg(long, value_name = "DIR")]
-    pub out: PathBuf,
+/// The sweep plan of a results directory as JSON (what shards must agree on).
+fn sweep_json(dir: &std::path::Path) -> Result<Option<serde_json::Value>> {
+    Ok(SweepPlan::load(dir)?.map(|s| serde_json::to_value(s)).transpose()?)
+}
+
+/// Writes the merged directory's summary.json and tables; returns the text to print.
+fn write_reports(m: &Merged) -> Result<String> {
+    let (out, plan, records) = (&m.dir, &m.plan, &m.records);
+    if let Some(side) = &m.side_plan {
+        let sweep: SweepPlan = serde_json::from_value(side.clone())?;
+        return write_merged_sweep(out, &sweep, plan, records, &m.stopped_by, m.merge_info.clone());
+    }
+    let mut text = write_merged_summary(out, plan, records, &m.stopped_by, m.merge_info.clone())?;
+    if plan.kind != "match" {
+        // A gauntlet or round-robin: its tables, anchored as the shards were.
+        let tables = write_tables(out, plan, records, m.anchor.0, m.anchor.1)?;
+        text.push('\n');
+        text.push_str(&tables.markdown());
+    }
+    Ok(text)
 }
 
 /// `runner merge`. Returns the process exit code.
 pub fn run(args: &MergeArgs) -> Result<u8> {
-    let m = merge_dirs(&args.dirs, &args.out)?;
-    print!("{}", m.report);
+    let m = merge_dirs(&args.dirs, &args.out, &sweep_json)?;
+    print!("{}", write_reports(&m)?);
     println!(
         "merged shard(s) {} of a {}-way split: {} of {} scheduled games ({})",
         m.set.describe(),

@@ -13,73 +13,10 @@
 use std::fmt::Write as _;
 
 use anyhow::Context as _;
-use clap::{ArgGroup, Args};
 use serde::Serialize;
-use stats::{Counts, EloModel, Options, Penta, SprtSpec, Summary, Wdl, summarize};
+use stats::{Counts, EloModel, Options, Summary, summarize};
 
-/// Arguments of `runner stats`.
-#[derive(Args, Debug, Clone, PartialEq)]
-#[command(group(ArgGroup::new("counts").required(true).multiple(true).args(["wdl", "penta"])))]
-pub struct StatsArgs {
-    /// Game counts of the first engine: wins,draws,losses (e.g. 30,20,14)
-    #[arg(long, value_name = "W,D,L", value_parser = parse_wdl, allow_hyphen_values = true)]
-    pub wdl: Option<Wdl>,
-
-    /// Game-pair counts by pair score 0, 1/2, 1, 3/2, 2: LL,LD,DD,WD,WW (DD includes WL pairs)
-    #[arg(long, value_name = "LL,LD,DD,WD,WW", value_parser = parse_penta, allow_hyphen_values = true)]
-    pub penta: Option<Penta>,
-
-    /// Evaluate an SPRT: elo0=..,elo1=..[,alpha=0.05][,beta=0.05][,model=normalized|logistic]
-    #[arg(long, value_name = "SPEC", value_parser = parse_sprt, allow_hyphen_values = true)]
-    pub sprt: Option<SprtSpec>,
-
-    /// Fixed-sample test: assume at least this fraction of draws (variance (1-D)/4 per game)
-    /// instead of the observed draw ratio; in [0, 1)
-    #[arg(long, value_name = "D", value_parser = parse_draws_floor, allow_hyphen_values = true)]
-    pub draws_floor: Option<f64>,
-
-    /// Print one JSON object instead of the table
-    #[arg(long)]
-    pub json: bool,
-}
-
-fn parse_counts<const N: usize>(s: &str, names: &str) -> Result<[u64; N], String> {
-    let fields: Vec<&str> = s.split(',').map(str::trim).collect();
-    if fields.len() != N {
-        return Err(format!("expected {N} comma-separated counts {names}, got {}", fields.len()));
-    }
-    let mut out = [0u64; N];
-    for (slot, field) in out.iter_mut().zip(&fields) {
-        *slot = field
-            .parse()
-            .map_err(|_| format!("counts must be non-negative integers, got {field:?}"))?;
-    }
-    Ok(out)
-}
-
-fn parse_wdl(s: &str) -> Result<Wdl, String> {
-    let [wins, draws, losses] = parse_counts::<3>(s, "W,D,L")?;
-    let w = Wdl { wins, draws, losses };
-    w.check().map_err(|e| e.to_string())?;
-    Ok(w)
-}
-
-fn parse_penta(s: &str) -> Result<Penta, String> {
-    let [ll, ld, dd, wd, ww] = parse_counts::<5>(s, "LL,LD,DD,WD,WW")?;
-    let p = Penta { ll, ld, dd, wd, ww };
-    p.check().map_err(|e| e.to_string())?;
-    Ok(p)
-}
-
-fn parse_sprt(s: &str) -> Result<SprtSpec, String> {
-    SprtSpec::parse(s).map_err(|e| e.to_string())
-}
-
-fn parse_draws_floor(s: &str) -> Result<f64, String> {
-    let d: f64 = s.trim().parse().map_err(|_| format!("expected a number in [0, 1), got {s:?}"))?;
-    stats::fixed_sample::check_draws_floor(d).map_err(|e| e.to_string())?;
-    Ok(d)
-}
+use crate::cli::StatsArgs;
 
 /// Runs `runner stats`: prints the table (or JSON) on stdout.
 pub fn run(args: &StatsArgs) -> anyhow::Result<()> {

@@ -6,7 +6,8 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 
 use super::tables::{GauntletTables, build};
-use crate::store::{GameRecord, RunPlan, SUMMARY_FILE, write_atomic};
+use crate::plan::run_plan::RunPlan;
+use crate::store::{GameRecord, SUMMARY_FILE, write_atomic};
 
 pub const TABLE_MD: &str = "table.md";
 pub const TABLE_CSV: &str = "table.csv";

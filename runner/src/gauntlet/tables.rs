@@ -8,10 +8,11 @@ use std::fmt::Write as _;
 use serde::Serialize;
 use stats::{Penta, Summary, Wdl};
 
-use super::plan::tc_label;
 use super::ratings::{Meeting, RatingError, Ratings, fit};
-use crate::store::{GameRecord, RunPlan};
-use crate::summary::Tally;
+use crate::plan::run_plan::RunPlan;
+use crate::plan::tournament::tc_label;
+use crate::report::summary::Tally;
+use crate::store::GameRecord;
 
 /// One pairing at one time control.
 #[derive(Clone, Debug, Serialize)]

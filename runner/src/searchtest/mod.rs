@@ -13,12 +13,12 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 
-use crate::calibrate::pool::{EngineSetup, Job, PoolConfig, check_setups, spawn_pool};
-use crate::calibrate::positions::{Stage, TestPosition};
-use crate::calibrate::probe::Limit;
-use crate::calibrate::progress::Progress;
-use crate::cancel::Cancel;
-use crate::engine_spec::{EngineSpec, set_option};
+use crate::plan::engine_spec::{EngineSpec, set_option};
+use crate::plan::positions::{Stage, TestPosition};
+use crate::play::cancel::Cancel;
+use crate::play::probe::Limit;
+use crate::play::probe_pool::{EngineSetup, Job, PoolConfig, check_setups, spawn_pool};
+use crate::report::counter::Progress;
 use summary::{SearchRecord, VariantSummary, parse_mpc_counters, summarize};
 use variant::Variant;
 

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::calibrate::positions::Stage;
-use crate::uci_info::Eval;
+use crate::plan::positions::Stage;
+use crate::play::uci_info::Eval;
 
 /// One search of one position by one variant (a line of searches.jsonl).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -20,51 +20,52 @@ fn mpc_text(s: &VariantSummary) -> String {
     }
 }
 
+/// A Markdown column: heading and cell.
+type Column = (&'static str, fn(&VariantSummary) -> String);
+
+/// The columns between Positions and Faults: the depth test's (`fixed_time`) or the node
+/// comparison's.
+fn measure_columns(fixed_time: bool) -> [Column; 8] {
+    if fixed_time {
+        [
+            ("Depth avg", |r| opt(r.depth_mean, 2)),
+            ("Depth median", |r| opt(r.depth_median, 1)),
+            ("Depth gain", |r| opt(r.depth_gain, 2)),
+            ("Nodes avg", |r| opt(r.nodes_mean, 0)),
+            ("kN/s", |r| opt(r.nps.map(|n| n / 1000.0), 0)),
+            ("Same move %", |r| opt(r.same_move_pct, 1)),
+            ("Same value %", |r| opt(r.same_value_pct, 1)),
+            ("Faults", |r| r.faults.to_string()),
+        ]
+    } else {
+        [
+            ("Nodes avg", |r| opt(r.nodes_mean, 0)),
+            ("Nodes sd", |r| opt(r.nodes_sd, 0)),
+            ("Speed-up", |r| opt(r.speedup, 2)),
+            ("Time avg ms", |r| opt(r.time_ms_mean, 1)),
+            ("Same move %", |r| opt(r.same_move_pct, 1)),
+            ("Same value %", |r| opt(r.same_value_pct, 1)),
+            ("MPC cuts/tries", mpc_text),
+            ("Faults", |r| r.faults.to_string()),
+        ]
+    }
+}
+
 /// Markdown table; `fixed_time` selects the depth test's columns, else the node comparison's.
 pub fn markdown(rows: &[VariantSummary], fixed_time: bool) -> String {
-    let mut s = String::new();
-    if fixed_time {
-        s.push_str(
-            "| Variant | Options | Positions | Depth avg | Depth median | Depth gain | Nodes avg | kN/s | Same move % | Same value % | Faults |\n\
-             |---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
-        );
-        for r in rows {
-            s.push_str(&format!(
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
-                r.name,
-                options_text(&r.options),
-                r.positions,
-                opt(r.depth_mean, 2),
-                opt(r.depth_median, 1),
-                opt(r.depth_gain, 2),
-                opt(r.nodes_mean, 0),
-                opt(r.nps.map(|n| n / 1000.0), 0),
-                opt(r.same_move_pct, 1),
-                opt(r.same_value_pct, 1),
-                r.faults
-            ));
-        }
-    } else {
-        s.push_str(
-            "| Variant | Options | Positions | Nodes avg | Nodes sd | Speed-up | Time avg ms | Same move % | Same value % | MPC cuts/tries | Faults |\n\
-             |---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
-        );
-        for r in rows {
-            s.push_str(&format!(
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
-                r.name,
-                options_text(&r.options),
-                r.positions,
-                opt(r.nodes_mean, 0),
-                opt(r.nodes_sd, 0),
-                opt(r.speedup, 2),
-                opt(r.time_ms_mean, 1),
-                opt(r.same_move_pct, 1),
-                opt(r.same_value_pct, 1),
-                mpc_text(r),
-                r.faults
-            ));
-        }
+    let mut columns: Vec<Column> = vec![
+        ("Variant", |r| r.name.clone()),
+        ("Options", |r| options_text(&r.options)),
+        ("Positions", |r| r.positions.to_string()),
+    ];
+    columns.extend(measure_columns(fixed_time));
+    let line = |cells: Vec<String>| format!("| {} |\n", cells.join(" | "));
+    let mut s = line(columns.iter().map(|(h, _)| h.to_string()).collect());
+    let aligns: Vec<&str> =
+        (0..columns.len()).map(|i| if i < 2 { "---" } else { "---:" }).collect();
+    s.push_str(&format!("|{}|\n", aligns.join("|")));
+    for r in rows {
+        s.push_str(&line(columns.iter().map(|(_, cell)| cell(r)).collect()));
     }
     s
 }

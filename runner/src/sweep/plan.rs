@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 
 use stats::SprtSpec;
 
-use crate::engine_spec::{EngineSpec, set_option};
-use crate::schedule::Pairing;
+use crate::plan::engine_spec::{EngineSpec, set_option};
+use crate::plan::schedule::Pairing;
 
 use super::analysis::AnalysisOptions;
 use super::racing::RaceConfig;

@@ -1,5 +1,6 @@
-//! Writes a sweep's outputs from its analysis: table.md, table.csv, summary.json, plot.svg, and
-//! points/<label>/summary.json (one sub-result per point). Files are written to a temporary name
+//! Writes a sweep's outputs from its stored games (replayed through the tracker and analysed):
+//! table.md, table.csv, summary.json, plot.svg, and points/<label>/summary.json (one sub-result
+//! per point); and the same tables for a match (`runner report`). Files are written to a temporary name
 //! and renamed, so a run killed while writing leaves the previous version intact.
 
 use std::fs;
@@ -8,10 +9,17 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use serde_json::json;
 
-use super::analysis::SweepAnalysis;
+use super::analysis::{AnalysisOptions, SweepAnalysis, analyze};
+use super::plan::SweepPlan;
 use super::plot;
 use super::table;
+use super::tracker::Tracker;
 use super::values::Point;
+use crate::plan::run_plan::RunPlan;
+use crate::report::overhead::merged_overhead;
+use crate::report::summary::{Tally, summary_json as run_summary_json};
+use crate::run::StopReason;
+use crate::store::{GameRecord, SUMMARY_FILE, read_summary};
 
 /// Writes `text` to `path` through a temporary file in the same directory.
 pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
@@ -91,6 +99,124 @@ pub fn write_all(
         write_atomic(&pdir.join("summary.json"), &(serde_json::to_string_pretty(&doc)? + "\n"))?;
     }
     Ok(table::console(a, title))
+}
+
+/// Replays the stored games through a tracker (racing and SPRT decisions included).
+fn replay(
+    labels: Vec<String>,
+    sweep: Option<&SweepPlan>,
+    plan: &RunPlan,
+    records: &[GameRecord],
+) -> Result<Tracker> {
+    let race = sweep.and_then(|s| s.race);
+    let mut t = Tracker::new(labels, race, plan.sprt);
+    for r in records {
+        t.record_game(r)?;
+    }
+    Ok(t)
+}
+
+/// Writes a sweep's table.md, table.csv, summary.json, plot.svg and points/*/summary.json from
+/// the stored games (in store order); returns the terminal table.
+pub fn write_sweep(
+    dir: &Path,
+    sweep: &SweepPlan,
+    plan: &RunPlan,
+    records: &[GameRecord],
+    stop: StopReason,
+) -> Result<String> {
+    write_sweep_stopped_by(dir, sweep, plan, records, stop.as_str())
+}
+
+/// [`write_sweep`] with the reason to stop as text (a report keeps the stored one).
+pub fn write_sweep_stopped_by(
+    dir: &Path,
+    sweep: &SweepPlan,
+    plan: &RunPlan,
+    records: &[GameRecord],
+    stopped_by: &str,
+) -> Result<String> {
+    let labels: Vec<String> = plan.pairings.iter().map(|p| p.label.clone()).collect();
+    let tracker = replay(labels, Some(sweep), plan, records)?;
+    let a = analyze(
+        &sweep.param_names(),
+        &sweep.points,
+        tracker.counts(),
+        tracker.status(),
+        &sweep.analysis_options(),
+    )?;
+    let names: Vec<String> = plan.engines.iter().map(|e| e.name.clone()).collect();
+    let mut run_summary = run_summary_json(
+        &plan.pairings,
+        &names,
+        &Tally::of_records(plan.pairings.len(), records),
+        plan.sprt,
+        stopped_by,
+    );
+    // Keep what only the live run could measure (e.g. the runner's overhead figures).
+    if let (Some(fresh), Some(serde_json::Value::Object(old))) =
+        (run_summary.as_object_mut(), read_summary(dir))
+    {
+        for (k, v) in old {
+            fresh.entry(k).or_insert(v);
+        }
+    }
+    let context = json!({
+        "engine": sweep.engine,
+        "baseline": sweep.baseline,
+        "fixed": sweep.fixed,
+        "tc": plan.tc.to_string(),
+        "book": plan.book,
+        "book_order": plan.book_order,
+        "seed": plan.seed,
+        "games_per_point": plan.pairs * 2,
+        "sprt": plan.sprt,
+        "adaptive": sweep.race,
+        "draws_floor": sweep.draws_floor,
+    });
+    write_all(dir, &a, &sweep.points, &sweep.title(), &context, &run_summary, Outputs::Sweep)
+}
+
+/// A match's (or tournament's) table.md, table.csv and plot.svg, one row per pairing, from the
+/// stored games; returns the terminal table.
+pub fn write_match_tables(dir: &Path, plan: &RunPlan, records: &[GameRecord]) -> Result<String> {
+    let labels: Vec<String> = plan.pairings.iter().map(|p| p.label.clone()).collect();
+    let tracker = replay(labels.clone(), None, plan, records)?;
+    let points: Vec<Point> =
+        labels.iter().map(|l| Point { assignments: vec![("pairing".into(), l.clone())] }).collect();
+    let opts = AnalysisOptions { sprt: plan.sprt, ..Default::default() };
+    let a = analyze(&["pairing".into()], &points, tracker.counts(), tracker.status(), &opts)?;
+    let title = format!("{} ({} games)", plan.kind, records.len());
+    write_all(dir, &a, &points, &title, &json!({}), &json!({}), Outputs::TablesAndPlot)
+}
+
+/// The outputs of merged sweep shards: sweep.json, the tables and plot, and summary.json with the
+/// merge's `stopped_by`, the games' `runner_overhead` and the `merge` entry. Returns the table.
+pub fn write_merged_sweep(
+    out: &Path,
+    sweep: &SweepPlan,
+    plan: &RunPlan,
+    records: &[GameRecord],
+    stopped_by: &str,
+    merge_info: serde_json::Value,
+) -> Result<String> {
+    sweep.save(out)?;
+    let stop = match stopped_by {
+        "complete" => StopReason::Complete,
+        "sprt" => StopReason::Sprt,
+        _ => StopReason::Interrupted,
+    };
+    let table = write_sweep(out, sweep, plan, records, stop)?;
+    let path = out.join(SUMMARY_FILE);
+    let text =
+        fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut doc: serde_json::Value = serde_json::from_str(&text)
+        .with_context(|| format!("{} is not valid JSON", path.display()))?;
+    doc["stopped_by"] = json!(stopped_by);
+    doc["runner_overhead"] = serde_json::to_value(merged_overhead(records))?;
+    doc["merge"] = merge_info;
+    crate::store::write_atomic(&path, (serde_json::to_string_pretty(&doc)? + "\n").as_bytes())?;
+    Ok(table)
 }
 
 #[cfg(test)]

@@ -8,13 +8,12 @@ use std::sync::{Arc, Mutex};
 use shakmaty::Color;
 use tokio::sync::mpsc;
 
-use crate::cancel::Cancel;
-use crate::engine_spec::EngineSpec;
-use crate::game::{GameOutcome, GameSettings, play_game};
-use crate::openings::Opening;
-use crate::schedule::{Job, Pairing};
-use crate::store::{GameRecord, LatencyStats};
-use crate::uci_process::{StartOptions, UciEngine, UciError};
+use crate::plan::engine_spec::EngineSpec;
+use crate::plan::openings::Opening;
+use crate::plan::schedule::{Job, Pairing};
+use crate::play::cancel::Cancel;
+use crate::play::game::{GameOutcome, GameSettings, play_game};
+use crate::play::uci::{StartOptions, UciEngine, UciError};
 
 /// Idle processes of one engine spec; new ones are started on demand.
 pub struct EnginePool {
@@ -88,6 +87,11 @@ impl EnginePool {
     }
 }
 
+/// Games (or engine processes) at once when not given: the number of CPUs.
+pub fn default_concurrency() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
 /// One game to play: game 0 of a job gives the pairing's first engine White.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GameTask {
@@ -95,10 +99,19 @@ pub struct GameTask {
     pub game: u8,
 }
 
+/// A game a worker finished: what was played and how it went.
+#[derive(Debug)]
+pub struct FinishedGame {
+    pub task: GameTask,
+    /// White's and Black's engine names.
+    pub names: [String; 2],
+    pub outcome: GameOutcome,
+}
+
 /// What workers report to the run.
 #[derive(Debug)]
 pub enum WorkerEvent {
-    Finished(Box<GameRecord>),
+    Finished(Box<FinishedGame>),
     /// The run cannot go on (an engine cannot be restarted, a bad opening).
     Fatal(String),
 }
@@ -214,7 +227,6 @@ pub async fn worker_loop(ctx: Arc<WorkerContext>, tx: mpsc::UnboundedSender<Work
             Ok(out) => {
                 let names = [ctx.pools[wi].spec().name.clone(), ctx.pools[bi].spec().name.clone()];
                 let faulty = out.faulty;
-                let rec = make_record(&task, pairing, opening, &names, out);
                 for (color, eng, idx) in [(Color::White, white, wi), (Color::Black, black, bi)] {
                     if faulty == Some(color) {
                         ctx.pools[idx].retire(eng);
@@ -222,7 +234,8 @@ pub async fn worker_loop(ctx: Arc<WorkerContext>, tx: mpsc::UnboundedSender<Work
                         ctx.pools[idx].release(eng);
                     }
                 }
-                if tx.send(WorkerEvent::Finished(Box::new(rec))).is_err() {
+                let game = FinishedGame { task, names, outcome: out };
+                if tx.send(WorkerEvent::Finished(Box::new(game))).is_err() {
                     break;
                 }
             }
@@ -233,59 +246,4 @@ pub async fn worker_loop(ctx: Arc<WorkerContext>, tx: mpsc::UnboundedSender<Work
             }
         }
     }
-}
-
-/// Builds the stored record of a finished game.
-pub fn make_record(
-    task: &GameTask,
-    pairing: &Pairing,
-    opening: &Opening,
-    names: &[String; 2],
-    out: GameOutcome,
-) -> GameRecord {
-    let book_plies = out.book_moves.len();
-    let mut moves = out.book_moves;
-    moves.extend(out.moves.iter().map(|m| m.uci.clone()));
-    let overheads: Vec<f64> = out
-        .moves
-        .iter()
-        .filter_map(|m| m.engine_time_ms.map(|t| m.time_us as f64 / 1000.0 - t as f64))
-        .collect();
-    let turnarounds: Vec<u64> = out.moves.iter().filter_map(|m| m.turnaround_us).collect();
-    let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
-    let latency = LatencyStats {
-        overhead_ms_mean: mean(&overheads).map(round3),
-        overhead_ms_max: overheads.iter().copied().reduce(f64::max).map(round3),
-        turnaround_us_mean: mean(&turnarounds.iter().map(|&t| t as f64).collect::<Vec<_>>())
-            .map(|v| v.round()),
-        turnaround_us_max: turnarounds.iter().copied().max(),
-    };
-    GameRecord {
-        seq: task.job.seq,
-        pairing: task.job.pairing,
-        label: pairing.label.clone(),
-        pair: task.job.pair,
-        game: task.game,
-        opening: opening.id,
-        fen: opening.fen.clone(),
-        white: names[0].clone(),
-        black: names[1].clone(),
-        result: out.result,
-        termination: out.termination,
-        plies: moves.len(),
-        book_plies,
-        scores: out.moves.iter().map(|m| m.eval).collect(),
-        depths: out.moves.iter().map(|m| m.depth).collect(),
-        times_ms: out.moves.iter().map(|m| round3(m.time_us as f64 / 1000.0)).collect(),
-        engine_times_ms: out.moves.iter().map(|m| m.engine_time_ms).collect(),
-        moves,
-        latency,
-        illegal_move: out.illegal_move,
-        duration_ms: out.duration.as_millis() as u64,
-        date: chrono::Utc::now().format("%Y.%m.%d").to_string(),
-    }
-}
-
-fn round3(x: f64) -> f64 {
-    (x * 1000.0).round() / 1000.0
 }

@@ -2,11 +2,11 @@
 //! pairings (the engines under test, in the first seats, against every other engine) or a
 //! round-robin (everyone against everyone), repeated once per time control.
 
-use clap::{Args, ValueEnum};
+use clap::ValueEnum;
 use serde::{Deserialize, Serialize};
 
-use crate::clock::TimeControl;
-use crate::schedule::Pairing;
+use crate::plan::schedule::Pairing;
+use crate::plan::time_control::TimeControl;
 
 /// How pairings are made from more than two engines.
 #[derive(ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -26,25 +26,6 @@ impl Tournament {
             Tournament::RoundRobin => "round-robin",
         }
     }
-}
-
-/// `runner match` options for more than two engines.
-#[derive(Args, Debug, Clone, Default)]
-pub struct TournamentArgs {
-    /// With more than two --engine: gauntlet (the first engine(s) against each of the others) or
-    /// round-robin (everyone against everyone).
-    #[arg(long, value_enum, default_value_t = Tournament::Gauntlet)]
-    pub tournament: Tournament,
-    /// Gauntlet: the first N engines are the ones under test; each plays every other engine
-    /// (the engines under test do not play each other).
-    #[arg(long, value_name = "N", default_value_t = 1)]
-    pub gauntlet_seats: usize,
-    /// The engine whose rating is fixed in the ratings table [default: the first engine].
-    #[arg(long, value_name = "NAME")]
-    pub anchor: Option<String>,
-    /// The anchor's rating.
-    #[arg(long, value_name = "ELO", default_value_t = 0.0, allow_negative_numbers = true)]
-    pub anchor_elo: f64,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]

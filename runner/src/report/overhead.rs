@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::play::uci::own_cpu_time;
 use crate::store::GameRecord;
-use crate::uci_process::own_cpu_time;
 
 /// Figures of one run (games played in this session only).
 #[derive(Clone, Debug, Default, Serialize)]
@@ -104,6 +104,21 @@ impl OverheadMeter {
                 .then(|| self.over_sum / self.over_n as f64),
         }
     }
+}
+
+/// The overhead figures of merged shards: the latency figures come from the games themselves;
+/// CPU figures belong to the shards' own sessions (kept per source), so they are left out.
+pub fn merged_overhead(records: &[GameRecord]) -> OverheadReport {
+    let mut meter = OverheadMeter::new();
+    for r in records {
+        meter.add(r);
+    }
+    let mut o = meter.finish(None);
+    o.runner_cpu_s = None;
+    o.runner_cpu_share = None;
+    o.runner_cpu_per_game_ms = None;
+    o.runner_cpu_per_move_us = None;
+    o
 }
 
 impl OverheadReport {

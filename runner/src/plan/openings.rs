@@ -8,7 +8,7 @@
 
 use std::fs;
 use std::ops::ControlFlow;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, anyhow, bail};
 use pgn_reader::{RawTag, Reader, SanPlus, Skip, Visitor};
@@ -19,6 +19,8 @@ use serde::{Deserialize, Serialize};
 use shakmaty::fen::Fen;
 use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess, EnPassantMode, Position};
+
+use crate::plan::run_plan::{BookInfo, file_sha256};
 
 /// The standard start position as a FEN.
 pub const STARTPOS_FEN: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
@@ -276,6 +278,46 @@ pub fn opening_sequence(
                 cycle += 1;
             }
             out
+        }
+    }
+}
+
+/// The default opening book.
+pub const DEFAULT_BOOK: &str = "openings/default.epd";
+
+/// The openings of a run and their description for the plan: `book`, else [`DEFAULT_BOOK`] when
+/// present, else the start position (with a warning).
+pub fn book_for_plan(
+    book: Option<&Path>,
+    plies: Option<usize>,
+) -> Result<(Vec<Opening>, BookInfo)> {
+    let path = match book {
+        Some(p) => Some(p.to_path_buf()),
+        None if Path::new(DEFAULT_BOOK).is_file() => Some(PathBuf::from(DEFAULT_BOOK)),
+        None => {
+            eprintln!(
+                "warning: no --book and no {DEFAULT_BOOK}: every game starts from the start position"
+            );
+            None
+        }
+    };
+    match path {
+        Some(p) => {
+            if !p.is_file() {
+                bail!("book {} not found", p.display());
+            }
+            let openings = load_book(&p, plies)?;
+            let info = BookInfo {
+                path: Some(p.display().to_string()),
+                sha256: Some(file_sha256(&p)?),
+                openings: openings.len(),
+                plies,
+            };
+            Ok((openings, info))
+        }
+        None => {
+            let openings = startpos_book();
+            Ok((openings, BookInfo { path: None, sha256: None, openings: 1, plies: None }))
         }
     }
 }

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use stats::SprtSpec;
 
-use crate::summary::PairingTally;
+use crate::report::summary::PairingTally;
 
 /// How progress is shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -15,6 +15,17 @@ pub enum ProgressMode {
     Auto,
     Plain,
     Quiet,
+}
+
+impl ProgressMode {
+    /// `--progress plain|quiet|auto` (anything else: auto).
+    pub fn parse(text: &str) -> ProgressMode {
+        match text {
+            "plain" => ProgressMode::Plain,
+            "quiet" => ProgressMode::Quiet,
+            _ => ProgressMode::Auto,
+        }
+    }
 }
 
 pub struct Progress {

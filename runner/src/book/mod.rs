@@ -23,10 +23,10 @@ use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess, EnPassantMode, Position};
 use tokio::sync::Mutex;
 
-use crate::cancel::Cancel;
-use crate::engine_spec::EngineSpec;
-use crate::openings::STARTPOS_FEN;
-use crate::uci_process::{StartOptions, UciEngine};
+use crate::plan::engine_spec::EngineSpec;
+use crate::plan::openings::STARTPOS_FEN;
+use crate::play::cancel::Cancel;
+use crate::play::uci::{StartOptions, UciEngine};
 
 /// Settings of one book generation.
 #[derive(Clone, Debug)]
@@ -69,7 +69,7 @@ impl BookEntry {
     /// The EPD line written to the book: the position plus `hmvc`/`fmvn` operations, so the
     /// move counters survive in tools that read plain EPD.
     pub fn epd_line(&self) -> Result<String> {
-        let pos = crate::openings::position_from_fen(&self.fen)?;
+        let pos = crate::plan::openings::position_from_fen(&self.fen)?;
         let epd = Epd::from_position(&pos, EnPassantMode::Legal);
         Ok(format!("{epd} hmvc {}; fmvn {};", pos.halfmoves(), pos.fullmoves()))
     }
@@ -252,7 +252,7 @@ mod tests {
             e.epd_line().unwrap(),
             "rnbqkbnr/ppp1pppp/8/8/3pP3/8/PPPP1PPP/RNBQKBNR b KQkq e3 hmvc 0; fmvn 3;"
         );
-        let back = crate::openings::epd_line_to_fen(&e.epd_line().unwrap()).unwrap();
+        let back = crate::plan::openings::epd_line_to_fen(&e.epd_line().unwrap()).unwrap();
         assert_eq!(back, e.fen);
     }
 }

@@ -1,4 +1,5 @@
-//! Named engine definitions (`configs/engines.toml`), layered over built-in defaults.
+//! Named engine definitions (`configs/engines.toml`), layered over built-in defaults, and the
+//! resolution of `--engine`/`--each` into engine specs.
 //!
 //! ```toml
 //! [[engine]]
@@ -15,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, anyhow, bail};
 
-use crate::engine_spec::EngineSpec;
+use crate::plan::engine_spec::{EngineSpec, PartialSpec};
 
 /// The default location of the user's engine file, relative to the working directory.
 pub const DEFAULT_ENGINES_FILE: &str = "configs/engines.toml";
@@ -159,6 +160,64 @@ pub fn bundled_engine_path() -> Result<PathBuf> {
         );
     }
     Ok(p)
+}
+
+/// Turns `--engine` specs and `--each` into engine specs: a spec with `cmd=`, or a name from the
+/// built-ins and `engines_file` (default configs/engines.toml); with no spec, the bundled engine.
+/// Warnings met reading the engine file are printed.
+pub fn resolve_engines(
+    engines: &[String],
+    each: Option<&str>,
+    engines_file: Option<&Path>,
+) -> Result<Vec<EngineSpec>> {
+    let catalog = EngineCatalog::load(engines_file)?;
+    for w in &catalog.warnings {
+        eprintln!("warning: {w}");
+    }
+    let each = each.map(PartialSpec::parse).transpose()?;
+    let mut specs = Vec::new();
+    if engines.is_empty() {
+        specs.push(plain(BUNDLED_NAME, &bundled_engine_path()?.to_string_lossy()));
+    }
+    for text in engines {
+        let p = PartialSpec::parse(text)?;
+        let mut spec = match (&p.cmd, &p.name) {
+            (Some(cmd), _) => plain(&p.name.clone().unwrap_or_else(|| default_name(cmd)), cmd),
+            (None, Some(name)) => match catalog.get(name) {
+                Some(s) => s.clone(),
+                None if name == BUNDLED_NAME => {
+                    plain(name, &bundled_engine_path()?.to_string_lossy())
+                }
+                None => bail!(
+                    "engine {name:?} is not defined (give cmd=PATH, or add it to {})",
+                    engines_file.unwrap_or(Path::new(DEFAULT_ENGINES_FILE)).display()
+                ),
+            },
+            (None, None) => bail!("engine spec {text:?} needs cmd=PATH or name=NAME"),
+        };
+        spec.overlay(&p);
+        specs.push(spec);
+    }
+    if let Some(each) = &each {
+        for s in &mut specs {
+            s.add_defaults(each);
+        }
+    }
+    Ok(specs)
+}
+
+/// One engine for the tools (`--engine SPEC`, default the bundled engine), resolved like
+/// [`resolve_engines`].
+pub fn resolve_engine(spec: Option<&str>) -> Result<EngineSpec> {
+    let specs: Vec<String> = spec.into_iter().map(str::to_string).collect();
+    resolve_engines(&specs, None, None)?
+        .into_iter()
+        .next()
+        .ok_or_else(|| anyhow!("no engine to run"))
+}
+
+fn default_name(cmd: &str) -> String {
+    Path::new(cmd).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or(cmd.into())
 }
 
 #[cfg(test)]

@@ -1,4 +1,5 @@
-//! A cloneable cancellation flag (Ctrl-C, SIGTERM, or an SPRT decision stops new work).
+//! A cloneable cancellation flag (Ctrl-C, SIGTERM, or an SPRT decision stops new work), and the
+//! signal handler that sets it.
 
 use std::sync::Arc;
 
@@ -35,6 +36,27 @@ impl Cancel {
         // The sender lives in self, so wait_for can only end by seeing `true`.
         let _ = rx.wait_for(|v| *v).await;
     }
+}
+
+/// Cancels `cancel` on Ctrl-C or SIGTERM, printing `message` (what happens to the work in
+/// flight) on stderr.
+pub fn cancel_on_signals(cancel: Cancel, message: &'static str) {
+    tokio::spawn(async move {
+        let term = async {
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(mut s) => {
+                    s.recv().await;
+                }
+                Err(_) => std::future::pending::<()>().await,
+            }
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {},
+            _ = term => {},
+        }
+        eprintln!("{message}");
+        cancel.cancel();
+    });
 }
 
 #[cfg(test)]

@@ -1,5 +1,8 @@
-//! One UCI engine process: spawned in its own process group, its stdout read by a dedicated task
-//! that timestamps each line, driven by `select!` loops (line, deadline) and killed as a group.
+//! The one UCI driver: an engine process spawned in its own process group, its stdout read by a
+//! dedicated task that timestamps each line, driven by `select!` loops (line, deadline) and
+//! killed as a group. Games use it with `info` lines folded into the next line (one wake-up per
+//! move); tools that need every `info` line start it with [`StartOptions::every_line`] and read
+//! them through the `on_line` callbacks of [`UciEngine::go_each`] and [`UciEngine::start_with`].
 
 use std::fs::File;
 use std::io::Write as _;
@@ -13,12 +16,13 @@ use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::mpsc;
 use vampirc_uci::UciMessage;
 
-use crate::engine_spec::EngineSpec;
-use crate::uci_info::{InfoSummary, parse_info};
+use crate::plan::engine_spec::EngineSpec;
+use crate::play::uci_info::{InfoSummary, parse_info};
 
-/// A line of engine output and the moment the reader task read it. `info` lines are not
-/// forwarded one by one: the reader keeps the last one holding a score and attaches it to the
-/// next forwarded line (the `bestmove`), so the game task wakes once per move.
+/// A line of engine output and the moment the reader task read it. Unless the engine was started
+/// with [`StartOptions::every_line`], `info` lines are not forwarded one by one: the reader keeps
+/// the last one holding a score and attaches it to the next forwarded line (the `bestmove`), so
+/// the game task wakes once per move.
 #[derive(Debug)]
 pub struct Line {
     pub text: String,
@@ -53,6 +57,10 @@ pub struct StartOptions {
     pub handshake_timeout: Duration,
     /// Write every line sent and received to `<name>-<instance>.uci.log`.
     pub protocol_log: bool,
+    /// The log files' name before `.stderr.log` instead of `<name>-<instance>`.
+    pub log_stem: Option<String>,
+    /// Forward every `info` line as a line of its own (for tools that read each iteration).
+    pub every_line: bool,
 }
 
 impl Default for StartOptions {
@@ -62,6 +70,8 @@ impl Default for StartOptions {
             instance: 0,
             handshake_timeout: Duration::from_secs(10),
             protocol_log: false,
+            log_stem: None,
+            every_line: false,
         }
     }
 }
@@ -110,8 +120,20 @@ impl UciEngine {
     /// Spawns the engine, runs the `uci`/`uciok` handshake, sends the spec's options and waits for
     /// `readyok`. Any failure is an error naming the engine.
     pub async fn start(spec: &EngineSpec, opts: &StartOptions) -> Result<UciEngine, UciError> {
+        Self::start_with(spec, opts, &[], &mut |_| {}).await
+    }
+
+    /// [`UciEngine::start`] that also sets `if_declared` options (after the spec's own, each only
+    /// when the engine declared it) and hands every line read before the first `readyok` to
+    /// `on_line` (`info string` answers to the options, with [`StartOptions::every_line`]).
+    pub async fn start_with(
+        spec: &EngineSpec,
+        opts: &StartOptions,
+        if_declared: &[(String, String)],
+        on_line: &mut (dyn FnMut(&str) + Send),
+    ) -> Result<UciEngine, UciError> {
         let mut eng = Self::spawn(spec, opts)?;
-        eng.handshake(spec, opts.handshake_timeout).await?;
+        eng.handshake(spec, if_declared, opts.handshake_timeout, on_line).await?;
         Ok(eng)
     }
 
@@ -126,7 +148,10 @@ impl UciEngine {
         if let Some(d) = &spec.dir {
             cmd.current_dir(d);
         }
-        let file_stem = format!("{}-{}", sanitize(&spec.name), opts.instance);
+        let file_stem = match &opts.log_stem {
+            Some(stem) => stem.clone(),
+            None => format!("{}-{}", sanitize(&spec.name), opts.instance),
+        };
         let mut proto_log = None;
         match &opts.log_dir {
             Some(dir) => {
@@ -172,7 +197,7 @@ impl UciEngine {
             }
         };
         let (tx, rx) = mpsc::unbounded_channel();
-        tokio::spawn(read_lines(stdout, tx, proto_log.clone()));
+        tokio::spawn(read_lines(stdout, tx, proto_log.clone(), opts.every_line));
         Ok(UciEngine {
             name: spec.name.clone(),
             child,
@@ -186,7 +211,13 @@ impl UciEngine {
         })
     }
 
-    async fn handshake(&mut self, spec: &EngineSpec, timeout: Duration) -> Result<(), UciError> {
+    async fn handshake(
+        &mut self,
+        spec: &EngineSpec,
+        if_declared: &[(String, String)],
+        timeout: Duration,
+        on_line: &mut (dyn FnMut(&str) + Send),
+    ) -> Result<(), UciError> {
         self.send("uci\n").await?;
         let deadline = Instant::now() + timeout;
         loop {
@@ -202,8 +233,17 @@ impl UciEngine {
         for (k, v) in &spec.options {
             cmds.push_str(&format!("setoption name {k} value {v}\n"));
         }
+        for (k, v) in if_declared.iter().filter(|(k, _)| self.declares(k)) {
+            cmds.push_str(&format!("setoption name {k} value {v}\n"));
+        }
         self.send(&cmds).await?;
-        self.sync(timeout).await
+        self.send("isready\n").await?;
+        self.wait_readyok(timeout, on_line).await
+    }
+
+    /// Whether the engine declared option `name` (case-insensitive).
+    pub fn declares(&self, name: &str) -> bool {
+        self.declared_options.iter().any(|d| d.eq_ignore_ascii_case(name))
     }
 
     /// The engine's display name.
@@ -260,23 +300,29 @@ impl UciEngine {
     /// skipped).
     pub async fn sync(&mut self, timeout: Duration) -> Result<(), UciError> {
         self.send("isready\n").await?;
-        self.wait_readyok(timeout).await
+        self.wait_readyok(timeout, &mut |_| {}).await
     }
 
-    async fn wait_readyok(&mut self, timeout: Duration) -> Result<(), UciError> {
+    /// Reads until `readyok`, handing the lines before it to `on_line`.
+    async fn wait_readyok(
+        &mut self,
+        timeout: Duration,
+        on_line: &mut (dyn FnMut(&str) + Send),
+    ) -> Result<(), UciError> {
         let deadline = Instant::now() + timeout;
         loop {
             let line = self.next_line(deadline, "readyok", timeout).await?;
             if line.text.trim() == "readyok" {
                 return Ok(());
             }
+            on_line(&line.text);
         }
     }
 
     /// Prepares for a new game: `ucinewgame`, then `isready`/`readyok`.
     pub async fn new_game(&mut self, timeout: Duration) -> Result<(), UciError> {
         self.send("ucinewgame\nisready\n").await?;
-        self.wait_readyok(timeout).await
+        self.wait_readyok(timeout, &mut |_| {}).await
     }
 
     /// Sends the position and `go` line in one write, and waits for `bestmove` up to `limit`
@@ -289,6 +335,19 @@ impl UciEngine {
         limit: Duration,
         expected: &'static str,
     ) -> Result<GoReply, UciError> {
+        self.go_each(position_cmd, go_cmd, limit, expected, &mut |_| {}).await
+    }
+
+    /// [`UciEngine::go`] that hands every line read before `bestmove` to `on_line` (each `info`
+    /// line with [`StartOptions::every_line`]).
+    pub async fn go_each(
+        &mut self,
+        position_cmd: &str,
+        go_cmd: &str,
+        limit: Duration,
+        expected: &'static str,
+        on_line: &mut (dyn FnMut(&str) + Send),
+    ) -> Result<GoReply, UciError> {
         let mut text = String::with_capacity(position_cmd.len() + go_cmd.len() + 2);
         text.push_str(position_cmd);
         text.push('\n');
@@ -298,7 +357,19 @@ impl UciEngine {
         while self.lines.try_recv().is_ok() {}
         self.send(&text).await?;
         let sent_at = Instant::now();
-        let deadline = sent_at + limit;
+        self.read_reply(sent_at, sent_at + limit, expected, limit, on_line).await
+    }
+
+    /// After `go` (or `stop`): reads lines until `bestmove` or `deadline`, handing the others to
+    /// `on_line`. `sent_at` is when `go` was flushed.
+    pub async fn read_reply(
+        &mut self,
+        sent_at: Instant,
+        deadline: Instant,
+        expected: &'static str,
+        limit: Duration,
+        on_line: &mut (dyn FnMut(&str) + Send),
+    ) -> Result<GoReply, UciError> {
         let mut last_info: Option<String> = None;
         loop {
             let line = self.next_line(deadline, expected, limit).await?;
@@ -310,6 +381,10 @@ impl UciEngine {
                 let bestmove = parse_bestmove(t);
                 return Ok(GoReply { bestmove, sent_at, received_at: line.at, last_info });
             }
+            if t.starts_with("info ") && t.contains(" score ") {
+                last_info = Some(line.text.clone());
+            }
+            on_line(t);
         }
     }
 
@@ -434,7 +509,7 @@ pub fn own_cpu_time() -> Option<Duration> {
 /// The `position` command for a root FEN and the moves played from it.
 pub fn position_command(fen: &str, moves: &[String]) -> String {
     let mut s = String::with_capacity(fen.len() + 20 + moves.len() * 6);
-    if fen == crate::openings::STARTPOS_FEN {
+    if fen == crate::plan::openings::STARTPOS_FEN {
         s.push_str("position startpos");
     } else {
         s.push_str("position fen ");
@@ -481,6 +556,7 @@ async fn read_lines(
     stdout: tokio::process::ChildStdout,
     tx: mpsc::UnboundedSender<Line>,
     log: Option<ProtoLog>,
+    every_line: bool,
 ) {
     let mut reader = BufReader::with_capacity(64 * 1024, stdout);
     let mut buf = Vec::with_capacity(256);
@@ -497,7 +573,7 @@ async fn read_lines(
                 {
                     let _ = writeln!(w, "< {text}");
                 }
-                if text.starts_with("info ") {
+                if text.starts_with("info ") && !every_line {
                     if text.contains(" score ") {
                         last_info = Some(text);
                     }
@@ -522,7 +598,7 @@ mod tests {
 
     #[test]
     fn position_commands() {
-        assert_eq!(position_command(crate::openings::STARTPOS_FEN, &[]), "position startpos");
+        assert_eq!(position_command(crate::plan::openings::STARTPOS_FEN, &[]), "position startpos");
         assert_eq!(
             position_command("8/8/8/8/8/8/8/K6k w - - 0 1", &["a1a2".into(), "h1h2".into()]),
             "position fen 8/8/8/8/8/8/8/K6k w - - 0 1 moves a1a2 h1h2"
@@ -543,5 +619,50 @@ mod tests {
         assert_eq!(parse_bestmove("bestmove a7a8q"), "a7a8q");
         assert_eq!(parse_bestmove("bestmove zz9"), "zz9");
         assert_eq!(parse_bestmove("bestmove"), "");
+    }
+
+    fn shell_engine(script: &str) -> EngineSpec {
+        EngineSpec {
+            name: "fake".into(),
+            cmd: "/bin/sh".into(),
+            args: vec!["-c".into(), script.into()],
+            dir: None,
+            options: vec![],
+        }
+    }
+
+    // Moved with the tools' former driver (calibrate/uci_child.rs): the tools now start engines
+    // here, so its handshake tests run against this driver.
+    #[tokio::test]
+    async fn handshake_timeout_and_disconnect_are_errors() {
+        let quick = |ms| StartOptions {
+            handshake_timeout: Duration::from_millis(ms),
+            every_line: true,
+            ..Default::default()
+        };
+        let silent = shell_engine("sleep 5");
+        let err = UciEngine::start(&silent, &quick(200)).await.err().unwrap();
+        assert!(matches!(err, UciError::Timeout { .. }), "{err}");
+        let dies = shell_engine("echo 'id name x'");
+        let err = UciEngine::start(&dies, &quick(5000)).await.err().unwrap();
+        assert!(err.to_string().contains("exited"), "{err}");
+        let missing = EngineSpec { cmd: "/nonexistent/engine".into(), ..silent };
+        let err = UciEngine::start(&missing, &quick(1000)).await.err().unwrap();
+        assert!(err.to_string().contains("cannot start /nonexistent/engine"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn handshake_collects_options() {
+        let e = shell_engine(
+            "read l; echo 'option name MPC type check default true'; echo uciok; \
+             read l; echo 'info string hello'; echo readyok; sleep 5",
+        );
+        let opts = StartOptions { every_line: true, ..Default::default() };
+        let mut seen = Vec::new();
+        let eng =
+            UciEngine::start_with(&e, &opts, &[], &mut |l| seen.push(l.to_string())).await.unwrap();
+        assert!(eng.declares("mpc"));
+        assert!(!eng.declares("Hash"));
+        assert_eq!(seen, ["info string hello"]);
     }
 }

@@ -1,9 +1,7 @@
 //! The few fields of a UCI `info` line the runner needs (score, depth, time, nodes), read by a
-//! small hand scan: only the last info line before `bestmove` is ever looked at.
+//! small hand scan.
 
 use serde::{Deserialize, Serialize};
-
-use crate::pgn::Score;
 
 /// An evaluation from the mover's point of view.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -22,13 +20,6 @@ impl Eval {
             Eval::Cp(cp) => cp,
             Eval::Mate(n) if n > 0 => 100_000 - n,
             Eval::Mate(n) => -100_000 - n,
-        }
-    }
-
-    pub fn to_pgn_score(self) -> Score {
-        match self {
-            Eval::Cp(c) => Score::Cp(c),
-            Eval::Mate(m) => Score::Mate(m),
         }
     }
 }

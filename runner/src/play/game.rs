@@ -7,12 +7,15 @@ use shakmaty::uci::UciMove;
 use shakmaty::zobrist::Zobrist64;
 use shakmaty::{CastlingMode, Chess, Color, EnPassantMode, Position};
 
-use crate::adjudication::{Adjudication, Adjudicator};
-use crate::clock::{Clock, TimeControl};
-use crate::openings::{Opening, position_from_fen};
-use crate::termination::Termination;
-use crate::uci_info::Eval;
-use crate::uci_process::{UciEngine, UciError, position_command};
+use crate::plan::adjudication::Adjudication;
+use crate::plan::openings::{Opening, position_from_fen};
+use crate::plan::run_plan::RunPlan;
+use crate::plan::time_control::TimeControl;
+use crate::play::adjudication::Adjudicator;
+use crate::play::clock::Clock;
+use crate::play::termination::Termination;
+use crate::play::uci::{UciEngine, UciError, position_command};
+use crate::play::uci_info::Eval;
 
 /// Game result from White's point of view, in PGN notation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -54,6 +57,18 @@ pub struct GameSettings {
     pub stall_timeout: Duration,
 }
 
+impl GameSettings {
+    /// The settings of the games of `plan`; `stall_timeout` is the run's `--stall-timeout`.
+    pub fn of_plan(plan: &RunPlan, stall_timeout: Duration) -> GameSettings {
+        GameSettings {
+            tc: plan.tc,
+            margin: Duration::from_millis(plan.timemargin_ms),
+            adjudication: plan.adjudication,
+            stall_timeout,
+        }
+    }
+}
+
 /// One engine move and what the runner measured around it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MoveInfo {
@@ -85,6 +100,74 @@ pub struct GameOutcome {
     pub duration: Duration,
 }
 
+/// How a game ended: the result, why, the side whose engine faulted and the illegal move sent.
+struct Ending {
+    result: GameResult,
+    termination: Termination,
+    faulty: Option<Color>,
+    illegal_move: Option<String>,
+}
+
+impl Ending {
+    /// An ending by the rules or by adjudication (`winner` `None`: a draw).
+    fn decided(termination: Termination, winner: Option<Color>) -> Ending {
+        Ending {
+            result: GameResult::from_winner(winner),
+            termination,
+            faulty: None,
+            illegal_move: None,
+        }
+    }
+
+    /// `side` lost by a fault of its engine.
+    fn fault(side: Color, termination: Termination) -> Ending {
+        Ending {
+            result: GameResult::from_winner(Some(!side)),
+            termination,
+            faulty: Some(side),
+            illegal_move: None,
+        }
+    }
+}
+
+/// The position of a game and the moves that led to it from the opening's FEN.
+struct Board {
+    pos: Chess,
+    history: Vec<Zobrist64>,
+    played: Vec<String>,
+}
+
+impl Board {
+    /// The opening's position after its book moves; an illegal book move is an error.
+    fn from_opening(opening: &Opening) -> anyhow::Result<Board> {
+        let pos: Chess = position_from_fen(&opening.fen)?;
+        let history = vec![pos.zobrist_hash(EnPassantMode::Legal)];
+        let mut board =
+            Board { pos, history, played: Vec::with_capacity(opening.moves.len() + 160) };
+        for m in &opening.moves {
+            let mv =
+                m.parse::<UciMove>().ok().and_then(|u| u.to_move(&board.pos).ok()).ok_or_else(
+                    || anyhow::anyhow!("book move {m} is illegal in opening {}", opening.id),
+                )?;
+            board.play(mv);
+        }
+        Ok(board)
+    }
+
+    /// Plays a legal move; returns it in standard UCI notation.
+    fn play(&mut self, mv: shakmaty::Move) -> String {
+        self.pos.play_unchecked(mv);
+        self.history.push(self.pos.zobrist_hash(EnPassantMode::Legal));
+        let uci = UciMove::from_move(mv, CastlingMode::Standard).to_string();
+        self.played.push(uci.clone());
+        uci
+    }
+
+    fn rules_ending(&self) -> Option<Ending> {
+        rules_ending(&self.pos, &self.history).map(|(t, winner)| Ending::decided(t, winner))
+    }
+}
+
 /// Plays one game from `opening`. Engine faults are losses for the faulting side, never errors;
 /// an error means the opening itself is unusable.
 pub async fn play_game(
@@ -94,122 +177,109 @@ pub async fn play_game(
     settings: &GameSettings,
 ) -> anyhow::Result<GameOutcome> {
     let started = Instant::now();
-    let mut pos: Chess = position_from_fen(&opening.fen)?;
-    let mut history: Vec<Zobrist64> = vec![pos.zobrist_hash(EnPassantMode::Legal)];
-    let mut played: Vec<String> = Vec::with_capacity(opening.moves.len() + 160);
-    for m in &opening.moves {
-        let mv =
-            m.parse::<UciMove>().ok().and_then(|u| u.to_move(&pos).ok()).ok_or_else(|| {
-                anyhow::anyhow!("book move {m} is illegal in opening {}", opening.id)
-            })?;
-        pos.play_unchecked(mv);
-        history.push(pos.zobrist_hash(EnPassantMode::Legal));
-        played.push(UciMove::from_move(mv, CastlingMode::Standard).to_string());
-    }
-    let book_moves = played.clone();
+    let mut board = Board::from_opening(opening)?;
+    let book_moves = board.played.clone();
     let mut moves: Vec<MoveInfo> = Vec::with_capacity(160);
-    let mut clocks = [Clock::new(settings.tc), Clock::new(settings.tc)];
-    let mut adjudicator = Adjudicator::new(settings.adjudication);
-
-    let finish = |result, termination, moves, faulty, illegal_move| GameOutcome {
-        result,
-        termination,
+    let finish = |e: Ending, moves| GameOutcome {
+        result: e.result,
+        termination: e.termination,
         book_moves: book_moves.clone(),
         moves,
-        faulty,
-        illegal_move,
+        faulty: e.faulty,
+        illegal_move: e.illegal_move,
         duration: started.elapsed(),
     };
-
     // Both engines get ready; one that cannot loses the game.
     for (color, eng) in [(Color::White, &mut *white), (Color::Black, &mut *black)] {
         if let Err(e) = eng.new_game(settings.stall_timeout).await {
-            let t = fault_kind(&e, false);
-            return Ok(finish(GameResult::from_winner(Some(!color)), t, moves, Some(color), None));
+            return Ok(finish(Ending::fault(color, fault_kind(&e, false)), moves));
         }
     }
-
-    if let Some((t, winner)) = rules_ending(&pos, &history) {
-        return Ok(finish(GameResult::from_winner(winner), t, moves, None, None));
+    if let Some(end) = board.rules_ending() {
+        return Ok(finish(end, moves));
     }
-
+    let mut clocks = [Clock::new(settings.tc), Clock::new(settings.tc)];
+    let mut adjudicator = Adjudicator::new(settings.adjudication);
     let mut last_reply_at: Option<Instant> = None;
     loop {
-        let side = pos.turn();
-        let (eng, idx) = match side {
-            Color::White => (&mut *white, 0),
-            Color::Black => (&mut *black, 1),
+        let side = board.pos.turn();
+        let eng = match side {
+            Color::White => &mut *white,
+            Color::Black => &mut *black,
         };
-        let go_cmd = go_command(&settings.tc, &clocks, side);
-        let pos_cmd = position_command(&opening.fen, &played);
-        let (limit, expected) = match clocks[idx].time_to_flag(settings.margin) {
-            Some(d) => (d, "bestmove before the flag"),
-            None => (settings.stall_timeout, "bestmove"),
+        let turn = engine_move(eng, &mut clocks, &board, opening, settings, &mut last_reply_at);
+        let (mv, record) = match turn.await {
+            Ok(m) => m,
+            Err(end) => return Ok(finish(end, moves)),
         };
-        let reply = match eng.go(&pos_cmd, &go_cmd, limit, expected).await {
-            Ok(r) => r,
-            Err(e) => {
-                let t = fault_kind(&e, settings.tc.is_timed());
-                if matches!(e, UciError::Timeout { .. }) {
-                    // Give the engine a moment to answer `stop`; it is restarted either way.
-                    eng.stop_and_drain(Duration::from_millis(200)).await;
-                }
-                return Ok(finish(
-                    GameResult::from_winner(Some(!side)),
-                    t,
-                    moves,
-                    Some(side),
-                    None,
-                ));
-            }
-        };
-        let turnaround_us =
-            last_reply_at.map(|t| reply.sent_at.saturating_duration_since(t).as_micros() as u64);
-        last_reply_at = Some(reply.received_at);
-        let elapsed = reply.elapsed();
-        let info = reply.info();
-        let record = MoveInfo {
-            uci: reply.bestmove.clone(),
-            eval: info.score,
-            depth: info.depth,
-            time_us: elapsed.as_micros() as u64,
-            engine_time_ms: info.time_ms,
-            turnaround_us,
-        };
-        // A late bestmove is late even though it arrived.
-        if !clocks[idx].charge(elapsed, settings.margin) {
-            // The late move is not played (and not checked for legality).
-            return Ok(finish(
-                GameResult::from_winner(Some(!side)),
-                Termination::TimeForfeit,
-                moves,
-                Some(side),
-                None,
-            ));
-        }
-        let legal = reply.bestmove.parse::<UciMove>().ok().and_then(|u| u.to_move(&pos).ok());
-        let Some(mv) = legal else {
-            return Ok(finish(
-                GameResult::from_winner(Some(!side)),
-                Termination::IllegalMove,
-                moves,
-                Some(side),
-                Some(reply.bestmove),
-            ));
-        };
-        pos.play_unchecked(mv);
-        history.push(pos.zobrist_hash(EnPassantMode::Legal));
-        let uci = UciMove::from_move(mv, CastlingMode::Standard).to_string();
-        played.push(uci.clone());
+        let eval = record.eval;
+        let uci = board.play(mv);
         moves.push(MoveInfo { uci, ..record });
-
-        if let Some((t, winner)) = rules_ending(&pos, &history) {
-            return Ok(finish(GameResult::from_winner(winner), t, moves, None, None));
+        if let Some(end) = board.rules_ending() {
+            return Ok(finish(end, moves));
         }
-        let total = played.len() as u32;
+        let total = board.played.len() as u32;
         let engine_plies = moves.len() as u32;
-        if let Some((t, winner)) = adjudicator.on_move(side, info.score, total, engine_plies) {
-            return Ok(finish(GameResult::from_winner(winner), t, moves, None, None));
+        if let Some((t, winner)) = adjudicator.on_move(side, eval, total, engine_plies) {
+            return Ok(finish(Ending::decided(t, winner), moves));
+        }
+    }
+}
+
+/// One move of the side to move: `go` with its clock, the reply timed and charged, the move
+/// checked for legality. A fault, a flag fall or an illegal move ends the game instead.
+async fn engine_move(
+    eng: &mut UciEngine,
+    clocks: &mut [Clock; 2],
+    board: &Board,
+    opening: &Opening,
+    settings: &GameSettings,
+    last_reply_at: &mut Option<Instant>,
+) -> Result<(shakmaty::Move, MoveInfo), Ending> {
+    let side = board.pos.turn();
+    let go_cmd = go_command(&settings.tc, clocks, side);
+    let pos_cmd = position_command(&opening.fen, &board.played);
+    let clock = &mut clocks[if side == Color::White { 0 } else { 1 }];
+    let (limit, expected) = match clock.time_to_flag(settings.margin) {
+        Some(d) => (d, "bestmove before the flag"),
+        None => (settings.stall_timeout, "bestmove"),
+    };
+    let reply = match eng.go(&pos_cmd, &go_cmd, limit, expected).await {
+        Ok(r) => r,
+        Err(e) => {
+            let t = fault_kind(&e, settings.tc.is_timed());
+            if matches!(e, UciError::Timeout { .. }) {
+                // Give the engine a moment to answer `stop`; it is restarted either way.
+                eng.stop_and_drain(Duration::from_millis(200)).await;
+            }
+            return Err(Ending::fault(side, t));
+        }
+    };
+    let turnaround_us =
+        last_reply_at.map(|t| reply.sent_at.saturating_duration_since(t).as_micros() as u64);
+    *last_reply_at = Some(reply.received_at);
+    let elapsed = reply.elapsed();
+    let info = reply.info();
+    let record = MoveInfo {
+        uci: reply.bestmove.clone(),
+        eval: info.score,
+        depth: info.depth,
+        time_us: elapsed.as_micros() as u64,
+        engine_time_ms: info.time_ms,
+        turnaround_us,
+    };
+    // A late bestmove is late even though it arrived.
+    if !clock.charge(elapsed, settings.margin) {
+        // The late move is not played (and not checked for legality).
+        return Err(Ending::fault(side, Termination::TimeForfeit));
+    }
+    let legal = reply.bestmove.parse::<UciMove>().ok().and_then(|u| u.to_move(&board.pos).ok());
+    match legal {
+        Some(mv) => Ok((mv, record)),
+        None => {
+            let mut end = Ending::fault(side, Termination::IllegalMove);
+            end.illegal_move = Some(reply.bestmove);
+            Err(end)
         }
     }
 }
@@ -307,7 +377,7 @@ mod tests {
 
     #[test]
     fn detects_each_rules_ending() {
-        let start = crate::openings::STARTPOS_FEN;
+        let start = crate::plan::openings::STARTPOS_FEN;
         let (p, h) = replay(start, &["f2f3", "e7e5", "g2g4", "d8h4"]);
         assert_eq!(rules_ending(&p, &h), Some((Termination::Checkmate, Some(Color::Black))));
         let (p, h) = replay("7k/5Q2/6K1/8/8/8/8/8 w - - 0 1", &["f7f6"]);

@@ -1,4 +1,4 @@
-//! Worker pool for analysis: N workers, each owning one engine process per engine setup
+//! Worker pool for the tools' position probes (calibration, search tests): N workers, each owning one engine process per engine setup
 //! (variant), take jobs (a position, a setup, the searches to run) from a shared queue. A fault
 //! (crash, timeout) fails that job only: the engine is killed and restarted for the next one.
 
@@ -11,10 +11,13 @@ use anyhow::{Result, bail};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
-use super::probe::{Limit, SearchReport, new_game, search};
-use super::uci_child::UciChild;
-use crate::cancel::Cancel;
-use crate::engine_spec::EngineSpec;
+use crate::plan::engine_spec::EngineSpec;
+use crate::play::cancel::Cancel;
+use crate::play::probe::{Limit, SearchReport, new_game, search};
+use crate::play::uci::{StartOptions, UciEngine, UciError};
+
+/// What the tools print when a signal stops them.
+pub const STOPPING: &str = "stopping: writing results of the positions searched so far";
 
 /// One engine configuration.
 #[derive(Clone, Debug)]
@@ -59,16 +62,23 @@ pub async fn start_engine(
     setup: &EngineSetup,
     cfg: &PoolConfig,
     worker: usize,
-) -> Result<(UciChild, Vec<String>)> {
-    let log = cfg.logs.as_ref().map(|d| d.join(format!("{}-{worker}.stderr.log", setup.label)));
-    let mut engine = UciChild::start(&setup.spec, log.as_deref(), cfg.start_timeout).await?;
-    for (name, value) in &setup.if_declared {
-        if engine.has_option(name) {
-            engine.set_option(name, value).await?;
+) -> Result<(UciEngine, Vec<String>)> {
+    let opts = StartOptions {
+        log_dir: cfg.logs.clone(),
+        instance: worker,
+        handshake_timeout: cfg.start_timeout,
+        protocol_log: false,
+        log_stem: Some(format!("{}-{worker}", setup.label)),
+        every_line: true,
+    };
+    let mut said = Vec::new();
+    let on_line = &mut |l: &str| {
+        if l.starts_with("info string") {
+            said.push(l.to_string());
         }
-    }
-    let said = engine.sync(cfg.start_timeout).await?;
-    Ok((engine, said.into_iter().filter(|l| l.starts_with("info string")).collect()))
+    };
+    let engine = UciEngine::start_with(&setup.spec, &opts, &setup.if_declared, on_line).await?;
+    Ok((engine, said))
 }
 
 /// Starts every setup once (before any job) so that a bad path or a silent engine is a clear
@@ -77,7 +87,7 @@ pub async fn check_setups(setups: &[EngineSetup], cfg: &PoolConfig) -> Result<Ve
     let mut notes = Vec::new();
     for s in setups {
         let (engine, said) = start_engine(s, cfg, 0).await?;
-        engine.quit().await;
+        engine.shutdown().await;
         notes.push(said);
     }
     Ok(notes)
@@ -130,7 +140,7 @@ async fn worker(
     cancel: Cancel,
     tx: mpsc::Sender<JobResult>,
 ) -> Result<()> {
-    let mut engines: Vec<Option<UciChild>> = setups.iter().map(|_| None).collect();
+    let mut engines: Vec<Option<UciEngine>> = setups.iter().map(|_| None).collect();
     let mut failed_starts = 0;
     loop {
         if cancel.is_cancelled() {
@@ -169,7 +179,7 @@ async fn worker(
                 new_game(engine, cfg.start_timeout).await?;
                 reports.push(search(engine, &job.fen, limit, cfg.search_timeout).await?);
             }
-            Ok::<_, super::uci_child::ChildError>(reports)
+            Ok::<_, UciError>(reports)
         };
         let outcome = tokio::select! {
             r = run => r.map_err(|e| e.to_string()),
@@ -188,7 +198,7 @@ async fn worker(
         if cancel.is_cancelled() {
             drop(e);
         } else {
-            e.quit().await;
+            e.shutdown().await;
         }
     }
     Ok(())

@@ -10,7 +10,8 @@ use shakmaty::san::SanPlus;
 use shakmaty::uci::UciMove;
 use shakmaty::{Chess, Color, EnPassantMode, Position};
 
-use crate::openings::{STARTPOS_FEN, position_from_fen};
+use crate::plan::openings::{STARTPOS_FEN, position_from_fen};
+use crate::play::uci_info::Eval;
 
 /// One move and its optional comment (written as `{comment}` after the move).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -51,6 +52,16 @@ pub enum PgnError {
 pub enum Score {
     Cp(i32),
     Mate(i32),
+}
+
+impl Eval {
+    /// The evaluation as a PGN comment's score.
+    pub fn to_pgn_score(self) -> Score {
+        match self {
+            Eval::Cp(c) => Score::Cp(c),
+            Eval::Mate(m) => Score::Mate(m),
+        }
+    }
 }
 
 /// The move comment cutechess-cli users know: `+0.31/12 0.153s`, `-M5/20 0.100s`; without a score

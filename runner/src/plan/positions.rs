@@ -16,7 +16,7 @@ use shakmaty::fen::Fen;
 use shakmaty::uci::UciMove;
 use shakmaty::{Board, Chess, Color, EnPassantMode, Position, Role};
 
-use crate::openings;
+use crate::plan::openings;
 
 /// Game stage as the Crafty seed defines it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -67,6 +67,28 @@ pub struct TestPosition {
     /// Full FEN, move counters included.
     pub fen: String,
     pub stage: Stage,
+}
+
+/// The project's default position set (see configs/positions/README.md).
+pub const DEFAULT_POSITIONS: &str = "configs/positions/default.epd";
+
+/// Positions from `path`, cut to the first `limit`; an empty set is an error.
+pub fn positions_for_run(path: &Path, limit: Option<usize>) -> Result<Vec<TestPosition>> {
+    if !path.exists() {
+        bail!(
+            "positions file {} not found: pass --positions FILE (EPD or PGN), or make one with \
+             `runner calibrate --sample-from results/RUN/games.jsonl --write-positions FILE`",
+            path.display()
+        );
+    }
+    let mut positions = load_positions(path)?;
+    if let Some(n) = limit {
+        positions.truncate(n);
+    }
+    if positions.is_empty() {
+        bail!("no positions to search in {}", path.display());
+    }
+    Ok(positions)
 }
 
 /// Reads positions from an EPD file (one position per line) or a PGN file (the position at the

@@ -3,8 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::clock::TimeControl;
-use crate::openings::{BookOrder, opening_sequence};
+use crate::plan::openings::{BookOrder, opening_sequence};
+use crate::plan::time_control::TimeControl;
 
 /// Two engine specs (indices into the run's engine list) that play each other. Results are kept
 /// from `first`'s point of view.

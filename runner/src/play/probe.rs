@@ -1,14 +1,28 @@
-//! One search of one position, read from the engine's `info` lines: the score of every completed
+//! One search of one position for the tools (calibration, search tests), read from the engine's
+//! `info` lines through the UCI driver's per-line callback: the score of every completed
 //! iteration (depth), the final score, nodes, best move, and the engine's own `info string`s.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
-use tokio::time::Instant;
 
-use super::uci_child::{ChildError, UciChild};
-use crate::uci_info::{Eval, parse_info};
+use crate::play::uci::{UciEngine, UciError};
+use crate::play::uci_info::{Eval, parse_info};
+
+/// How the score of each depth is obtained.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum ScoreMode {
+    /// One `go depth <deepest>` per position; the score of depth d is the last exact score the
+    /// engine reported for iteration d. Cheap: the deepest search runs every shallower iteration
+    /// anyway. For an engine whose `go depth d` after `ucinewgame` is deterministic (the bundled
+    /// one), iteration d IS the separate depth-d search, so both modes give the same scores.
+    Iterative,
+    /// A separate `go depth d` for every needed depth, each after `ucinewgame`: for engines whose
+    /// iterations depend on the final depth or on time.
+    Separate,
+}
 
 /// How long a search may run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -25,6 +39,14 @@ impl Limit {
             Limit::Movetime(ms) => format!("go movetime {ms}"),
         }
     }
+}
+
+/// `--timeout SECONDS` of the tools: how much longer than asked a search may run.
+pub fn timeout_from_secs(secs: f64) -> anyhow::Result<Duration> {
+    if !(secs.is_finite() && secs > 0.0) {
+        anyhow::bail!("--timeout must be a positive number of seconds, got {secs}");
+    }
+    Ok(Duration::from_secs_f64(secs))
 }
 
 /// The last exact (not lowerbound/upperbound) score the engine reported at one depth.
@@ -108,49 +130,41 @@ fn is_bound(line: &str) -> bool {
         .any(|t| t == "lowerbound" || t == "upperbound")
 }
 
-/// Searches `fen` with `limit`. A depth search fails after `timeout`; a timed search is sent
-/// `stop` after its movetime plus `timeout` and fails 5 s later.
+/// Searches `fen` with `limit` on an engine started with `every_line`. A depth search fails
+/// after `timeout`; a timed search is sent `stop` after its movetime plus `timeout` and fails 5 s
+/// later.
 pub async fn search(
-    engine: &mut UciChild,
+    engine: &mut UciEngine,
     fen: &str,
     limit: Limit,
     timeout: Duration,
-) -> Result<SearchReport, ChildError> {
-    engine.send(&format!("position fen {fen}")).await?;
-    engine.send(&limit.go_command()).await?;
-    let start = Instant::now();
-    let mut deadline = start
-        + timeout
+) -> Result<SearchReport, UciError> {
+    let wait = timeout
         + match limit {
             Limit::Movetime(ms) => Duration::from_millis(ms),
             Limit::Depth(_) => Duration::ZERO,
         };
-    let mut stopped = false;
     let mut info = InfoCollector::default();
-    loop {
-        let line = match engine.next_line(deadline, "bestmove").await {
-            Ok(line) => line,
-            Err(ChildError::Timeout { .. }) if matches!(limit, Limit::Movetime(_)) && !stopped => {
-                stopped = true;
-                engine.send("stop").await?;
-                deadline = Instant::now() + Duration::from_secs(5);
-                continue;
-            }
-            Err(e) => return Err(e),
-        };
-        if let Some(rest) = line.trim_start().strip_prefix("bestmove") {
-            let wall_ms = start.elapsed().as_millis() as u64;
-            let best = rest.split_whitespace().next().unwrap_or("").to_string();
-            return Ok(info.finish(best, wall_ms));
+    let position = format!("position fen {fen}");
+    let go = limit.go_command();
+    let reply = match engine.go_each(&position, &go, wait, "bestmove", &mut |l| info.feed(l)).await
+    {
+        Err(UciError::Timeout { .. }) if matches!(limit, Limit::Movetime(_)) => {
+            engine.send("stop\n").await?;
+            let now = Instant::now();
+            let grace = Duration::from_secs(5);
+            let on_line = &mut |l: &str| info.feed(l);
+            engine.read_reply(now, now + grace, "bestmove", grace, on_line).await?
         }
-        info.feed(&line);
-    }
+        r => r?,
+    };
+    let wall_ms = reply.received_at.saturating_duration_since(reply.sent_at).as_millis() as u64;
+    Ok(info.finish(reply.bestmove, wall_ms))
 }
 
 /// `ucinewgame` + `isready`: the next search starts with cleared tables.
-pub async fn new_game(engine: &mut UciChild, timeout: Duration) -> Result<(), ChildError> {
-    engine.send("ucinewgame").await?;
-    engine.sync(timeout).await.map(|_| ())
+pub async fn new_game(engine: &mut UciEngine, timeout: Duration) -> Result<(), UciError> {
+    engine.new_game(timeout).await
 }
 
 #[cfg(test)]
@@ -182,8 +196,8 @@ mod tests {
 
     #[tokio::test]
     async fn fake_engine_search_and_fault() {
-        use crate::engine_spec::EngineSpec;
-        let script = "read l; echo uciok; read l; read l; \
+        use crate::plan::engine_spec::EngineSpec;
+        let script = "read l; echo uciok; read l; echo readyok; read l; read l; \
             echo 'info depth 1 score cp 5 nodes 10 pv e2e4'; \
             echo 'info depth 2 score mate 3 nodes 30 pv e2e4'; echo 'bestmove e2e4'; \
             read l; read l; sleep 10";
@@ -194,13 +208,14 @@ mod tests {
             dir: None,
             options: vec![],
         };
-        let mut e = UciChild::start(&spec, None, Duration::from_secs(5)).await.unwrap();
-        let fen = crate::openings::STARTPOS_FEN;
+        let opts = crate::play::uci::StartOptions { every_line: true, ..Default::default() };
+        let mut e = UciEngine::start(&spec, &opts).await.unwrap();
+        let fen = crate::plan::openings::STARTPOS_FEN;
         let r = search(&mut e, fen, Limit::Depth(2), Duration::from_secs(5)).await.unwrap();
         assert_eq!(r.bestmove, "e2e4");
         assert_eq!(r.score, Some(Eval::Mate(3)));
         assert_eq!(r.depths[0].score, Eval::Cp(5));
         let err = search(&mut e, fen, Limit::Depth(2), Duration::from_millis(300)).await;
-        assert!(matches!(err, Err(ChildError::Timeout { .. })), "{err:?}");
+        assert!(matches!(err, Err(UciError::Timeout { .. })), "{err:?}");
     }
 }

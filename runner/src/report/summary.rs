@@ -1,13 +1,16 @@
 //! Counting finished games per pairing and summarising them with the `stats` crate.
 
 use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
 
 use serde::Serialize;
 use stats::{Counts, GameScore, Options, Penta, SprtSpec, Summary, Wdl};
 
-use crate::schedule::Pairing;
-use crate::store::GameRecord;
-use crate::termination::Termination;
+use crate::plan::run_plan::RunPlan;
+use crate::plan::schedule::Pairing;
+use crate::play::termination::Termination;
+use crate::report::overhead::merged_overhead;
+use crate::store::{GameRecord, SUMMARY_FILE, write_atomic};
 
 /// Running counts of one pairing, from its first engine's point of view.
 #[derive(Clone, Debug, Default)]
@@ -74,6 +77,15 @@ impl Tally {
 
     pub fn games(&self) -> u64 {
         self.pairings.iter().map(|p| p.wdl_all.games()).sum()
+    }
+
+    /// The tally of `records` over `n_pairings` pairings.
+    pub fn of_records(n_pairings: usize, records: &[GameRecord]) -> Tally {
+        let mut t = Tally::new(n_pairings);
+        for r in records {
+            t.add(r);
+        }
+        t
     }
 }
 
@@ -185,15 +197,38 @@ pub fn format_pairing(
     s
 }
 
+/// Writes the summary.json of merged shards (the runner's summary plus `runner_overhead` and
+/// `merge`) and returns the per-pairing text.
+pub fn write_merged_summary(
+    out: &Path,
+    plan: &RunPlan,
+    records: &[GameRecord],
+    stopped_by: &str,
+    merge_info: serde_json::Value,
+) -> anyhow::Result<String> {
+    let names: Vec<String> = plan.engines.iter().map(|e| e.name.clone()).collect();
+    let tally = Tally::of_records(plan.pairings.len(), records);
+    let mut doc = summary_json(&plan.pairings, &names, &tally, plan.sprt, stopped_by);
+    doc["runner_overhead"] = serde_json::to_value(merged_overhead(records))?;
+    doc["merge"] = merge_info;
+    write_atomic(&out.join(SUMMARY_FILE), serde_json::to_string_pretty(&doc)?.as_bytes())?;
+    Ok(plan
+        .pairings
+        .iter()
+        .zip(&tally.pairings)
+        .map(|(p, t)| format_pairing(p, &names, t, plan.sprt))
+        .collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::game::GameResult;
+    use crate::play::game::GameResult;
 
     fn rec(pair: usize, game: u8, result: GameResult, t: Termination) -> GameRecord {
         let mut r: GameRecord = serde_json::from_value(serde_json::json!({
             "seq": pair, "pairing": 0, "label": "x", "pair": pair, "game": game, "opening": 0,
-            "fen": crate::openings::STARTPOS_FEN, "white": "A", "black": "B", "result": "1-0",
+            "fen": crate::plan::openings::STARTPOS_FEN, "white": "A", "black": "B", "result": "1-0",
             "termination": "checkmate", "plies": 0, "book_plies": 0, "moves": [], "scores": [],
             "depths": [], "times_ms": [], "engine_times_ms": [], "latency": {}, "duration_ms": 0,
             "date": "2026.01.01"

@@ -1,7 +1,12 @@
-//! A run's directory: `run.json` (the plan and its hash), `games.jsonl` (one line per finished
-//! game, appended and synced as each game ends), `games.pgn` (written only from those records),
-//! `summary.json` and `logs/`. Resuming re-reads `games.jsonl`; a line cut short by a kill is
-//! dropped from the file.
+//! The store layer: a run's directory. `run.json` (the plan and its hash), `games.jsonl` (one
+//! line per finished game, appended and synced as each game ends), `games.pgn` (written only from
+//! those records, [`pgn`]), `summary.json` and `logs/`; resuming, reading back, and merging the
+//! shards of one run ([`merge`]). Uses `plan` and the game facts of `play`.
+//!
+//! Resuming re-reads `games.jsonl`; a line cut short by a kill is dropped from the file.
+
+pub mod merge;
+pub mod pgn;
 
 use std::collections::BTreeSet;
 use std::fs::{self, File};
@@ -10,77 +15,17 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, anyhow, bail};
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
-use crate::adjudication::Adjudication;
-use crate::clock::TimeControl;
-use crate::engine_spec::EngineSpec;
-use crate::game::GameResult;
-use crate::openings::BookOrder;
-use crate::pgn::{PgnGame, PgnMove, comment_for_move, to_pgn};
-use crate::schedule::{GameKey, Pairing, Shard};
-use crate::termination::Termination;
-use crate::uci_info::Eval;
-
-/// The opening book a run uses.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BookInfo {
-    /// `None`: the standard start position only.
-    pub path: Option<String>,
-    /// SHA-256 of the book file's bytes.
-    pub sha256: Option<String>,
-    pub openings: usize,
-    pub plies: Option<usize>,
-}
-
-/// Everything that decides which games a run plays and how. Two runs with equal plans play the
-/// same games; the plan's hash guards `--resume`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RunPlan {
-    /// `"match"`, later `"sweep"`, ...
-    pub kind: String,
-    pub engines: Vec<EngineSpec>,
-    pub pairings: Vec<Pairing>,
-    pub tc: TimeControl,
-    pub timemargin_ms: u64,
-    pub book: BookInfo,
-    pub book_order: BookOrder,
-    pub seed: u64,
-    /// Game pairs per pairing (the cap when an SPRT may stop earlier).
-    pub pairs: usize,
-    pub adjudication: Adjudication,
-    pub sprt: Option<stats::SprtSpec>,
-    pub shard: Option<Shard>,
-}
-
-impl RunPlan {
-    /// The time control of pairing `p`: its own, else the plan's.
-    pub fn pairing_tc(&self, p: usize) -> TimeControl {
-        self.pairings.get(p).and_then(|x| x.tc).unwrap_or(self.tc)
-    }
-
-    /// SHA-256 (hex) of the plan's canonical JSON.
-    pub fn hash(&self) -> String {
-        let json = serde_json::to_vec(self).unwrap_or_default();
-        hex(&Sha256::digest(&json))
-    }
-
-    /// The hash of the plan without its shard: equal for every shard of one run (and for the
-    /// unsharded run), so `runner merge` can tell which results belong together.
-    pub fn merge_hash(&self) -> String {
-        RunPlan { shard: None, ..self.clone() }.hash()
-    }
-}
-
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// SHA-256 (hex) of a file's bytes.
-pub fn file_sha256(path: &Path) -> Result<String> {
-    let bytes = fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    Ok(hex(&Sha256::digest(&bytes)))
-}
+use crate::plan::openings::Opening;
+use crate::plan::run_plan::{RunPlan, plan_differences};
+use crate::plan::schedule::GameKey;
+use crate::plan::schedule::Pairing;
+use crate::plan::time_control::TimeControl;
+use crate::play::game::{GameOutcome, GameResult};
+use crate::play::termination::Termination;
+use crate::play::uci_info::Eval;
+use crate::play::worker::GameTask;
+use crate::store::pgn::{PgnGame, PgnMove, comment_for_move, to_pgn};
 
 /// The contents of `run.json`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -194,6 +139,61 @@ impl GameRecord {
         };
         to_pgn(&game).map_err(|e| anyhow!("game {}.{}: {e}", self.pair + 1, self.game + 1))
     }
+}
+
+/// Builds the stored record of a finished game.
+pub fn make_record(
+    task: &GameTask,
+    pairing: &Pairing,
+    opening: &Opening,
+    names: &[String; 2],
+    out: GameOutcome,
+) -> GameRecord {
+    let book_plies = out.book_moves.len();
+    let mut moves = out.book_moves;
+    moves.extend(out.moves.iter().map(|m| m.uci.clone()));
+    let overheads: Vec<f64> = out
+        .moves
+        .iter()
+        .filter_map(|m| m.engine_time_ms.map(|t| m.time_us as f64 / 1000.0 - t as f64))
+        .collect();
+    let turnarounds: Vec<u64> = out.moves.iter().filter_map(|m| m.turnaround_us).collect();
+    let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
+    let latency = LatencyStats {
+        overhead_ms_mean: mean(&overheads).map(round3),
+        overhead_ms_max: overheads.iter().copied().reduce(f64::max).map(round3),
+        turnaround_us_mean: mean(&turnarounds.iter().map(|&t| t as f64).collect::<Vec<_>>())
+            .map(|v| v.round()),
+        turnaround_us_max: turnarounds.iter().copied().max(),
+    };
+    GameRecord {
+        seq: task.job.seq,
+        pairing: task.job.pairing,
+        label: pairing.label.clone(),
+        pair: task.job.pair,
+        game: task.game,
+        opening: opening.id,
+        fen: opening.fen.clone(),
+        white: names[0].clone(),
+        black: names[1].clone(),
+        result: out.result,
+        termination: out.termination,
+        plies: moves.len(),
+        book_plies,
+        scores: out.moves.iter().map(|m| m.eval).collect(),
+        depths: out.moves.iter().map(|m| m.depth).collect(),
+        times_ms: out.moves.iter().map(|m| round3(m.time_us as f64 / 1000.0)).collect(),
+        engine_times_ms: out.moves.iter().map(|m| m.engine_time_ms).collect(),
+        moves,
+        latency,
+        illegal_move: out.illegal_move,
+        duration_ms: out.duration.as_millis() as u64,
+        date: chrono::Utc::now().format("%Y.%m.%d").to_string(),
+    }
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
 }
 
 /// An open run directory.
@@ -311,32 +311,71 @@ impl Store {
     }
 }
 
+/// The results directory of a run: `out`, or on `resume` the newest run under results/, or a
+/// new directory `results/<local timestamp>`.
+pub fn results_dir(out: Option<&Path>, resume: bool) -> Result<PathBuf> {
+    if let Some(o) = out {
+        return Ok(o.to_path_buf());
+    }
+    if resume {
+        let mut runs: Vec<PathBuf> = fs::read_dir("results")
+            .context("--resume without --out: no results/ directory")?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.join(RUN_FILE).is_file())
+            .collect();
+        runs.sort();
+        return runs
+            .pop()
+            .ok_or_else(|| anyhow!("--resume without --out: no run found in results/"));
+    }
+    Ok(PathBuf::from("results").join(chrono::Local::now().format("%Y%m%d-%H%M%S").to_string()))
+}
+
+/// A tool's default output directory `results/<what>-<UTC timestamp>`.
+pub fn default_out(what: &str) -> PathBuf {
+    PathBuf::from("results").join(format!("{what}-{}", chrono::Utc::now().format("%Y%m%d-%H%M%S")))
+}
+
+/// The seed of a run: `seed`, else on `resume` the one stored in `dir`, else a random one.
+pub fn run_seed(seed: Option<u64>, resume: bool, dir: &Path) -> Result<u64> {
+    Ok(match seed {
+        Some(s) => s,
+        None if resume => read_run_file(dir)?.plan.seed,
+        None => rand::random(),
+    })
+}
+
+/// The records of a finished or stopped run, read back without modifying the store (a last line
+/// cut short by a kill is ignored, not repaired; no games.jsonl: no records).
+pub fn read_records(dir: &Path) -> Result<Vec<GameRecord>> {
+    let p = dir.join(GAMES_FILE);
+    let bytes = match fs::read(&p) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", p.display())),
+    };
+    Ok(parse_games(&bytes).with_context(|| p.display().to_string())?.0)
+}
+
+/// The summary.json in `dir`, if readable.
+pub fn read_summary(dir: &Path) -> Option<serde_json::Value> {
+    let text = fs::read_to_string(dir.join(SUMMARY_FILE)).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// What an earlier run recorded as its reason to stop (kept by reports), else "unknown".
+pub fn stored_stopped_by(dir: &Path) -> String {
+    read_summary(dir)
+        .and_then(|v| v.get("stopped_by").and_then(|s| s.as_str()).map(String::from))
+        .unwrap_or_else(|| "unknown".into())
+}
+
 /// Reads run.json.
 pub fn read_run_file(dir: &Path) -> Result<RunFile> {
     let p = dir.join(RUN_FILE);
     let text = fs::read_to_string(&p)
         .with_context(|| format!("cannot resume: {} not found or unreadable", p.display()))?;
     serde_json::from_str(&text).with_context(|| format!("{} is not a valid run file", p.display()))
-}
-
-/// Names the top-level plan fields that differ.
-pub fn plan_differences(old: &RunPlan, new: &RunPlan) -> Vec<String> {
-    let (a, b) = (serde_json::to_value(old), serde_json::to_value(new));
-    let (Ok(serde_json::Value::Object(a)), Ok(serde_json::Value::Object(b))) = (a, b) else {
-        return vec!["unreadable plan".into()];
-    };
-    let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
-    let diffs: Vec<String> = keys
-        .into_iter()
-        .filter(|k| a.get(*k) != b.get(*k))
-        .map(|k| match (a.get(k), b.get(k)) {
-            (Some(x), Some(y)) if !x.is_object() && !x.is_array() => {
-                format!("{k}: stored {x}, now {y}")
-            }
-            _ => format!("{k} changed"),
-        })
-        .collect();
-    if diffs.is_empty() { vec!["hash mismatch".into()] } else { diffs }
 }
 
 /// Reads games.jsonl. A last line cut short (no newline, not valid JSON) is removed from the
@@ -411,7 +450,7 @@ mod tests {
             pair,
             game,
             opening: 3,
-            fen: crate::openings::STARTPOS_FEN.into(),
+            fen: crate::plan::openings::STARTPOS_FEN.into(),
             white: "A".into(),
             black: "B".into(),
             result: GameResult::WhiteWins,

@@ -1,6 +1,7 @@
 //! Merging the shards of one run (`--shard K/N`) into one results directory holding what the
-//! unsharded run would: run.json (the plan without its shard), games.jsonl and games.pgn in
-//! schedule order, summary.json, and for a sweep sweep.json, the tables and the plot.
+//! unsharded run would: here the store's part, run.json (the plan without its shard), games.jsonl
+//! and games.pgn in schedule order; the caller then writes summary.json, and for a sweep
+//! sweep.json, the tables and the plot (`runner merge`, `crate::cmd::merge`).
 //!
 //! Shards belong together when their plans hash equal without the shard
 //! ([`RunPlan::merge_hash`]) and they split the run the same N ways. A merged directory records
@@ -16,15 +17,11 @@ use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::overhead::OverheadMeter;
-use crate::run::StopReason;
-use crate::schedule::{GameKey, Job, build_schedule};
+use crate::plan::run_plan::{RunPlan, plan_differences};
+use crate::plan::schedule::{GameKey, Job, build_schedule};
 use crate::store::{
-    GAMES_FILE, GameRecord, RUN_FILE, RunFile, RunPlan, SUMMARY_FILE, Store, parse_games,
-    plan_differences, write_atomic,
+    GAMES_FILE, GameRecord, RUN_FILE, RunFile, Store, read_records, read_summary, write_atomic,
 };
-use crate::summary::{Tally, format_pairing, summary_json};
-use crate::sweep::plan::SweepPlan;
 
 /// Which shards of an N-way split a results directory holds.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -90,7 +87,8 @@ pub struct ShardInput {
     pub plan: RunPlan,
     pub set: ShardSet,
     pub records: Vec<GameRecord>,
-    pub sweep: Option<SweepPlan>,
+    /// An experiment's own plan file (a sweep's sweep.json), as JSON; shards must agree on it.
+    pub side_plan: Option<Value>,
     /// The shard's summary.json (absent when the shard was killed before writing it).
     pub summary: Option<Value>,
 }
@@ -98,7 +96,7 @@ pub struct ShardInput {
 impl ShardInput {
     /// Reads a results directory without changing it (a last line cut short by a kill is
     /// ignored, not repaired).
-    pub fn load(dir: &Path) -> Result<ShardInput> {
+    pub fn load(dir: &Path, side_plan: SidePlan) -> Result<ShardInput> {
         let run_path = dir.join(RUN_FILE);
         let text = fs::read_to_string(&run_path).with_context(|| {
             format!("{} is not a results directory (cannot read {RUN_FILE})", dir.display())
@@ -112,21 +110,14 @@ impl ShardInput {
                 .with_context(|| format!("{}: bad \"merged\" entry", run_path.display()))?,
             None => ShardSet::of_plan(&run.plan),
         };
-        let games = dir.join(GAMES_FILE);
-        let records = match fs::read(&games) {
-            Ok(bytes) => parse_games(&bytes).with_context(|| games.display().to_string())?.0,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-            Err(e) => return Err(e).with_context(|| format!("cannot read {}", games.display())),
-        };
-        let summary = fs::read_to_string(dir.join(SUMMARY_FILE))
-            .ok()
-            .and_then(|t| serde_json::from_str(&t).ok());
+        let records = read_records(dir)?;
+        let summary = read_summary(dir);
         Ok(ShardInput {
             dir: dir.to_path_buf(),
             plan: run.plan,
             set,
             records,
-            sweep: SweepPlan::load(dir)?,
+            side_plan: side_plan(dir)?,
             summary,
         })
     }
@@ -163,11 +154,11 @@ pub fn check_inputs(inputs: &[ShardInput]) -> Result<ShardSet, MergeError> {
                 first_count: first.set.count,
             });
         }
-        if inp.sweep != first.sweep {
+        if inp.side_plan != first.side_plan {
             return Err(MergeError::DifferentSweep {
                 dir: inp.name(),
                 first: first.name(),
-                diffs: sweep_differences(first.sweep.as_ref(), inp.sweep.as_ref()),
+                diffs: sweep_differences(first.side_plan.as_ref(), inp.side_plan.as_ref()),
             });
         }
         for &k in &inp.set.shards {
@@ -220,9 +211,9 @@ fn check_record(r: &GameRecord, jobs: &[Job], set: &ShardSet) -> Result<(), Stri
     Ok(())
 }
 
-fn sweep_differences(a: Option<&SweepPlan>, b: Option<&SweepPlan>) -> String {
-    match (a.map(serde_json::to_value), b.map(serde_json::to_value)) {
-        (Some(Ok(Value::Object(a))), Some(Ok(Value::Object(b)))) => {
+fn sweep_differences(a: Option<&Value>, b: Option<&Value>) -> String {
+    match (a, b) {
+        (Some(Value::Object(a)), Some(Value::Object(b))) => {
             let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
             let d: Vec<String> = keys
                 .into_iter()
@@ -251,14 +242,25 @@ pub struct Merged {
     pub scheduled_games: usize,
     /// `complete`, `sprt`, `interrupted` (some shard did not finish) or `partial` (shards missing).
     pub stopped_by: String,
-    /// Per pairing summary (match) or the sweep's table.
-    pub report: String,
+    /// The merged games, in schedule order.
+    pub records: Vec<GameRecord>,
+    /// The `merge` entry of summary.json: shards, missing, games, sources.
+    pub merge_info: Value,
+    /// The side plan the shards share (a sweep's sweep.json), as JSON.
+    pub side_plan: Option<Value>,
+    /// The ratings anchor (engine index, Elo) of a tournament's shards.
+    pub anchor: (usize, f64),
 }
 
-/// Merges the results directories `inputs` into the new directory `out`.
-pub fn merge_dirs(inputs: &[PathBuf], out: &Path) -> Result<Merged> {
+/// Reads an experiment's own plan file from a results directory as JSON (`None`: there is none).
+pub type SidePlan<'a> = &'a dyn Fn(&Path) -> Result<Option<Value>>;
+
+/// Merges the stores of the results directories `inputs` into the new directory `out`: run.json,
+/// games.jsonl and games.pgn. The summaries and tables are the caller's (they depend on the kind
+/// of run); [`Merged`] holds what they need.
+pub fn merge_dirs(inputs: &[PathBuf], out: &Path, side_plan: SidePlan) -> Result<Merged> {
     let loaded: Vec<ShardInput> =
-        inputs.iter().map(|d| ShardInput::load(d)).collect::<Result<_>>()?;
+        inputs.iter().map(|d| ShardInput::load(d, side_plan)).collect::<Result<_>>()?;
     let set = check_inputs(&loaded)?;
     check_out_dir(inputs, out)?;
     let first = &loaded[0];
@@ -335,67 +337,6 @@ pub fn merge_dirs(inputs: &[PathBuf], out: &Path) -> Result<Merged> {
         "scheduled_games": scheduled_games,
         "sources": sources,
     });
-    let overhead = {
-        let mut meter = OverheadMeter::new();
-        for r in &records {
-            meter.add(r);
-        }
-        // CPU figures belong to the shards' own sessions (kept per source); the latency figures
-        // come from the games themselves.
-        let mut o = meter.finish(None);
-        o.runner_cpu_s = None;
-        o.runner_cpu_share = None;
-        o.runner_cpu_per_game_ms = None;
-        o.runner_cpu_per_move_us = None;
-        o
-    };
-    let report = match &first.sweep {
-        Some(sweep) => {
-            sweep.save(out)?;
-            let stop = match stopped_by.as_str() {
-                "complete" => StopReason::Complete,
-                "sprt" => StopReason::Sprt,
-                _ => StopReason::Interrupted,
-            };
-            let table = crate::cmd::report::write_sweep(out, sweep, &plan, &records, stop)?;
-            let path = out.join(SUMMARY_FILE);
-            let text = fs::read_to_string(&path)
-                .with_context(|| format!("cannot read {}", path.display()))?;
-            let mut doc: Value = serde_json::from_str(&text)
-                .with_context(|| format!("{} is not valid JSON", path.display()))?;
-            doc["stopped_by"] = json!(stopped_by);
-            doc["runner_overhead"] = serde_json::to_value(&overhead)?;
-            doc["merge"] = merge_info;
-            write_atomic(&path, (serde_json::to_string_pretty(&doc)? + "\n").as_bytes())?;
-            table
-        }
-        None => {
-            let names: Vec<String> = plan.engines.iter().map(|e| e.name.clone()).collect();
-            let mut tally = Tally::new(plan.pairings.len());
-            for r in &records {
-                tally.add(r);
-            }
-            let mut doc = summary_json(&plan.pairings, &names, &tally, plan.sprt, &stopped_by);
-            doc["runner_overhead"] = serde_json::to_value(&overhead)?;
-            doc["merge"] = merge_info;
-            write_atomic(&out.join(SUMMARY_FILE), serde_json::to_string_pretty(&doc)?.as_bytes())?;
-            let mut text: String = plan
-                .pairings
-                .iter()
-                .zip(&tally.pairings)
-                .map(|(p, t)| format_pairing(p, &names, t, plan.sprt))
-                .collect();
-            if plan.kind != "match" {
-                // A gauntlet or round-robin: its tables, anchored as the shards were.
-                let (anchor, anchor_elo) = gauntlet_anchor(&loaded);
-                let tables =
-                    crate::gauntlet::files::write_tables(out, &plan, &records, anchor, anchor_elo)?;
-                text.push('\n');
-                text.push_str(&tables.markdown());
-            }
-            text
-        }
-    };
     Ok(Merged {
         dir: out.to_path_buf(),
         plan,
@@ -404,7 +345,10 @@ pub fn merge_dirs(inputs: &[PathBuf], out: &Path) -> Result<Merged> {
         games: records.len(),
         scheduled_games,
         stopped_by,
-        report,
+        records,
+        merge_info,
+        side_plan: first.side_plan.clone(),
+        anchor: gauntlet_anchor(&loaded),
     })
 }
 
@@ -436,11 +380,11 @@ fn check_out_dir(inputs: &[PathBuf], out: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::adjudication::Adjudication;
-    use crate::clock::TimeControl;
-    use crate::openings::BookOrder;
-    use crate::schedule::{Pairing, Shard};
-    use crate::store::BookInfo;
+    use crate::plan::adjudication::Adjudication;
+    use crate::plan::openings::BookOrder;
+    use crate::plan::run_plan::BookInfo;
+    use crate::plan::schedule::{Pairing, Shard};
+    use crate::plan::time_control::TimeControl;
 
     fn plan(shard: Option<(usize, usize)>, seed: u64) -> RunPlan {
         RunPlan {
@@ -466,7 +410,7 @@ mod tests {
             .map(|game| {
                 serde_json::from_value(json!({
                     "seq": seq, "pairing": job.pairing, "label": "A vs B", "pair": job.pair,
-                    "game": game, "opening": job.opening, "fen": crate::openings::STARTPOS_FEN,
+                    "game": game, "opening": job.opening, "fen": crate::plan::openings::STARTPOS_FEN,
                     "white": "A", "black": "B", "result": "1/2-1/2", "termination": "max-moves",
                     "plies": 0, "book_plies": 0, "moves": [], "scores": [], "depths": [],
                     "times_ms": [], "engine_times_ms": [], "latency": {}, "duration_ms": 0,
@@ -484,7 +428,7 @@ mod tests {
             set: ShardSet::of_plan(&p),
             plan: p,
             records,
-            sweep: None,
+            side_plan: None,
             summary: None,
         }
     }

@@ -1,0 +1,111 @@
+//! The plan of a run: everything that decides which games are played and how (engines,
+//! pairings, time control, book, seed, adjudication, SPRT, shard), and its hash, which guards
+//! `--resume` and tells `runner merge` which shards belong together.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::plan::adjudication::Adjudication;
+use crate::plan::engine_spec::EngineSpec;
+use crate::plan::openings::BookOrder;
+use crate::plan::schedule::{Pairing, Shard};
+use crate::plan::time_control::TimeControl;
+
+/// The opening book a run uses.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BookInfo {
+    /// `None`: the standard start position only.
+    pub path: Option<String>,
+    /// SHA-256 of the book file's bytes.
+    pub sha256: Option<String>,
+    pub openings: usize,
+    pub plies: Option<usize>,
+}
+
+/// Everything that decides which games a run plays and how. Two runs with equal plans play the
+/// same games; the plan's hash guards `--resume`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunPlan {
+    /// `"match"`, later `"sweep"`, ...
+    pub kind: String,
+    pub engines: Vec<EngineSpec>,
+    pub pairings: Vec<Pairing>,
+    pub tc: TimeControl,
+    pub timemargin_ms: u64,
+    pub book: BookInfo,
+    pub book_order: BookOrder,
+    pub seed: u64,
+    /// Game pairs per pairing (the cap when an SPRT may stop earlier).
+    pub pairs: usize,
+    pub adjudication: Adjudication,
+    pub sprt: Option<stats::SprtSpec>,
+    pub shard: Option<Shard>,
+}
+
+impl RunPlan {
+    /// The time control of pairing `p`: its own, else the plan's.
+    pub fn pairing_tc(&self, p: usize) -> TimeControl {
+        self.pairings.get(p).and_then(|x| x.tc).unwrap_or(self.tc)
+    }
+
+    /// SHA-256 (hex) of the plan's canonical JSON.
+    pub fn hash(&self) -> String {
+        let json = serde_json::to_vec(self).unwrap_or_default();
+        hex(&Sha256::digest(&json))
+    }
+
+    /// The hash of the plan without its shard: equal for every shard of one run (and for the
+    /// unsharded run), so `runner merge` can tell which results belong together.
+    pub fn merge_hash(&self) -> String {
+        RunPlan { shard: None, ..self.clone() }.hash()
+    }
+}
+
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// SHA-256 (hex) of a file's bytes.
+pub fn file_sha256(path: &Path) -> Result<String> {
+    let bytes = fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    Ok(hex(&Sha256::digest(&bytes)))
+}
+
+/// Games of a match (or of each sweep point) without and with `--sprt`.
+pub const DEFAULT_GAMES: u64 = 64;
+pub const DEFAULT_SPRT_CAP: u64 = 100_000;
+
+/// The games to play per pairing: `--games`, else the default (a cap with an SPRT).
+pub fn games_to_play(games: Option<u64>, sprt: bool) -> Result<u64> {
+    match games {
+        Some(0) => anyhow::bail!("--games must be > 0"),
+        Some(g) => Ok(g),
+        None if sprt => Ok(DEFAULT_SPRT_CAP),
+        None => Ok(DEFAULT_GAMES),
+    }
+}
+
+/// Names the top-level plan fields that differ.
+pub fn plan_differences(old: &RunPlan, new: &RunPlan) -> Vec<String> {
+    let (a, b) = (serde_json::to_value(old), serde_json::to_value(new));
+    let (Ok(serde_json::Value::Object(a)), Ok(serde_json::Value::Object(b))) = (a, b) else {
+        return vec!["unreadable plan".into()];
+    };
+    let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+    let diffs: Vec<String> = keys
+        .into_iter()
+        .filter(|k| a.get(*k) != b.get(*k))
+        .map(|k| match (a.get(k), b.get(k)) {
+            (Some(x), Some(y)) if !x.is_object() && !x.is_array() => {
+                format!("{k}: stored {x}, now {y}")
+            }
+            _ => format!("{k} changed"),
+        })
+        .collect();
+    if diffs.is_empty() { vec!["hash mismatch".into()] } else { diffs }
+}

@@ -1,0 +1,14 @@
+//! The play layer: engines as UCI processes and what happens over the board (one UCI driver,
+//! clocks, the game loop, adjudication, terminations, the worker pools for games and for
+//! position probes, cancellation). Uses `plan` only.
+
+pub mod adjudication;
+pub mod cancel;
+pub mod clock;
+pub mod game;
+pub mod probe;
+pub mod probe_pool;
+pub mod termination;
+pub mod uci;
+pub mod uci_info;
+pub mod worker;

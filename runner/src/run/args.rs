@@ -1,0 +1,61 @@
+//! A run's argument groups (`crate::cli::RunArgs`, shared by `runner match` and `runner sweep`)
+//! turned into the plan and the options of a run, through the layers that own each value.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Result, anyhow};
+
+use crate::cli::{ExecArgs, RunArgs};
+use crate::plan::adjudication::Adjudication;
+use crate::plan::engine_spec::EngineSpec;
+use crate::plan::openings::{Opening, book_for_plan};
+use crate::plan::run_plan::{RunPlan, games_to_play};
+use crate::plan::schedule::{Pairing, Shard};
+use crate::plan::time_control::TimeControl;
+use crate::store::{results_dir, run_seed};
+
+/// The results directory of `--out`/`--resume`.
+pub fn out_dir(x: &ExecArgs) -> Result<PathBuf> {
+    results_dir(x.out.as_deref(), x.resume)
+}
+
+/// The plan of a run of `kind` with `engines` and `pairings` decided by the caller, and the
+/// openings its book holds. `out` is the results directory (its run.json gives the seed on
+/// `--resume` without `--seed`).
+pub fn run_plan(
+    args: &RunArgs,
+    kind: &str,
+    (engines, pairings): (Vec<EngineSpec>, Vec<Pairing>),
+    tc: TimeControl,
+    sprt: Option<stats::SprtSpec>,
+    out: &Path,
+) -> Result<(RunPlan, Vec<Opening>)> {
+    let (b, a, x) = (&args.book, &args.adjudication, &args.exec);
+    let (openings, book) = book_for_plan(b.book.as_deref(), b.book_plies)?;
+    let adjudication =
+        Adjudication::from_flags(a.draw.as_deref(), a.resign.as_deref(), a.maxmoves)?;
+    let games = games_to_play(x.games, sprt.is_some())?;
+    let shard = x.shard.as_deref().map(Shard::parse).transpose().map_err(|e| anyhow!(e))?;
+    let seed = run_seed(b.seed, x.resume, out)?;
+    let plan = RunPlan {
+        kind: kind.to_string(),
+        engines,
+        pairings,
+        tc,
+        timemargin_ms: x.timemargin,
+        book,
+        book_order: b.book_order,
+        seed,
+        pairs: games.div_ceil(2) as usize,
+        adjudication,
+        sprt,
+        shard,
+    };
+    Ok((plan, openings))
+}
+
+/// `--sprt SPEC`.
+pub fn sprt(spec: Option<&str>) -> Result<Option<stats::SprtSpec>> {
+    spec.map(|s| stats::SprtSpec::parse(s).map_err(|e| anyhow!("bad --sprt {s:?}: {e}")))
+        .transpose()
+}

@@ -1,0 +1,144 @@
+//! While games are played: the workers run, each finished game is recorded (tallied, measured,
+//! appended to the store by a writer thread, shown to the hook) and the progress display
+//! follows.
+
+use std::sync::Arc;
+
+use anyhow::{Result, anyhow};
+use tokio::sync::mpsc;
+
+use super::prepare::sprt_decided;
+use super::{GameHook, RunOptions};
+use crate::plan::run_plan::RunPlan;
+use crate::play::cancel::Cancel;
+use crate::play::worker::{FinishedGame, WorkerContext, WorkerEvent, worker_loop};
+use crate::report::overhead::OverheadMeter;
+use crate::report::progress::Progress;
+use crate::report::summary::Tally;
+use crate::store::{GameRecord, Store, make_record};
+
+/// What playing left: the store (every game appended), all records (resumed ones first), the
+/// tally, the overhead meter, the first fatal error, and whether a hook was used.
+pub(super) struct Played {
+    pub store: Store,
+    pub records: Vec<GameRecord>,
+    pub tally: Tally,
+    pub meter: OverheadMeter,
+    pub fatal: Option<String>,
+    pub hooked: bool,
+}
+
+/// The state of the receiving end while games arrive.
+struct Collector<'a, 'h> {
+    plan: &'a RunPlan,
+    ctx: &'a WorkerContext,
+    cancel: Cancel,
+    writer: std::sync::mpsc::Sender<GameRecord>,
+    hook: Option<GameHook<'h>>,
+    progress: Progress,
+    records: Vec<GameRecord>,
+    tally: Tally,
+    meter: OverheadMeter,
+    fatal: Option<String>,
+}
+
+/// Plays the queued games on `opts.concurrency` workers and records them as they finish.
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn play_pending(
+    plan: &RunPlan,
+    opts: &RunOptions,
+    ctx: &Arc<WorkerContext>,
+    mut store: Store,
+    tally: Tally,
+    done: Vec<GameRecord>,
+    meter: OverheadMeter,
+    hook: Option<GameHook<'_>>,
+    total_games: u64,
+) -> Result<Played> {
+    // The writer thread: games are written and synced off the async workers.
+    let (wtx, wrx) = std::sync::mpsc::channel::<GameRecord>();
+    let writer = std::thread::spawn(move || -> Result<Store> {
+        for rec in wrx {
+            store.append(&rec)?;
+        }
+        Ok(store)
+    });
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let workers = opts.concurrency.max(1).min(ctx.queued().max(1));
+    let handles: Vec<_> =
+        (0..workers).map(|_| tokio::spawn(worker_loop(ctx.clone(), tx.clone()))).collect();
+    drop(tx);
+    let progress = Progress::new(opts.progress, total_games, tally.games());
+    let mut c = Collector {
+        plan,
+        ctx,
+        cancel: ctx.cancel.clone(),
+        writer: wtx,
+        hook,
+        progress,
+        records: done,
+        tally,
+        meter,
+        fatal: None,
+    };
+    while let Some(ev) = rx.recv().await {
+        match ev {
+            WorkerEvent::Finished(game) => c.finished(*game),
+            WorkerEvent::Fatal(msg) => {
+                c.progress.println(&format!("error: {msg}"));
+                c.fatal.get_or_insert(msg);
+            }
+        }
+    }
+    for h in handles {
+        let _ = h.await;
+    }
+    c.progress.finish();
+    let hooked = c.hook.is_some();
+    let Collector { writer: wtx, records, tally, meter, fatal, .. } = c;
+    drop(wtx);
+    let store = writer.join().map_err(|_| anyhow!("the game writer panicked"))??;
+    Ok(Played { store, records, tally, meter, fatal, hooked })
+}
+
+impl Collector<'_, '_> {
+    /// Records one finished game and stops the pairings it decides.
+    fn finished(&mut self, game: FinishedGame) {
+        let FinishedGame { task, names, outcome } = game;
+        let (plan, ctx) = (self.plan, self.ctx);
+        let p = task.job.pairing;
+        let Some(opening) = ctx.openings.get(task.job.opening) else { return };
+        let rec = make_record(&task, &ctx.pairings[p], opening, &names, outcome);
+        self.tally.add(&rec);
+        self.meter.add(&rec);
+        if self.writer.send(rec.clone()).is_err() {
+            self.fatal.get_or_insert_with(|| "the game writer stopped".into());
+            self.cancel.cancel();
+        }
+        if let Some(h) = self.hook.as_mut() {
+            match h(&rec) {
+                Ok(stopped) => {
+                    for (q, why) in stopped {
+                        ctx.mark_decided(q);
+                        self.progress.println(&format!("{}: {why}", plan.pairings[q].label));
+                    }
+                }
+                Err(e) => {
+                    self.fatal.get_or_insert(e.to_string());
+                    self.cancel.cancel();
+                }
+            }
+        }
+        self.records.push(rec);
+        if sprt_decided(plan, &self.tally, p) {
+            ctx.mark_decided(p);
+        }
+        let status = Progress::status(&self.tally.pairings[p], plan.sprt);
+        if self.hook.is_some() {
+            let label = &plan.pairings[p].label;
+            self.progress.update(self.tally.games(), &format!("{label}: {status}"));
+        } else {
+            self.progress.update(self.tally.games(), &status);
+        }
+    }
+}

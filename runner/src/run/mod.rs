@@ -1,0 +1,200 @@
+//! The run layer, the core of the runner: executes a [`RunPlan`] through the lower layers. Opens
+//! (or resumes) the store, checks that every engine starts, plays the pending games with the
+//! worker pool, records each finished game as it arrives, stops on an SPRT decision, a game hook
+//! or a signal, and summarises. Uses `plan`, `play`, `store`, `report` and the run's argument
+//! groups of `cli` ([`args`]); experiments and `cmd/` use it.
+
+pub mod args;
+mod collect;
+mod prepare;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, Result, anyhow, bail};
+
+use crate::cli::ExecArgs;
+use crate::plan::openings::Opening;
+use crate::plan::run_plan::RunPlan;
+use crate::play::cancel::Cancel;
+use crate::play::game::GameSettings;
+use crate::play::worker::{EnginePool, WorkerContext, default_concurrency};
+use crate::report::overhead::{OverheadMeter, OverheadReport};
+use crate::report::progress::ProgressMode;
+use crate::report::summary::{Tally, format_pairing, summary_json};
+use crate::store::GameRecord;
+use collect::Played;
+
+/// What a run prints when a signal stops it.
+pub const INTERRUPTED: &str =
+    "interrupted: stopping games and engines (finished games are kept; --resume continues)";
+
+/// How to execute a plan (none of this changes which games are played).
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    pub out_dir: PathBuf,
+    pub concurrency: usize,
+    pub resume: bool,
+    /// Longest wait for `readyok`, and for `bestmove` under node or depth limits.
+    pub stall_timeout: Duration,
+    /// Longest wait for `uciok` at start.
+    pub handshake_timeout: Duration,
+    pub protocol_log: bool,
+    pub progress: ProgressMode,
+}
+
+impl RunOptions {
+    /// The options of `--concurrency`, `--resume`, `--stall-timeout`, `--start-timeout`,
+    /// `--debug-log` and `--progress`, for a run in `out_dir`.
+    pub fn from_exec(x: &ExecArgs, out_dir: PathBuf) -> Result<RunOptions> {
+        let secs = |v: f64, what: &str| {
+            if v.is_finite() && v > 0.0 && v < 1.0e6 {
+                Ok(Duration::from_secs_f64(v))
+            } else {
+                Err(anyhow!("{what} must be a positive number of seconds"))
+            }
+        };
+        let concurrency = match x.concurrency {
+            Some(0) => bail!("--concurrency must be > 0"),
+            Some(n) => n,
+            None => default_concurrency(),
+        };
+        Ok(RunOptions {
+            out_dir,
+            concurrency,
+            resume: x.resume,
+            stall_timeout: secs(x.stall_timeout, "--stall-timeout")?,
+            handshake_timeout: secs(x.start_timeout, "--start-timeout")?,
+            protocol_log: x.debug_log,
+            progress: ProgressMode::parse(&x.progress),
+        })
+    }
+}
+
+/// Why a run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    /// Every scheduled game was played.
+    Complete,
+    /// Every pairing reached an SPRT decision.
+    Sprt,
+    /// Ctrl-C or SIGTERM: unfinished games are replayed on resume.
+    Interrupted,
+}
+
+impl StopReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::Complete => "complete",
+            StopReason::Sprt => "sprt",
+            StopReason::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// The result of a run.
+pub struct RunOutcome {
+    pub records: Vec<GameRecord>,
+    pub tally: Tally,
+    pub stop: StopReason,
+    pub dir: PathBuf,
+    /// Human-readable final summary.
+    pub report: String,
+    pub overhead: OverheadReport,
+}
+
+/// Sees every stored game of a run, resumed ones first, and returns the pairings to stop, each
+/// with a line saying why (racing sweeps use it to drop points).
+pub type GameHook<'a> = &'a mut (dyn FnMut(&GameRecord) -> Result<Vec<(usize, String)>> + Send);
+
+/// Runs `plan` with `openings` (the book the plan describes). `cancel` stops it (signals).
+pub async fn execute(
+    plan: &RunPlan,
+    openings: Vec<Opening>,
+    opts: &RunOptions,
+    settings: GameSettings,
+    cancel: Cancel,
+) -> Result<RunOutcome> {
+    execute_with(plan, openings, opts, settings, cancel, None).await
+}
+
+/// [`execute`] with a [`GameHook`] that may stop pairings as games arrive. Pairs already started
+/// are completed, so pentanomial counts stay whole.
+pub async fn execute_with(
+    plan: &RunPlan,
+    openings: Vec<Opening>,
+    opts: &RunOptions,
+    settings: GameSettings,
+    cancel: Cancel,
+    mut hook: Option<GameHook<'_>>,
+) -> Result<RunOutcome> {
+    if openings.is_empty() {
+        bail!("no openings to play");
+    }
+    let meter = OverheadMeter::new();
+    let (store, done) = prepare::open_store(plan, opts)?;
+    let (tally, stopped_on_resume) = prepare::replay_done(plan, &done, &mut hook)?;
+    let pending = prepare::pending_games(plan, openings.len(), &done);
+    let pools = prepare::engine_pools(plan, opts);
+    let ctx =
+        prepare::worker_context(plan, &pools, openings, settings, pending.tasks, &done, &cancel);
+    prepare::mark_decided(plan, &ctx, &tally, stopped_on_resume);
+    if ctx.queued() > 0 {
+        prepare::check_engines_start(&pools, &cancel).await?;
+    }
+    let played = collect::play_pending(
+        plan,
+        opts,
+        &ctx,
+        store,
+        tally,
+        done,
+        meter,
+        hook,
+        pending.total_games,
+    )
+    .await?;
+    finish(plan, opts, &pools, &cancel, &ctx, played).await
+}
+
+/// After the last game: engines shut down, the store completed (games.pgn in schedule order,
+/// summary.json) and the summary text.
+async fn finish(
+    plan: &RunPlan,
+    opts: &RunOptions,
+    pools: &[std::sync::Arc<EnginePool>],
+    cancel: &Cancel,
+    ctx: &WorkerContext,
+    played: Played,
+) -> Result<RunOutcome> {
+    let Played { store, records, tally, meter, fatal, hooked } = played;
+    for p in pools {
+        p.shutdown_idle().await;
+    }
+    let engines_cpu = pools.iter().map(|p| p.retired_cpu()).sum::<Duration>();
+    let overhead = meter.finish(cfg!(target_os = "linux").then_some(engines_cpu));
+    if let Some(msg) = fatal {
+        bail!("run stopped: {msg} (finished games are kept; continue with --resume)");
+    }
+    let stop = if cancel.is_cancelled() {
+        StopReason::Interrupted
+    } else if (plan.sprt.is_some() || hooked) && ctx.all_decided() {
+        StopReason::Sprt
+    } else {
+        StopReason::Complete
+    };
+    store.rewrite_pgn(&records).context("rewriting games.pgn")?;
+    let engine_names: Vec<String> = plan.engines.iter().map(|e| e.name.clone()).collect();
+    let mut summary = summary_json(&plan.pairings, &engine_names, &tally, plan.sprt, stop.as_str());
+    summary["runner_overhead"] = serde_json::to_value(&overhead)?;
+    store.write_summary(&summary)?;
+    let mut report = String::new();
+    for (p, t) in plan.pairings.iter().zip(&tally.pairings) {
+        report.push_str(&format_pairing(p, &engine_names, t, plan.sprt));
+    }
+    if overhead.games > 0 {
+        report.push_str(&overhead.line());
+        report.push('\n');
+    }
+    Ok(RunOutcome { records, tally, stop, dir: opts.out_dir.clone(), report, overhead })
+}

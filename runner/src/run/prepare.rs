@@ -1,0 +1,165 @@
+//! Before the first game: the store opened (or resumed, with the games already played), the
+//! pending games in schedule order, the engine pools and the workers' shared state, and a check
+//! that every engine with work left starts.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use anyhow::{Result, anyhow};
+use stats::Verdict;
+
+use super::{GameHook, RunOptions};
+use crate::plan::openings::Opening;
+use crate::plan::run_plan::RunPlan;
+use crate::plan::schedule::{GameKey, build_schedule};
+use crate::play::cancel::Cancel;
+use crate::play::game::GameSettings;
+use crate::play::uci::{StartOptions, UciEngine, UciError};
+use crate::play::worker::{EnginePool, GameTask, WorkerContext};
+use crate::report::summary::Tally;
+use crate::store::{GameRecord, LOG_DIR, Store};
+
+/// Whether pairing `pairing` reached an SPRT decision.
+pub(super) fn sprt_decided(plan: &RunPlan, tally: &Tally, pairing: usize) -> bool {
+    plan.sprt.is_some()
+        && tally.pairings[pairing]
+            .summarize(plan.sprt)
+            .and_then(|s| s.sprt)
+            .is_some_and(|r| r.verdict != Verdict::Continue)
+}
+
+/// The store of a new run, or of a resumed one with its finished games.
+pub(super) fn open_store(plan: &RunPlan, opts: &RunOptions) -> Result<(Store, Vec<GameRecord>)> {
+    if opts.resume {
+        Store::resume(&opts.out_dir, plan)
+    } else {
+        Ok((Store::create(&opts.out_dir, plan)?, Vec::new()))
+    }
+}
+
+/// The tally of the games already played, and the pairings the hook stops on seeing them.
+pub(super) fn replay_done(
+    plan: &RunPlan,
+    done: &[GameRecord],
+    hook: &mut Option<GameHook<'_>>,
+) -> Result<(Tally, Vec<usize>)> {
+    let mut tally = Tally::new(plan.pairings.len());
+    let mut stopped = Vec::new();
+    for r in done {
+        tally.add(r);
+        if let Some(h) = hook.as_mut() {
+            stopped.extend(h(r)?.into_iter().map(|(p, _)| p));
+        }
+    }
+    Ok((tally, stopped))
+}
+
+/// The games left to play, in schedule order, and the games of this run's (shard's) schedule.
+pub(super) struct Pending {
+    pub tasks: Vec<GameTask>,
+    pub total_games: u64,
+}
+
+pub(super) fn pending_games(plan: &RunPlan, openings: usize, done: &[GameRecord]) -> Pending {
+    let done_keys: HashSet<GameKey> = done.iter().map(GameRecord::key).collect();
+    let jobs =
+        build_schedule(plan.pairings.len(), plan.pairs, openings, plan.book_order, plan.seed);
+    let jobs: Vec<_> =
+        jobs.into_iter().filter(|j| plan.shard.is_none_or(|s| s.contains(j))).collect();
+    let tasks = jobs
+        .iter()
+        .flat_map(|j| [0u8, 1].map(|game| GameTask { job: *j, game }))
+        .filter(|t| {
+            !done_keys.contains(&GameKey { pairing: t.job.pairing, pair: t.job.pair, game: t.game })
+        })
+        .collect();
+    Pending { tasks, total_games: jobs.len() as u64 * 2 }
+}
+
+/// One process pool per engine of the plan.
+pub(super) fn engine_pools(plan: &RunPlan, opts: &RunOptions) -> Vec<Arc<EnginePool>> {
+    let start_opts = StartOptions {
+        log_dir: Some(opts.out_dir.join(LOG_DIR)),
+        instance: 0,
+        handshake_timeout: opts.handshake_timeout,
+        protocol_log: opts.protocol_log,
+        ..StartOptions::default()
+    };
+    plan.engines.iter().map(|s| Arc::new(EnginePool::new(s.clone(), start_opts.clone()))).collect()
+}
+
+/// The workers' shared state: the queue of `tasks`, with the pairs already started complete.
+pub(super) fn worker_context(
+    plan: &RunPlan,
+    pools: &[Arc<EnginePool>],
+    openings: Vec<Opening>,
+    settings: GameSettings,
+    tasks: Vec<GameTask>,
+    done: &[GameRecord],
+    cancel: &Cancel,
+) -> Arc<WorkerContext> {
+    Arc::new(WorkerContext::new(
+        pools.to_vec(),
+        plan.pairings.clone(),
+        Arc::new(openings),
+        settings,
+        tasks,
+        done.iter().map(|r| (r.pairing, r.pair)),
+        cancel.clone(),
+    ))
+}
+
+/// Stops new pairs of pairings already decided (SPRT) or stopped by the hook on resume.
+pub(super) fn mark_decided(
+    plan: &RunPlan,
+    ctx: &WorkerContext,
+    tally: &Tally,
+    stopped: Vec<usize>,
+) {
+    for p in 0..plan.pairings.len() {
+        if sprt_decided(plan, tally, p) {
+            ctx.mark_decided(p);
+        }
+    }
+    for p in stopped {
+        ctx.mark_decided(p);
+    }
+}
+
+/// Starts every engine once before any game: one that cannot start stops the run with its error;
+/// options an engine does not declare are warned about (and sent anyway).
+pub(super) async fn check_engines_start(pools: &[Arc<EnginePool>], cancel: &Cancel) -> Result<()> {
+    let mut set = tokio::task::JoinSet::new();
+    for pool in pools {
+        let pool = pool.clone();
+        set.spawn(async move {
+            let e: UciEngine = pool.acquire().await?;
+            let undeclared: Vec<String> = pool
+                .spec()
+                .options
+                .iter()
+                .filter(|(k, _)| !e.declared_options.iter().any(|d| d.eq_ignore_ascii_case(k)))
+                .map(|(k, _)| k.clone())
+                .collect();
+            pool.release(e);
+            Ok::<_, UciError>((pool.spec().name.clone(), undeclared))
+        });
+    }
+    while let Some(r) = set.join_next().await {
+        match r.map_err(|e| anyhow!("engine start task failed: {e}"))? {
+            Ok((name, undeclared)) if !undeclared.is_empty() => eprintln!(
+                "warning: engine {name} does not declare option(s) {} (sent anyway)",
+                undeclared.join(", ")
+            ),
+            Ok(_) => {}
+            Err(e) => {
+                cancel.cancel();
+                for p in pools {
+                    p.shutdown_idle().await;
+                }
+                return Err(anyhow!("{e}"));
+            }
+        }
+    }
+    Ok(())
+}
