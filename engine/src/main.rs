@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use engine::bench::{BENCH_FENS, DEFAULT_BENCH_DEPTH, run_bench, run_depthtest};
 use engine::options::EngineOptions;
 use engine::perft::perft_picker;
-use engine::position::parse_fen;
+use engine::position::{parse_fen, parse_fen_960};
 use engine::uci::Uci;
 
 const USAGE: &str = "usage: engine [uci | bench [depth] [--option NAME=VALUE]... | \
@@ -87,7 +87,11 @@ fn run(args: &[String]) -> Result<(), String> {
                 .filter(|&d| d <= 10)
                 .ok_or("perft needs a depth 0..=10, e.g. `engine perft 5`")?;
             let board = match rest.get(1..).filter(|r| !r.is_empty()) {
-                Some(f) => parse_fen(&f.join(" "))?,
+                Some(f) => {
+                    // Standard or Shredder-FEN first, then Chess960 X-FEN.
+                    let fen = f.join(" ");
+                    parse_fen(&fen).or_else(|e| parse_fen_960(&fen).map_err(|_| e))?
+                }
                 None => cozy_chess::Board::default(),
             };
             println!("{}", perft_picker(&board, depth));

@@ -130,6 +130,11 @@ fn build_lmr(t: &Tunables) -> Box<[[i32; 64]; 64]> {
     table
 }
 
+/// Whether the side to move (in check or not, as given) is checkmated.
+fn is_checkmate(board: &Board, in_check: bool) -> bool {
+    in_check && !board.generate_moves(|m| !m.is_empty())
+}
+
 fn has_pieces(board: &Board, color: Color) -> bool {
     let minor_major = board.pieces(Piece::Knight)
         | board.pieces(Piece::Bishop)
@@ -435,7 +440,9 @@ impl Searcher {
         let root = ply == 0;
 
         if !root {
-            if board.halfmove_clock() >= 100 || self.is_repetition(board) {
+            // A mate delivered on the 100th half-move is a mate, not a draw.
+            let fifty = board.halfmove_clock() >= 100 && !is_checkmate(board, in_check);
+            if fifty || self.is_repetition(board) {
                 return DRAW;
             }
             alpha = alpha.max(-MATE + ply as i32);

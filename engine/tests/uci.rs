@@ -1,82 +1,9 @@
 //! UCI conversations with the `engine` binary.
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 
-struct Engine {
-    child: Child,
-    stdin: ChildStdin,
-    lines: Receiver<String>,
-}
-
-impl Engine {
-    fn start() -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_engine"))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn engine");
-        let stdin = child.stdin.take().unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        Self { child, stdin, lines }
-    }
-
-    fn send(&mut self, s: &str) {
-        writeln!(self.stdin, "{s}").unwrap();
-        self.stdin.flush().unwrap();
-    }
-
-    /// Lines up to and including the first one starting with `prefix`.
-    fn until(&mut self, prefix: &str, timeout: Duration) -> Vec<String> {
-        let end = Instant::now() + timeout;
-        let mut out = Vec::new();
-        loop {
-            let left = end.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok(l) => {
-                    let done = l.starts_with(prefix);
-                    out.push(l);
-                    if done {
-                        return out;
-                    }
-                }
-                Err(RecvTimeoutError::Timeout) => panic!("no {prefix:?} in time; got {out:#?}"),
-                Err(RecvTimeoutError::Disconnected) => panic!("engine exited; got {out:#?}"),
-            }
-        }
-    }
-
-    fn sync(&mut self) -> Vec<String> {
-        self.send("isready");
-        self.until("readyok", Duration::from_secs(20))
-    }
-
-    fn quit(mut self) {
-        self.send("quit");
-        let end = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < end {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                assert!(status.success(), "{status:?}");
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = self.child.kill();
-        panic!("engine did not quit");
-    }
-}
+mod common;
+use common::Engine;
 
 const LONG: Duration = Duration::from_secs(60);
 
