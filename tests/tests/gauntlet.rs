@@ -1,7 +1,10 @@
 //! `runner match` with more than two engines: gauntlet and round-robin pairings, several time
 //! controls, the tables and ratings written next to the games, and start-up errors.
 
-use e2e::{bad_spec, engine_bin, fails_before_any_game, ok_stdout, read_text, run_runner, scratch};
+use e2e::{
+    bad_spec, engine_bin, fails_before_any_game, ok_stdout, read_games, read_text, run_runner,
+    scratch,
+};
 
 fn bundled(name: &str, options: &str) -> String {
     format!("name={name},cmd={}{options}", engine_bin().display())

@@ -32,9 +32,9 @@ pub struct CalibratePlan {
     pub max_abs: i32,
     pub mode: ScoreMode,
     pub out: PathBuf,
-    pub concurrency: usize,
-    pub search_timeout: Duration,
-    pub start_timeout: Duration,
+    /// Engine processes: how many, and how long they may take to start and to search (the
+    /// logs folder is set by the run, under `out`).
+    pub pool: PoolConfig,
     pub resume: bool,
 }
 
@@ -91,10 +91,9 @@ pub async fn run(plan: CalibratePlan, cancel: Cancel) -> Result<CalibrateOutcome
         },
     }];
     let cfg = PoolConfig {
-        concurrency: plan.concurrency.max(1),
-        start_timeout: plan.start_timeout,
-        search_timeout: plan.search_timeout,
+        concurrency: plan.pool.concurrency.max(1),
         logs: Some(out.join("logs")),
+        ..plan.pool.clone()
     };
     for note in check_setups(&setups, &cfg).await?.concat() {
         eprintln!("{}: {note}", plan.engine.name);

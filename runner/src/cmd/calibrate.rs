@@ -15,7 +15,7 @@ use crate::plan::positions::{
 };
 use crate::play::cancel::{Cancel, cancel_on_signals};
 use crate::play::probe::timeout_from_secs;
-use crate::play::probe_pool::STOPPING;
+use crate::play::probe_pool::{PoolConfig, STOPPING};
 use crate::play::worker::default_concurrency;
 use crate::store::default_out;
 
@@ -39,9 +39,12 @@ pub async fn run(args: &CalibrateArgs) -> Result<u8> {
         max_abs: args.max_abs,
         mode: args.mode,
         out,
-        concurrency: args.concurrency.unwrap_or_else(default_concurrency).max(1),
-        search_timeout: timeout_from_secs(args.timeout)?,
-        start_timeout: Duration::from_secs(10),
+        pool: PoolConfig {
+            concurrency: args.concurrency.unwrap_or_else(default_concurrency).max(1),
+            search_timeout: timeout_from_secs(args.timeout)?,
+            start_timeout: Duration::from_secs(10),
+            logs: None,
+        },
         resume: args.resume,
     };
     let cancel = Cancel::new();

@@ -14,7 +14,7 @@ use crate::sweep::report::write_merged_sweep;
 
 /// The sweep plan of a results directory as JSON (what shards must agree on).
 fn sweep_json(dir: &std::path::Path) -> Result<Option<serde_json::Value>> {
-    Ok(SweepPlan::load(dir)?.map(|s| serde_json::to_value(s)).transpose()?)
+    Ok(SweepPlan::load(dir)?.map(serde_json::to_value).transpose()?)
 }
 
 /// Writes the merged directory's summary.json and tables; returns the text to print.

@@ -441,6 +441,9 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::adjudication::Adjudication;
+    use crate::plan::openings::BookOrder;
+    use crate::plan::run_plan::BookInfo;
 
     pub(crate) fn record(pair: usize, game: u8) -> GameRecord {
         GameRecord {
