@@ -15,9 +15,11 @@ use crate::play::cancel::{Cancel, cancel_on_signals};
 use crate::play::game::GameSettings;
 use crate::run::args as run_args;
 use crate::run::{INTERRUPTED, RunOptions, StopReason, execute};
+use crate::store::dir::{RunDir, resume_command};
 
 /// Builds the plan of a match from its arguments.
-pub fn match_plan(args: &MatchArgs) -> Result<(RunPlan, Vec<Opening>, RunOptions)> {
+/// The folder is taken (made and locked) last, once the plan is valid.
+pub fn match_plan(args: &MatchArgs) -> Result<(RunPlan, Vec<Opening>, RunOptions, RunDir)> {
     let (e, l) = (&args.run.engines, &args.run.limit);
     let mut engines = resolve_engines(&e.engines, e.each.as_deref(), e.engines_file.as_deref())?;
     if engines.len() == 2 && engines[0].name == engines[1].name {
@@ -44,15 +46,15 @@ pub fn match_plan(args: &MatchArgs) -> Result<(RunPlan, Vec<Opening>, RunOptions
     };
     let sprt = run_args::sprt(args.sprt.as_deref())?;
     let out = run_args::out_dir(&args.run.exec)?;
-    let (plan, openings) =
-        run_args::run_plan(&args.run, kind, (engines, pairings), tcs[0], sprt, &out)?;
-    let opts = RunOptions::from_exec(&args.run.exec, out)?;
-    Ok((plan, openings, opts))
+    let (plan, openings) = run_args::run_plan(&args.run, kind, (engines, pairings), tcs[0], sprt, &out)?;
+    let dir = run_args::take_dir(&args.run.exec, &out)?;
+    let opts = RunOptions::from_exec(&args.run.exec, dir.path().to_path_buf())?;
+    Ok((plan, openings, opts, dir))
 }
 
 /// `runner match`. Returns the process exit code.
 pub async fn run(args: &MatchArgs) -> Result<u8> {
-    let (plan, openings, opts) = match_plan(args)?;
+    let (plan, openings, opts, dir) = match_plan(args)?;
     let settings = GameSettings::of_plan(&plan, opts.stall_timeout);
     let tournament = plan.kind != "match";
     let anchor = gauntlet::files::anchor_index(&plan, args.tournament.anchor.as_deref())?;
@@ -89,7 +91,13 @@ pub async fn run(args: &MatchArgs) -> Result<u8> {
             opts.out_dir.display()
         );
     }
-    let outcome = execute(&plan, openings, &opts, settings, cancel).await?;
+    let outcome = match execute(&plan, openings, &opts, settings, cancel).await {
+        Ok(o) => o,
+        Err(e) => {
+            dir.discard_if_unplayed(&[]);
+            return Err(e);
+        }
+    };
     print!("{}", outcome.report);
     if tournament {
         let tables = gauntlet::files::write_tables(
@@ -104,7 +112,7 @@ pub async fn run(args: &MatchArgs) -> Result<u8> {
     println!("results: {}", outcome.dir.display());
     Ok(match outcome.stop {
         StopReason::Interrupted => {
-            eprintln!("run interrupted: continue it with the same command and --resume");
+            eprintln!("run interrupted: continue it with:\n  {}", resume_command(&outcome.dir));
             130
         }
         _ => 0,

@@ -54,6 +54,15 @@ pub fn run(args: &MergeArgs) -> Result<u8> {
              (it counts as the shards it holds)",
             missing.join(", ")
         );
+    } else if !m.shortfalls.is_empty() {
+        for s in &m.shortfalls {
+            eprintln!("warning: incomplete merge: {s}");
+        }
+        eprintln!(
+            "warning: {} scheduled game(s) are missing: --resume on {} plays them",
+            m.scheduled_games - m.games,
+            m.dir.display()
+        );
     } else if m.games < m.scheduled_games {
         eprintln!(
             "warning: {} scheduled game(s) are not in any shard (shards stopped early: {})",

@@ -19,6 +19,7 @@ use crate::plan::time_control::time_control;
 use crate::play::cancel::{Cancel, cancel_on_signals};
 use crate::play::game::GameSettings;
 use crate::run::{self, INTERRUPTED, RunOptions, StopReason, execute, execute_with};
+use crate::store::dir::resume_command;
 use crate::store::{GAMES_FILE, GameRecord};
 use crate::sweep::plan::{
     SWEEP_FILE, SweepPlan, baseline_options, baseline_with_options, validate,
@@ -186,6 +187,8 @@ pub async fn run(args: &SweepArgs) -> Result<u8> {
     let tc = time_control(&l.tc, l.st.as_deref(), l.nodes, l.depth)?;
     let members = (sweep.engines(), sweep.pairings());
     let (plan, openings) = run::args::run_plan(&args.run, "sweep", members, tc, sweep.sprt, &out)?;
+    let dir = run::args::take_dir(x, &out)?;
+    let out = dir.path().to_path_buf();
     let opts = RunOptions::from_exec(x, out.clone())?;
     save_or_check(&sweep, &out, x.resume)?;
     let settings = GameSettings::of_plan(&plan, opts.stall_timeout);
@@ -201,7 +204,7 @@ pub async fn run(args: &SweepArgs) -> Result<u8> {
         opts.concurrency,
         out.display()
     );
-    let (records, stop) = match sweep.race {
+    let played = match sweep.race {
         Some(_) => {
             let mut tracker = Tracker::new(
                 plan.pairings.iter().map(|p| p.label.clone()).collect(),
@@ -209,15 +212,18 @@ pub async fn run(args: &SweepArgs) -> Result<u8> {
                 sweep.sprt,
             );
             let mut hook = |rec: &GameRecord| -> Result<Vec<(usize, String)>> {
-                let stopped = tracker.record_game(rec)?;
-                Ok(stopped.into_iter().map(|p| (p, tracker.status()[p].short())).collect())
-            };
-            let o = execute_with(&plan, openings, &opts, settings, cancel, Some(&mut hook)).await?;
-            (o.records, o.stop)
+                    let stopped = tracker.record_game(rec)?;
+                    Ok(stopped.into_iter().map(|p| (p, tracker.status()[p].short())).collect())
+                };
+            execute_with(&plan, openings, &opts, settings, cancel, Some(&mut hook)).await
         }
-        None => {
-            let o = execute(&plan, openings, &opts, settings, cancel).await?;
-            (o.records, o.stop)
+        None => execute(&plan, openings, &opts, settings, cancel).await,
+    };
+    let (records, stop) = match played {
+        Ok(o) => (o.records, o.stop),
+        Err(e) => {
+            dir.discard_if_unplayed(&[SWEEP_FILE]);
+            return Err(e);
         }
     };
     let table = write_sweep(&out, &sweep, &plan, &records, stop)?;
@@ -225,7 +231,7 @@ pub async fn run(args: &SweepArgs) -> Result<u8> {
     println!("results: {}", out.display());
     Ok(match stop {
         StopReason::Interrupted => {
-            eprintln!("sweep interrupted: continue it with the same command and --resume");
+            eprintln!("sweep interrupted: continue it with:\n  {}", resume_command(&out));
             130
         }
         _ => 0,

@@ -79,6 +79,23 @@ pub fn file_sha256(path: &Path) -> Result<String> {
 /// Games of a match (or of each sweep point) without and with `--sprt`.
 pub const DEFAULT_GAMES: u64 = 64;
 pub const DEFAULT_SPRT_CAP: u64 = 100_000;
+/// Most games one run may schedule, all pairings (sweep points) together: the schedule is built
+/// in memory (about 60 bytes per game), so larger counts are refused rather than exhausting it.
+pub const MAX_GAMES: u64 = 10_000_000;
+
+/// Game pairs per pairing for `games` games in each of `pairings` pairings; refused with one
+/// line when the run would schedule more than [`MAX_GAMES`] games.
+pub fn game_pairs(games: u64, pairings: usize) -> Result<usize> {
+    let pairs = games.div_ceil(2);
+    let total = pairs.checked_mul(2).and_then(|g| g.checked_mul(pairings.max(1) as u64));
+    match total {
+        Some(t) if t <= MAX_GAMES => Ok(pairs as usize),
+        _ => anyhow::bail!(
+            "--games {games} is too many: one run schedules at most {MAX_GAMES} games \
+             ({pairings} pairing(s) x {games} games here)"
+        ),
+    }
+}
 
 /// The games to play per pairing: `--games`, else the default (a cap with an SPRT).
 pub fn games_to_play(games: Option<u64>, sprt: bool) -> Result<u64> {
@@ -108,4 +125,20 @@ pub fn plan_differences(old: &RunPlan, new: &RunPlan) -> Vec<String> {
         })
         .collect();
     if diffs.is_empty() { vec!["hash mismatch".into()] } else { diffs }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 12.10: counts that cannot be scheduled are refused with one line, not a panic.
+    #[test]
+    fn huge_game_counts_are_refused() {
+        assert_eq!(game_pairs(7, 3).unwrap(), 4);
+        assert_eq!(game_pairs(MAX_GAMES, 1).unwrap() as u64, MAX_GAMES / 2);
+        for (games, pairings) in [(u64::MAX, 1), (100_000_000, 1), (MAX_GAMES, 2), (u64::MAX - 1, 7)] {
+            let e = game_pairs(games, pairings).unwrap_err().to_string();
+            assert!(e.starts_with(&format!("--games {games} is too many")) && !e.contains('\n'), "{e}");
+        }
+    }
 }

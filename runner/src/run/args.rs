@@ -9,14 +9,28 @@ use crate::cli::{ExecArgs, RunArgs};
 use crate::plan::adjudication::Adjudication;
 use crate::plan::engine_spec::EngineSpec;
 use crate::plan::openings::{Opening, book_for_plan};
-use crate::plan::run_plan::{RunPlan, games_to_play};
+use crate::plan::run_plan::{RunPlan, game_pairs, games_to_play};
 use crate::plan::schedule::{Pairing, Shard};
 use crate::plan::time_control::TimeControl;
+use crate::store::dir::{DirMode, RunDir};
 use crate::store::{results_dir, run_seed};
 
 /// The results directory of `--out`/`--resume`.
 pub fn out_dir(x: &ExecArgs) -> Result<PathBuf> {
     results_dir(x.out.as_deref(), x.resume)
+}
+
+/// Takes the results directory `out` for the run: made exclusively (under another free name
+/// when taken) for a new run without `--out`, and locked while the run writes it.
+pub fn take_dir(x: &ExecArgs, out: &Path) -> Result<RunDir> {
+    let mode = if x.resume {
+        DirMode::Resume
+    } else if x.out.is_some() {
+        DirMode::New
+    } else {
+        DirMode::Fresh
+    };
+    RunDir::open(out, mode)
 }
 
 /// The plan of a run of `kind` with `engines` and `pairings` decided by the caller, and the
@@ -35,6 +49,7 @@ pub fn run_plan(
     let adjudication =
         Adjudication::from_flags(a.draw.as_deref(), a.resign.as_deref(), a.maxmoves)?;
     let games = games_to_play(x.games, sprt.is_some())?;
+    let pairs = game_pairs(games, pairings.len())?;
     let shard = x.shard.as_deref().map(Shard::parse).transpose().map_err(|e| anyhow!(e))?;
     let seed = run_seed(b.seed, x.resume, out)?;
     let plan = RunPlan {
@@ -46,7 +61,7 @@ pub fn run_plan(
         book,
         book_order: b.book_order,
         seed,
-        pairs: games.div_ceil(2) as usize,
+        pairs,
         adjudication,
         sprt,
         shard,

@@ -40,6 +40,8 @@ struct Collector<'a, 'h> {
     tally: Tally,
     meter: OverheadMeter,
     fatal: Option<String>,
+    /// Stamped on every record ([`GameRecord::plan_hash`]).
+    plan_hash: String,
 }
 
 /// Plays the queued games on `opts.concurrency` workers and records them as they finish.
@@ -80,6 +82,7 @@ pub(super) async fn play_pending(
         tally,
         meter,
         fatal: None,
+        plan_hash: plan.merge_hash(),
     };
     while let Some(ev) = rx.recv().await {
         match ev {
@@ -108,7 +111,8 @@ impl Collector<'_, '_> {
         let (plan, ctx) = (self.plan, self.ctx);
         let p = task.job.pairing;
         let Some(opening) = ctx.openings.get(task.job.opening) else { return };
-        let rec = make_record(&task, &ctx.pairings[p], opening, &names, outcome);
+        let mut rec = make_record(&task, &ctx.pairings[p], opening, &names, outcome);
+        rec.plan_hash = Some(self.plan_hash.clone());
         self.tally.add(&rec);
         self.meter.add(&rec);
         if self.writer.send(rec.clone()).is_err() {

@@ -22,7 +22,8 @@ use crate::play::worker::{EnginePool, WorkerContext, default_concurrency};
 use crate::report::overhead::{OverheadMeter, OverheadReport};
 use crate::report::progress::ProgressMode;
 use crate::report::summary::{Tally, format_pairing, summary_json};
-use crate::store::GameRecord;
+use crate::store::dir::resume_command;
+use crate::store::{GameRecord, Store};
 use collect::Played;
 
 /// What a run prints when a signal stops it.
@@ -135,6 +136,9 @@ pub async fn execute_with(
     let (store, done) = prepare::open_store(plan, opts)?;
     let (tally, stopped_on_resume) = prepare::replay_done(plan, &done, &mut hook)?;
     let pending = prepare::pending_games(plan, openings.len(), &done);
+    if opts.resume {
+        eprintln!("resuming: {} of {} games already played", done.len(), pending.total_games);
+    }
     let pools = prepare::engine_pools(plan, opts);
     let ctx =
         prepare::worker_context(plan, &pools, openings, settings, pending.tasks, &done, &cancel);
@@ -174,7 +178,10 @@ async fn finish(
     let engines_cpu = pools.iter().map(|p| p.retired_cpu()).sum::<Duration>();
     let overhead = meter.finish(cfg!(target_os = "linux").then_some(engines_cpu));
     if let Some(msg) = fatal {
-        bail!("run stopped: {msg} (finished games are kept; continue with --resume)");
+        bail!(
+            "run stopped: {msg} (finished games are kept; continue with: {})",
+            resume_command(&opts.out_dir)
+        );
     }
     let stop = if cancel.is_cancelled() {
         StopReason::Interrupted

@@ -20,7 +20,8 @@ use serde_json::{Value, json};
 use crate::plan::run_plan::{RunPlan, plan_differences};
 use crate::plan::schedule::{GameKey, Job, build_schedule};
 use crate::store::{
-    GAMES_FILE, GameRecord, RUN_FILE, RunFile, Store, read_records, read_summary, write_atomic,
+    GAMES_FILE, GameRecord, RUN_FILE, RunFile, Store, parse_games_numbered, read_summary,
+    write_atomic,
 };
 
 /// Which shards of an N-way split a results directory holds.
@@ -87,6 +88,8 @@ pub struct ShardInput {
     pub plan: RunPlan,
     pub set: ShardSet,
     pub records: Vec<GameRecord>,
+    /// The line of each record in games.jsonl.
+    pub lines: Vec<usize>,
     /// An experiment's own plan file (a sweep's sweep.json), as JSON; shards must agree on it.
     pub side_plan: Option<Value>,
     /// The shard's summary.json (absent when the shard was killed before writing it).
@@ -97,6 +100,8 @@ impl ShardInput {
     /// Reads a results directory without changing it (a last line cut short by a kill is
     /// ignored, not repaired).
     pub fn load(dir: &Path, side_plan: SidePlan) -> Result<ShardInput> {
+        // Refused while a runner writes the directory.
+        let _lock = super::dir::lock_for_reading(dir)?;
         let run_path = dir.join(RUN_FILE);
         let text = fs::read_to_string(&run_path).with_context(|| {
             format!("{} is not a results directory (cannot read {RUN_FILE})", dir.display())
@@ -110,13 +115,20 @@ impl ShardInput {
                 .with_context(|| format!("{}: bad \"merged\" entry", run_path.display()))?,
             None => ShardSet::of_plan(&run.plan),
         };
-        let records = read_records(dir)?;
+        let games = dir.join(GAMES_FILE);
+        let numbered = match fs::read(&games) {
+            Ok(b) => parse_games_numbered(&b).with_context(|| games.display().to_string())?.0,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", games.display())),
+        };
+        let (lines, records) = numbered.into_iter().unzip();
         let summary = read_summary(dir);
         Ok(ShardInput {
             dir: dir.to_path_buf(),
             plan: run.plan,
             set,
             records,
+            lines,
             side_plan: side_plan(dir)?,
             summary,
         })
@@ -173,27 +185,55 @@ pub fn check_inputs(inputs: &[ShardInput]) -> Result<ShardSet, MergeError> {
     }
     let jobs = schedule_of(&first.plan);
     for inp in inputs {
-        for r in &inp.records {
-            check_record(r, &jobs, &inp.set)
-                .map_err(|detail| MergeError::ForeignGame { dir: inp.name(), detail })?;
+        for (i, r) in inp.records.iter().enumerate() {
+            let line = inp.lines.get(i).copied().unwrap_or(i + 1);
+            check_record(r, &hash, &jobs, &inp.set).map_err(|e| MergeError::ForeignGame {
+                dir: inp.name(),
+                detail: format!("{GAMES_FILE} line {line}: {e}"),
+            })?;
         }
     }
     Ok(ShardSet { count: first.set.count, shards: owner.into_keys().collect() })
 }
 
 /// The unsharded schedule of a plan.
-fn schedule_of(plan: &RunPlan) -> Vec<Job> {
+pub fn schedule_of(plan: &RunPlan) -> Vec<Job> {
     build_schedule(plan.pairings.len(), plan.pairs, plan.book.openings, plan.book_order, plan.seed)
 }
 
-fn check_record(r: &GameRecord, jobs: &[Job], set: &ShardSet) -> Result<(), String> {
+/// Why a record does not belong to the run of `plan_hash` ([`RunPlan::merge_hash`]) with
+/// schedule `jobs`, in the shards `set` (resume and merge both check this).
+pub fn check_record(
+    r: &GameRecord,
+    plan_hash: &str,
+    jobs: &[Job],
+    set: &ShardSet,
+) -> Result<(), String> {
     let game = format!(
         "game {}.{} of pairing {:?} (schedule #{})",
-        r.pair + 1,
-        r.game + 1,
+        r.pair.saturating_add(1),
+        u16::from(r.game) + 1,
         r.label,
         r.seq
     );
+    match r.plan_hash.as_deref() {
+        None => {
+            return Err(format!(
+                "{game} has no plan hash (written by an older runner), so it cannot be checked \
+                 against this run: finish that run with the runner that started it, or start a \
+                 new run"
+            ));
+        }
+        Some(h) if h != plan_hash => {
+            let short = |h: &str| h.get(..12).unwrap_or(h).to_string();
+            return Err(format!(
+                "{game} is a game of another run (plan {}, this run's {})",
+                short(h),
+                short(plan_hash)
+            ));
+        }
+        Some(_) => {}
+    }
     let Some(job) = jobs.get(r.seq) else {
         return Err(format!("{game} is beyond the plan's {} game pairs", jobs.len()));
     };
@@ -240,8 +280,11 @@ pub struct Merged {
     pub games: usize,
     /// Games of the whole unsharded schedule.
     pub scheduled_games: usize,
-    /// `complete`, `sprt`, `interrupted` (some shard did not finish) or `partial` (shards missing).
+    /// `complete`, `sprt` (shards stopped on SPRT decisions), `incomplete` (some shard lacks
+    /// games without such a stop) or `partial` (shards missing).
     pub stopped_by: String,
+    /// Per shard that lacks games without an SPRT stop: which, and how many it holds.
+    pub shortfalls: Vec<String>,
     /// The merged games, in schedule order.
     pub records: Vec<GameRecord>,
     /// The `merge` entry of summary.json: shards, missing, games, sources.
@@ -276,16 +319,36 @@ pub fn merge_dirs(inputs: &[PathBuf], out: &Path, side_plan: SidePlan) -> Result
         }
     }
     records.sort_by_key(|r| (r.seq, r.game));
-    let scheduled_games = schedule_of(&plan).len() * 2;
+    let jobs = schedule_of(&plan);
+    let scheduled_games = jobs.len() * 2;
     let missing = set.missing();
+    // A shard short of games is fine only when it stopped on an SPRT (or racing) decision.
+    let can_stop_early =
+        plan.sprt.is_some() || first.side_plan.as_ref().is_some_and(|v| !v["race"].is_null());
+    let shortfalls: Vec<String> = loaded
+        .iter()
+        .filter_map(|i| {
+            let due = jobs.iter().filter(|j| i.set.holds(j.seq)).count() * 2;
+            let held = i.records.len();
+            let early = can_stop_early && i.stopped_by() == "sprt";
+            (held < due && !early).then(|| {
+                format!(
+                    "shard {} ({}): {held} of {due} scheduled games (its summary says {})",
+                    i.set.describe(),
+                    i.name(),
+                    i.stopped_by()
+                )
+            })
+        })
+        .collect();
     let stopped_by = if !missing.is_empty() {
         "partial"
     } else if records.len() == scheduled_games {
         "complete"
-    } else if loaded.iter().all(|i| matches!(i.stopped_by(), "complete" | "sprt")) {
+    } else if shortfalls.is_empty() {
         "sprt"
     } else {
-        "interrupted"
+        "incomplete"
     }
     .to_string();
 
@@ -345,6 +408,7 @@ pub fn merge_dirs(inputs: &[PathBuf], out: &Path, side_plan: SidePlan) -> Result
         games: records.len(),
         scheduled_games,
         stopped_by,
+        shortfalls,
         records,
         merge_info,
         side_plan: first.side_plan.clone(),
@@ -414,7 +478,7 @@ mod tests {
                     "white": "A", "black": "B", "result": "1/2-1/2", "termination": "max-moves",
                     "plies": 0, "book_plies": 0, "moves": [], "scores": [], "depths": [],
                     "times_ms": [], "engine_times_ms": [], "latency": {}, "duration_ms": 0,
-                    "date": "2026.11.22"
+                    "date": "2026.11.22", "plan_hash": p.merge_hash()
                 }))
                 .unwrap()
             })
@@ -428,6 +492,7 @@ mod tests {
             set: ShardSet::of_plan(&p),
             plan: p,
             records,
+            lines: Vec::new(),
             side_plan: None,
             summary: None,
         }

@@ -5,12 +5,15 @@
 //!
 //! Resuming re-reads `games.jsonl`; a line cut short by a kill is dropped from the file.
 
+pub mod dir;
+#[cfg(test)]
+mod fuzz;
 pub mod merge;
 pub mod pgn;
 
 use std::collections::BTreeSet;
 use std::fs::{self, File};
-use std::io::Write as _;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, anyhow, bail};
@@ -87,6 +90,11 @@ pub struct GameRecord {
     pub duration_ms: u64,
     /// `YYYY.MM.DD` when the game ended.
     pub date: String,
+    /// The hash of the run's plan without its shard ([`RunPlan::merge_hash`]): a game of
+    /// another run is refused by `--resume` and `runner merge`. Records of older runners have
+    /// none and are refused there too (they cannot be checked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_hash: Option<String>,
 }
 
 impl GameRecord {
@@ -123,7 +131,7 @@ impl GameRecord {
             event: event.to_string(),
             site: "?".into(),
             date: self.date.clone(),
-            round: format!("{}.{}", self.pair + 1, self.game + 1),
+            round: format!("{}.{}", self.pair.saturating_add(1), u16::from(self.game) + 1),
             white: self.white.clone(),
             black: self.black.clone(),
             result: self.result.pgn().into(),
@@ -137,7 +145,7 @@ impl GameRecord {
             ],
             moves,
         };
-        to_pgn(&game).map_err(|e| anyhow!("game {}.{}: {e}", self.pair + 1, self.game + 1))
+        to_pgn(&game).map_err(|e| anyhow!("game {}.{}: {e}", self.pair.saturating_add(1), u16::from(self.game) + 1))
     }
 }
 
@@ -189,6 +197,7 @@ pub fn make_record(
         illegal_move: out.illegal_move,
         duration_ms: out.duration.as_millis() as u64,
         date: chrono::Utc::now().format("%Y.%m.%d").to_string(),
+        plan_hash: None,
     }
 }
 
@@ -246,10 +255,21 @@ impl Store {
                 plan_differences(&run.plan, plan).join(", ")
             );
         }
-        fs::create_dir_all(dir.join(LOG_DIR))?;
-        let records = read_games_repairing(&dir.join(GAMES_FILE))?;
-        let store = Self::open_files(dir, plan, false)?;
+        let logs = dir.join(LOG_DIR);
+        fs::create_dir_all(&logs).with_context(|| format!("cannot create {}", logs.display()))?;
+        let numbered = read_games_repairing(&dir.join(GAMES_FILE))?;
+        let jobs = merge::schedule_of(plan);
+        let (hash, shards) = (plan.merge_hash(), merge::ShardSet::of_plan(plan));
+        for (line, r) in &numbered {
+            merge::check_record(r, &hash, &jobs, &shards).map_err(|e| {
+                anyhow!("cannot resume {}: {GAMES_FILE} line {line}: {e}", dir.display())
+            })?;
+        }
+        let records: Vec<GameRecord> = numbered.into_iter().map(|(_, r)| r).collect();
+        let mut store = Self::open_files(dir, plan, false)?;
         store.rewrite_pgn(&records)?;
+        // The rewrite replaced games.pgn: new games go to the new file, not the replaced one.
+        store.pgn = open_append(&dir.join(PGN_FILE))?;
         Ok((store, records))
     }
 
@@ -287,11 +307,11 @@ impl Store {
     pub fn append(&mut self, rec: &GameRecord) -> Result<()> {
         let mut line = serde_json::to_string(rec)?;
         line.push('\n');
-        self.jsonl.write_all(line.as_bytes()).context("writing games.jsonl")?;
-        self.jsonl.sync_data().context("syncing games.jsonl")?;
+        let jsonl = self.dir.join(GAMES_FILE);
+        write_named(&jsonl, &mut self.jsonl, line.as_bytes())?;
+        self.jsonl.sync_data().with_context(|| format!("cannot write {}", jsonl.display()))?;
         let pgn = rec.to_pgn(&self.event(), &self.plan.pairing_tc(rec.pairing))?;
-        self.pgn.write_all(pgn.as_bytes()).context("writing games.pgn")?;
-        Ok(())
+        write_named(&self.dir.join(PGN_FILE), &mut self.pgn, pgn.as_bytes())
     }
 
     /// Rewrites games.pgn from records, in schedule order.
@@ -380,13 +400,15 @@ pub fn read_run_file(dir: &Path) -> Result<RunFile> {
 
 /// Reads games.jsonl. A last line cut short (no newline, not valid JSON) is removed from the
 /// file; a bad line elsewhere is an error naming it. Duplicate games keep the first record.
-pub fn read_games_repairing(path: &Path) -> Result<Vec<GameRecord>> {
+/// Records come with their line numbers.
+pub fn read_games_repairing(path: &Path) -> Result<Vec<(usize, GameRecord)>> {
     let bytes = match fs::read(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
     };
-    let (records, good_len) = parse_games(&bytes).with_context(|| path.display().to_string())?;
+    let (records, good_len) =
+        parse_games_numbered(&bytes).with_context(|| path.display().to_string())?;
     if good_len < bytes.len() || (good_len > 0 && bytes[good_len - 1] != b'\n') {
         let mut keep = bytes[..good_len].to_vec();
         if !keep.is_empty() && keep.last() != Some(&b'\n') {
@@ -399,7 +421,13 @@ pub fn read_games_repairing(path: &Path) -> Result<Vec<GameRecord>> {
 
 /// Parses jsonl bytes; returns the records and the length of the valid prefix.
 pub fn parse_games(bytes: &[u8]) -> Result<(Vec<GameRecord>, usize)> {
-    let mut records: Vec<GameRecord> = Vec::new();
+    let (records, len) = parse_games_numbered(bytes)?;
+    Ok((records.into_iter().map(|(_, r)| r).collect(), len))
+}
+
+/// [`parse_games`] with each record's line number.
+pub fn parse_games_numbered(bytes: &[u8]) -> Result<(Vec<(usize, GameRecord)>, usize)> {
+    let mut records: Vec<(usize, GameRecord)> = Vec::new();
     let mut seen = BTreeSet::new();
     let mut offset = 0;
     let mut lineno = 0;
@@ -415,7 +443,7 @@ pub fn parse_games(bytes: &[u8]) -> Result<(Vec<GameRecord>, usize)> {
         match serde_json::from_slice::<GameRecord>(line) {
             Ok(r) => {
                 if seen.insert(r.key()) {
-                    records.push(r);
+                    records.push((lineno, r));
                 }
             }
             Err(_) if next == bytes.len() => return Ok((records, offset)),
@@ -427,19 +455,42 @@ pub fn parse_games(bytes: &[u8]) -> Result<(Vec<GameRecord>, usize)> {
 }
 
 /// Writes a file via a temporary file and rename.
+/// Errors name the file (a full disk says which), and a failed write leaves no temporary file.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let tmp = path.with_extension("tmp");
-    {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".tmp");
+    let tmp = path.with_file_name(name);
+    let res = (|| {
         let mut f =
             File::create(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?;
-        f.write_all(bytes)?;
-        f.sync_data()?;
+        write_named(path, &mut f, bytes)?;
+        f.sync_data().with_context(|| format!("cannot write {}", path.display()))?;
+        fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
+    })();
+    if res.is_err() {
+        let _ = fs::remove_file(&tmp);
     }
-    fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
+    res
+}
+
+/// Writes `bytes` to `w`, the file `path`: an error (a full disk) names the file.
+pub fn write_named(path: &Path, w: &mut impl Write, bytes: &[u8]) -> Result<()> {
+    w.write_all(bytes)
+        .and_then(|()| w.flush())
+        .with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Opens `path` for appending (created if missing).
+fn open_append(path: &Path) -> Result<File> {
+    File::options()
+        .create(true)
+        .append(true)
+        .open(path)
+        .with_context(|| format!("cannot open {}", path.display()))
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::plan::adjudication::Adjudication;
     use crate::plan::openings::BookOrder;
@@ -452,7 +503,7 @@ mod tests {
             label: "A vs B".into(),
             pair,
             game,
-            opening: 3,
+            opening: 0,
             fen: crate::plan::openings::STARTPOS_FEN.into(),
             white: "A".into(),
             black: "B".into(),
@@ -469,10 +520,11 @@ mod tests {
             illegal_move: None,
             duration_ms: 10,
             date: "2026.11.22".into(),
+            plan_hash: Some(plan().merge_hash()),
         }
     }
 
-    fn plan() -> RunPlan {
+    pub(crate) fn plan() -> RunPlan {
         RunPlan {
             kind: "match".into(),
             engines: vec![],
@@ -505,6 +557,55 @@ mod tests {
         fs::write(&p, format!("{a}\ngarbage\n{b}\n")).unwrap();
         let e = read_games_repairing(&p).unwrap_err();
         assert!(format!("{e:#}").contains("line 2"), "{e:#}");
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Issue 12.2: games appended after a resume reach the games.pgn the resume rewrote.
+    #[test]
+    fn games_after_a_resume_reach_the_rewritten_pgn() {
+        let dir = std::env::temp_dir().join(format!("store-pgn-append-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        let p = plan();
+        let mut s = Store::create(&dir, &p).unwrap();
+        s.append(&record(0, 0)).unwrap();
+        drop(s);
+        let (mut s, recs) = Store::resume(&dir, &p).unwrap();
+        assert_eq!(recs.len(), 1);
+        s.append(&record(0, 1)).unwrap();
+        s.append(&record(1, 0)).unwrap();
+        let pgn = fs::read_to_string(dir.join(PGN_FILE)).unwrap();
+        assert_eq!(pgn.matches("[Event ").count(), 3, "{pgn}");
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A writer that fails as a full disk does.
+    struct FullDisk;
+    impl Write for FullDisk {
+        fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+            Err(std::io::Error::from_raw_os_error(libc::ENOSPC))
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// Issue 12.14: a full disk names the file, also on resume (games.pgn is rewritten there
+    /// through a temporary file; /dev/full stands in for a full disk).
+    #[test]
+    fn a_full_disk_names_the_file() {
+        let e = format!("{:#}", write_named(Path::new("/r/games.pgn"), &mut FullDisk, b"x").unwrap_err());
+        assert!(e.contains("/r/games.pgn") && e.contains("No space left"), "{e}");
+        let dir = std::env::temp_dir().join(format!("store-full-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        let p = plan();
+        let mut s = Store::create(&dir, &p).unwrap();
+        s.append(&record(0, 0)).unwrap();
+        drop(s);
+        std::os::unix::fs::symlink("/dev/full", dir.join("games.pgn.tmp")).unwrap();
+        let e = format!("{:#}", Store::resume(&dir, &p).unwrap_err());
+        let pgn = dir.join(PGN_FILE).display().to_string();
+        assert!(e.contains(&pgn) && e.contains("No space left"), "{e}");
+        assert!(!dir.join("games.pgn.tmp").exists(), "temporary file left");
         fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -144,6 +144,7 @@ mod tests {
             illegal_move: None,
             duration_ms: 10,
             date: "2026.11.22".into(),
+            plan_hash: None,
         }
     }
 

@@ -1,0 +1,433 @@
+//! The run's store: result folders created exclusively and locked while a run writes them;
+//! games.pgn in step with games.jsonl after a resume; records that carry their plan, so games of
+//! another run are refused on --resume and by `runner merge`; merges that say what is missing;
+//! huge counts refused with one line; the resume hint and the "resuming:" line.
+//!
+//! Games use the test engine (`badengine good`, deterministic and instant) at one node per move,
+//! so the whole file runs in seconds.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use e2e::{bad_spec, read_games, run_runner, runner_bin, scratch};
+use serde_json::Value;
+
+/// A two-line EPD book in `dir`.
+fn book(dir: &Path) -> String {
+    let p = dir.join("book.epd");
+    fs::write(
+        &p,
+        "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1\n\
+         rnbqkbnr/pppppppp/8/8/3P4/8/PPP1PPPP/RNBQKBNR b KQkq - 0 1\n",
+    )
+    .unwrap();
+    p.display().to_string()
+}
+
+/// `runner match` arguments: engines `a` and `b` (test-engine specs), `games` games, seed 5.
+fn match_args(dir: &Path, a: &str, b: &str, games: &str, extra: &[&str]) -> Vec<String> {
+    let mut v: Vec<String> = [
+        "match",
+        "--engine",
+        a,
+        "--engine",
+        b,
+        "--nodes",
+        "1",
+        "--games",
+        games,
+        "--maxmoves",
+        "10",
+        "--seed",
+        "5",
+        "--concurrency",
+        "2",
+        "--progress",
+        "quiet",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    v.push("--book".into());
+    v.push(book(dir));
+    v.extend(extra.iter().map(|s| s.to_string()));
+    v
+}
+
+fn run(dir: &Path, args: &[String]) -> Output {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    run_runner(dir, &args)
+}
+
+fn spawn(dir: &Path, args: &[String]) -> Child {
+    Command::new(runner_bin())
+        .current_dir(dir)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn ok(o: Output, what: &str) -> Output {
+    assert!(o.status.success(), "{what} failed: {}", stderr(&o));
+    o
+}
+
+fn out_flag(p: &Path) -> [String; 2] {
+    ["--out".into(), p.display().to_string()]
+}
+
+/// Waits (up to a minute, polling) until `out` holds at least `n` games.
+fn wait_for_games(out: &Path, n: usize) {
+    let start = Instant::now();
+    while read_games(out).len() < n && start.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn pgn_games(out: &Path) -> usize {
+    fs::read_to_string(out.join("games.pgn")).unwrap_or_default().matches("[Event ").count()
+}
+
+/// The lines of games.jsonl as text.
+fn jsonl_lines(out: &Path) -> Vec<String> {
+    fs::read_to_string(out.join("games.jsonl")).unwrap().lines().map(String::from).collect()
+}
+
+fn write_lines(out: &Path, lines: &[String]) {
+    fs::write(out.join("games.jsonl"), lines.join("\n") + "\n").unwrap();
+}
+
+fn key(line: &str) -> (u64, u64, u64) {
+    let v: Value = serde_json::from_str(line).unwrap();
+    let n = |k: &str| v[k].as_u64().unwrap();
+    (n("pairing"), n("pair"), n("game"))
+}
+
+/// Issue 12.2: a resumed run appends its new games to the games.pgn it rewrote, so a kill -9
+/// leaves the PGN holding the games of games.jsonl (the one game being written may be missing:
+/// the jsonl line is written and synced first).
+#[test]
+fn killed_resumed_run_keeps_games_pgn_in_step_with_games_jsonl() {
+    let dir = scratch("store-pgn-resume");
+    let out = dir.join("run");
+    let (a, b) = (bad_spec("a", "slow", Some(3)), bad_spec("b", "slow", Some(3)));
+    let mut args = match_args(&dir, &a, &b, "60", &out_flag(&out));
+    let mut child = spawn(&dir, &args);
+    wait_for_games(&out, 4);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let before = read_games(&out).len();
+    assert!((4..60).contains(&before), "killed at {before} games");
+
+    args.push("--resume".into());
+    let mut child = spawn(&dir, &args);
+    wait_for_games(&out, before + 6);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let games = read_games(&out).len();
+    assert!(games >= before + 6 && games < 60, "resumed run killed at {games} games");
+    let pgn = pgn_games(&out);
+    assert!(
+        pgn == games || pgn + 1 == games,
+        "games.pgn holds {pgn} games, games.jsonl {games} (resumed from {before})"
+    );
+}
+
+/// Issue 12.3: a game of another run (same seed and schedule, another opponent) is refused on
+/// --resume, and so is a record without a plan hash (written by an older runner).
+#[test]
+fn resume_refuses_games_of_another_run() {
+    let dir = scratch("store-foreign-resume");
+    let (a, b, c) =
+        (bad_spec("a", "good", None), bad_spec("b", "good", None), bad_spec("c", "good", None));
+    let mine = dir.join("mine");
+    let theirs = dir.join("theirs");
+    let mut args = match_args(&dir, &a, &b, "4", &out_flag(&mine));
+    ok(run(&dir, &args), "first run");
+    ok(run(&dir, &match_args(&dir, &a, &c, "4", &out_flag(&theirs))), "other run");
+    args.push("--resume".into());
+    let own = jsonl_lines(&mine);
+    assert_eq!(own.len(), 4);
+
+    // The last game replaced by the same game (same pairing, pair, colour) of the other run.
+    let last = key(own.last().unwrap());
+    let foreign = jsonl_lines(&theirs).into_iter().find(|l| key(l) == last).unwrap();
+    let mut lines = own.clone();
+    *lines.last_mut().unwrap() = foreign;
+    write_lines(&mine, &lines);
+    let o = run(&dir, &args);
+    assert!(!o.status.success(), "a foreign game was accepted: {}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("another run") && e.contains("line 4"), "{e}");
+
+    // A record without the plan hash cannot be checked: refused, saying so.
+    let mut old: Value = serde_json::from_str(&own[0]).unwrap();
+    assert!(old.get("plan_hash").is_some(), "records carry their plan hash: {}", own[0]);
+    old.as_object_mut().unwrap().remove("plan_hash");
+    let mut lines = own.clone();
+    lines[0] = old.to_string();
+    write_lines(&mine, &lines);
+    let o = run(&dir, &args);
+    assert!(!o.status.success(), "a record without plan hash was accepted");
+    assert!(stderr(&o).contains("no plan hash"), "{}", stderr(&o));
+
+    // The run's own records resume fine (nothing left to play).
+    write_lines(&mine, &own);
+    ok(run(&dir, &args), "resume of the run's own games");
+    assert_eq!(read_games(&mine).len(), 4);
+}
+
+/// Issue 12.3: `runner merge` refuses a shard holding a game of another run.
+#[test]
+fn merge_refuses_games_of_another_run() {
+    let dir = scratch("store-foreign-merge");
+    let (a, b, c) =
+        (bad_spec("a", "good", None), bad_spec("b", "good", None), bad_spec("c", "good", None));
+    let mine = dir.join("mine");
+    let theirs = dir.join("theirs");
+    let shard = ["--shard".to_string(), "1/2".to_string()];
+    let with = |out: &Path| [shard.clone(), out_flag(out)].concat();
+    ok(run(&dir, &match_args(&dir, &a, &b, "8", &with(&mine))), "shard of my run");
+    ok(run(&dir, &match_args(&dir, &a, &c, "8", &with(&theirs))), "shard of another run");
+    let mut lines = jsonl_lines(&mine);
+    let first = key(&lines[0]);
+    lines[0] = jsonl_lines(&theirs).into_iter().find(|l| key(l) == first).unwrap();
+    write_lines(&mine, &lines);
+    let merged = dir.join("merged");
+    let o = run_runner(
+        &dir,
+        &["merge", mine.to_str().unwrap(), "--out", merged.to_str().unwrap()],
+    );
+    assert!(!o.status.success(), "merged a foreign game: {}", stderr(&o));
+    assert!(stderr(&o).contains("another run"), "{}", stderr(&o));
+}
+
+/// Issue 12.4: a shard whose games.jsonl was emptied does not merge as an SPRT stop (the plan has
+/// no SPRT); the merge says which shard lacks how many games.
+#[test]
+fn emptied_shard_merges_as_incomplete_naming_what_is_missing() {
+    let dir = scratch("store-empty-shard");
+    let (a, b) = (bad_spec("a", "good", None), bad_spec("b", "good", None));
+    let one = dir.join("s1");
+    let two = dir.join("s2");
+    for (k, out) in [("1/2", &one), ("2/2", &two)] {
+        let extra = [vec!["--shard".to_string(), k.to_string()], out_flag(out).to_vec()].concat();
+        ok(run(&dir, &match_args(&dir, &a, &b, "8", &extra)), k);
+    }
+    fs::write(two.join("games.jsonl"), "").unwrap();
+    let merged = dir.join("merged");
+    let o = run_runner(
+        &dir,
+        &["merge", one.to_str().unwrap(), two.to_str().unwrap(), "--out", merged.to_str().unwrap()],
+    );
+    let all = format!("{}{}", String::from_utf8_lossy(&o.stdout), stderr(&o));
+    assert!(!all.contains("sprt"), "{all}");
+    assert!(all.contains("2/2") && all.contains("0 of 4"), "{all}");
+    if o.status.success() {
+        let s: Value =
+            serde_json::from_str(&fs::read_to_string(merged.join("summary.json")).unwrap())
+                .unwrap();
+        assert_ne!(s["stopped_by"], "sprt");
+        assert_ne!(s["stopped_by"], "complete");
+    }
+}
+
+/// Issue 12.10: game counts that cannot be scheduled are refused with one line, before any
+/// folder is made (no panic, no allocation abort).
+#[test]
+fn huge_game_counts_are_refused_with_one_line() {
+    let dir = scratch("store-huge-games");
+    let a = bad_spec("a", "good", None);
+    let b = bad_spec("b", "good", None);
+    for games in ["18446744073709551615", "100000000"] {
+        let out = dir.join(format!("run-{games}"));
+        let o = run(&dir, &match_args(&dir, &a, &b, games, &out_flag(&out)));
+        assert_eq!(o.status.code(), Some(1), "--games {games}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert_eq!(e.lines().count(), 1, "{e}");
+        assert!(e.contains("--games"), "{e}");
+        assert!(!out.exists(), "--games {games} left a folder");
+        // A sweep counts --games per point.
+        let sweep: Vec<String> = [
+            "sweep", "--engine", &a, "--param", "Hash", "--values", "1,2", "--nodes", "1",
+            "--games", games, "--progress", "quiet", "--out",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([out.display().to_string(), "--book".into(), book(&dir)])
+        .collect();
+        let o = run(&dir, &sweep);
+        assert_eq!(o.status.code(), Some(1), "sweep --games {games}: {}", stderr(&o));
+        assert!(stderr(&o).contains("--games"), "{}", stderr(&o));
+        assert!(!out.exists(), "sweep --games {games} left a folder");
+    }
+}
+
+/// The folders under `results/` of `dir`, sorted.
+fn result_folders(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = fs::read_dir(dir.join("results"))
+        .map(|r| r.flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect())
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// `date +%Y%m%d-%H%M%S` for the current second plus `offset` seconds (local time, as the
+/// runner names folders).
+fn stamp(offset: i64) -> String {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
+    let t = now.as_secs() as i64 + offset;
+    let o = Command::new("date").args(["-d", &format!("@{t}"), "+%Y%m%d-%H%M%S"]).output();
+    String::from_utf8(o.unwrap().stdout).unwrap().trim().to_string()
+}
+
+/// Issue 18.1: a run never reuses an existing folder of `results/` (here: folders of a run that
+/// is starting, made for every second of the next two minutes), and two runs started together
+/// get two folders, each consistent (run.json names the engines of its games).
+#[test]
+fn runs_get_their_own_folders() {
+    let dir = scratch("store-unique");
+    let results = dir.join("results");
+    fs::create_dir_all(&results).unwrap();
+    let marker = r#"{"not":"this run"}"#;
+    let taken: Vec<PathBuf> = (-1..120).map(|s| results.join(stamp(s))).collect();
+    for t in &taken {
+        fs::create_dir_all(t).unwrap();
+        fs::write(t.join("run.json"), marker).unwrap();
+    }
+    let engines = [("a", "b"), ("c", "d")];
+    let children: Vec<Child> = engines
+        .iter()
+        .map(|(x, y)| {
+            spawn(&dir, &match_args(&dir, &bad_spec(x, "good", None), &bad_spec(y, "good", None), "2", &[]))
+        })
+        .collect();
+    for c in children {
+        let o = c.wait_with_output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    for t in &taken {
+        assert_eq!(fs::read_to_string(t.join("run.json")).unwrap(), marker, "{} reused", t.display());
+    }
+    let new: Vec<PathBuf> =
+        result_folders(&dir).into_iter().filter(|p| !taken.contains(p)).collect();
+    assert_eq!(new.len(), 2, "{new:?}");
+    let mut seen = Vec::new();
+    for f in &new {
+        let run: Value =
+            serde_json::from_str(&fs::read_to_string(f.join("run.json")).unwrap()).unwrap();
+        let names: Vec<String> = run["plan"]["engines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["name"].as_str().unwrap().to_string())
+            .collect();
+        let games = read_games(f);
+        assert_eq!(games.len(), 2, "{}", f.display());
+        for g in &games {
+            for side in ["white", "black"] {
+                let n = g[side].as_str().unwrap();
+                assert!(names.iter().any(|x| x == n), "{}: {n} not in {names:?}", f.display());
+            }
+        }
+        seen.push(names.join(" "));
+    }
+    seen.sort();
+    assert_eq!(seen, ["a b", "c d"]);
+}
+
+/// Issue 18.1: a run whose engine cannot start leaves no run behind in `results/` (no folder
+/// holding a run.json that a later run or a bare --resume would pick up).
+#[test]
+fn failed_start_leaves_no_run_folder() {
+    let dir = scratch("store-failed-start");
+    let missing = format!("name=x,cmd={}", dir.join("no-such-engine").display());
+    let good = bad_spec("b", "good", None);
+    let o = run(&dir, &match_args(&dir, &missing, &good, "2", &[]));
+    assert!(!o.status.success());
+    for f in result_folders(&dir) {
+        assert!(!f.join("run.json").exists(), "{} holds a run after a failed start", f.display());
+        assert!(!f.join("games.jsonl").exists(), "{}", f.display());
+    }
+    // The next run plays in a folder of its own.
+    ok(run(&dir, &match_args(&dir, &bad_spec("a", "good", None), &good, "2", &[])), "next run");
+    let runs: Vec<PathBuf> =
+        result_folders(&dir).into_iter().filter(|f| f.join("run.json").exists()).collect();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(read_games(&runs[0]).len(), 2);
+}
+
+/// Issue 18.1: while a run writes its folder, a second runner on it (a new run or a --resume) is
+/// refused with one line; once the first is killed, --resume works (the lock dies with it).
+#[test]
+fn a_folder_in_use_is_refused_and_released_by_a_kill() {
+    let dir = scratch("store-lock");
+    let out = dir.join("run");
+    let (a, b) = (bad_spec("a", "slow", Some(3)), bad_spec("b", "slow", Some(3)));
+    let args = match_args(&dir, &a, &b, "400", &out_flag(&out));
+    let mut resume = args.clone();
+    resume.push("--resume".into());
+    let mut child = spawn(&dir, &args);
+    wait_for_games(&out, 1);
+    for second in [&resume, &args] {
+        let o = run(&dir, second);
+        assert!(!o.status.success(), "a second runner wrote the folder");
+        let e = stderr(&o);
+        assert!(e.contains("in use by another runner"), "{e}");
+        assert_eq!(e.lines().count(), 1, "{e}");
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let played = read_games(&out).len();
+    assert!(played < 400);
+    // Resume briefly, to see that the lock was released; then stop it.
+    let mut child = spawn(&dir, &resume);
+    wait_for_games(&out, played + 1);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(read_games(&out).len() > played);
+}
+
+/// Issue 18.3: an interrupted run prints the exact command that resumes it (with `--out`, even
+/// when the folder was chosen by the runner); that command says how many games were played.
+#[test]
+fn stop_message_prints_the_exact_resume_command() {
+    let dir = scratch("store-hint");
+    let (a, b) = (bad_spec("a", "slow", Some(3)), bad_spec("b", "slow", Some(3)));
+    let args = match_args(&dir, &a, &b, "40", &[]);
+    let child = spawn(&dir, &args);
+    let start = Instant::now();
+    let folder = loop {
+        if let Some(f) = result_folders(&dir).into_iter().find(|f| read_games(f).len() >= 2) {
+            break f;
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "no games played");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let status = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(status.success());
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    let e = stderr(&o);
+    let hint = e.lines().find(|l| l.contains("--resume") && l.contains("--out")).unwrap_or_else(
+        || panic!("no resume command in: {e}"),
+    );
+    let rel = folder.strip_prefix(&dir).unwrap().display().to_string();
+    assert!(hint.contains(&rel), "{hint} does not name {rel}");
+    let played = read_games(&folder).len();
+    // The command from the hint (as a shell would run it) resumes the same folder.
+    let cmd = &hint[hint.find(&runner_bin().display().to_string()).expect("runner path")..];
+    let o = Command::new("sh").current_dir(&dir).args(["-c", cmd]).output().unwrap();
+    assert!(o.status.success(), "{cmd}: {}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains(&format!("resuming: {played} of 40 games already played")), "{e}");
+    assert_eq!(read_games(&folder).len(), 40);
+}
