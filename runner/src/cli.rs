@@ -141,6 +141,10 @@ pub struct ExecArgs {
     /// Milliseconds a clock may fall below zero before the side loses on time.
     #[arg(long, value_name = "MS", default_value_t = 100)]
     pub timemargin: u64,
+    /// Stop the run when one engine loses N games in a row by its own fault (crash, stall,
+    /// disconnect, garbage output, illegal move); 0: never stop. Time forfeits do not count.
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    pub fault_limit: u32,
     /// Seconds to wait for readyok, and for bestmove under --nodes/--depth, before declaring a
     /// stall.
     #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]

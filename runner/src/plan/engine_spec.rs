@@ -35,6 +35,11 @@ pub enum SpecError {
     Protocol { spec: String },
     #[error("engine spec {spec:?}: {what} is empty")]
     Empty { spec: String, what: &'static str },
+    #[error(
+        "engine {engine:?}: {what} {text:?} holds a control character (U+{code:04X}); nothing \
+         sent on the UCI pipe may"
+    )]
+    ControlChar { engine: String, what: &'static str, text: String, code: u32 },
 }
 
 /// A parsed `key=value,...` list; fields are `None` when not given.
@@ -119,6 +124,26 @@ impl EngineSpec {
 
     /// The program path to execute: a relative path with a slash is resolved against the
     /// runner's working directory (not the engine's `dir`), so `cmd=./sf` means what users expect.
+    /// Refuses control characters (newline, CR, NUL, ...) in what goes on the UCI pipe or into
+    /// one-line records: the name and every option name and value. A newline in a value would
+    /// send the engine a command of its own (`option.Hash=8<newline>quit`).
+    pub fn check_pipe_text(&self) -> Result<(), SpecError> {
+        let fields = std::iter::once(("name", &self.name)).chain(
+            self.options.iter().flat_map(|(k, v)| [("option name", k), ("option value", v)]),
+        );
+        for (what, text) in fields {
+            if let Some(c) = text.chars().find(|c| c.is_control()) {
+                return Err(SpecError::ControlChar {
+                    engine: self.name.clone(),
+                    what,
+                    text: text.clone(),
+                    code: c as u32,
+                });
+            }
+        }
+        Ok(())
+    }
+
     pub fn program(&self) -> PathBuf {
         let p = Path::new(&self.cmd);
         if p.is_relative()
@@ -157,6 +182,22 @@ mod tests {
             p.options,
             [("Hash".to_string(), "16".to_string()), ("Skill Level".into(), "3".into())]
         );
+    }
+
+    #[test]
+    fn control_characters_are_refused() {
+        let spec = |name: &str, k: &str, v: &str| EngineSpec {
+            name: name.into(),
+            cmd: "x".into(),
+            args: vec![],
+            dir: None,
+            options: vec![(k.into(), v.into())],
+        };
+        assert!(spec("a", "Hash", "16").check_pipe_text().is_ok());
+        for (n, k, v) in [("a", "Hash", "8\nquit"), ("a", "Ha\rsh", "8"), ("a\0", "H", "1")] {
+            let e = spec(n, k, v).check_pipe_text().unwrap_err().to_string();
+            assert!(e.contains("control character"), "{e}");
+        }
     }
 
     #[test]

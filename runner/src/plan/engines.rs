@@ -203,6 +203,9 @@ pub fn resolve_engines(
             s.add_defaults(each);
         }
     }
+    for s in &specs {
+        s.check_pipe_text()?;
+    }
     Ok(specs)
 }
 

@@ -37,6 +37,22 @@ fn seconds_to_ms(s: &str, input: &str) -> Result<u64, TcError> {
     Ok((v * 1000.0).round() as u64)
 }
 
+/// The largest depth and `movestogo` sent to engines: common UCI parsers (vampirc-uci, which the
+/// bundled engine uses, among them) keep these in 8 bits, and no engine searches deeper.
+pub const MAX_UCI_COUNT: u32 = 255;
+
+/// The largest `--timemargin`: one day, in milliseconds (clock arithmetic is in microseconds,
+/// so anything near this stays far from overflow).
+pub const MAX_TIMEMARGIN_MS: u64 = 86_400_000;
+
+/// Checks `--timemargin`.
+pub fn check_timemargin(ms: u64) -> anyhow::Result<u64> {
+    if ms > MAX_TIMEMARGIN_MS {
+        anyhow::bail!("--timemargin {ms}: at most {MAX_TIMEMARGIN_MS} ms (one day)");
+    }
+    Ok(ms)
+}
+
 impl TimeControl {
     /// Parses `BASE+INC`, `MOVES/BASE+INC`, `BASE` (seconds).
     pub fn parse_tc(input: &str) -> Result<TimeControl, TcError> {
@@ -48,6 +64,12 @@ impl TimeControl {
                     .map_err(|_| TcError { input: input.into(), reason: "bad move count" })?;
                 if m == 0 {
                     return Err(TcError { input: input.into(), reason: "move count must be > 0" });
+                }
+                if m > MAX_UCI_COUNT {
+                    return Err(TcError {
+                        input: input.into(),
+                        reason: "at most 255 moves per period (`go movestogo` is 8 bits in common UCI parsers)",
+                    });
                 }
                 (Some(m), rest)
             }
@@ -143,6 +165,10 @@ pub fn time_controls(
     Ok(vec![match (st, nodes, depth) {
         (Some(st), ..) => TimeControl::parse_st(st)?,
         (_, Some(n), _) if n > 0 => TimeControl::Nodes { nodes: n },
+        (_, _, Some(d)) if d > MAX_UCI_COUNT => anyhow::bail!(
+            "--depth {d}: at most {MAX_UCI_COUNT} (`go depth` is 8 bits in common UCI parsers, \
+             e.g. vampirc-uci; no engine searches that deep)"
+        ),
         (_, _, Some(d)) if d > 0 => TimeControl::Depth { depth: d },
         (_, Some(_), _) | (_, _, Some(_)) => anyhow::bail!("--nodes and --depth must be > 0"),
         _ => TimeControl::parse_tc("10+0.1")?,

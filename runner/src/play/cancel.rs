@@ -39,24 +39,56 @@ impl Cancel {
 }
 
 /// Cancels `cancel` on Ctrl-C or SIGTERM, printing `message` (what happens to the work in
-/// flight) on stderr.
+/// flight) on stderr. A second signal exits at once with status 130: what was already written
+/// stays, and the engines die with the runner (they are started with a parent-death signal).
 pub fn cancel_on_signals(cancel: Cancel, message: &'static str) {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     tokio::spawn(async move {
-        let term = async {
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(mut s) => {
-                    s.recv().await;
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut term = signal(SignalKind::terminate()).ok();
+        loop {
+            let int = async {
+                if tokio::signal::ctrl_c().await.is_err() {
+                    std::future::pending::<()>().await;
                 }
-                Err(_) => std::future::pending::<()>().await,
+            };
+            let term = async {
+                match term.as_mut() {
+                    Some(t) => {
+                        t.recv().await;
+                    }
+                    None => std::future::pending::<()>().await,
+                }
+            };
+            tokio::select! {
+                _ = int => {},
+                _ = term => {},
             }
-        };
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {},
-            _ = term => {},
+            if tx.send(()).is_err() {
+                break;
+            }
         }
-        eprintln!("{message}");
-        cancel.cancel();
     });
+    tokio::spawn(on_signals(rx, cancel, message, || std::process::exit(130)));
+}
+
+/// The first signal from `signals` cancels; the second calls `exit_now`.
+async fn on_signals(
+    mut signals: tokio::sync::mpsc::UnboundedReceiver<()>,
+    cancel: Cancel,
+    message: &'static str,
+    exit_now: impl FnOnce(),
+) {
+    if signals.recv().await.is_none() {
+        return;
+    }
+    eprintln!("{message}");
+    cancel.cancel();
+    if signals.recv().await.is_none() {
+        return;
+    }
+    eprintln!("second signal: exiting at once (games already written are kept)");
+    exit_now();
 }
 
 #[cfg(test)]
@@ -73,5 +105,20 @@ mod tests {
         tokio::time::timeout(std::time::Duration::from_secs(5), waiter).await.unwrap().unwrap();
         assert!(a.is_cancelled());
         a.cancelled().await;
+    }
+
+    #[tokio::test]
+    async fn a_second_signal_exits_at_once() {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let cancel = Cancel::new();
+        let (done_tx, done_rx) = tokio::sync::oneshot::channel();
+        let handler = tokio::spawn(on_signals(rx, cancel.clone(), "stopping", move || {
+            let _ = done_tx.send(());
+        }));
+        tx.send(()).unwrap();
+        cancel.cancelled().await;
+        tx.send(()).unwrap();
+        done_rx.await.expect("the second signal exits");
+        handler.await.unwrap();
     }
 }

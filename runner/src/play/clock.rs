@@ -5,6 +5,16 @@ use std::time::Duration;
 
 use crate::plan::time_control::TimeControl;
 
+/// Microseconds of a duration or a millisecond count, saturating at `i64::MAX` (every time value
+/// the clock adds up is saturating, so no input can wrap a clock around).
+fn us(d: Duration) -> i64 {
+    i64::try_from(d.as_micros()).unwrap_or(i64::MAX)
+}
+
+fn ms_to_us(ms: u64) -> i64 {
+    i64::try_from(ms).unwrap_or(i64::MAX).saturating_mul(1000)
+}
+
 /// One side's clock. Time is measured by the runner from writing `go` to reading `bestmove`.
 #[derive(Clone, Debug)]
 pub struct Clock {
@@ -17,7 +27,7 @@ pub struct Clock {
 impl Clock {
     pub fn new(tc: TimeControl) -> Clock {
         let remaining_us = match tc {
-            TimeControl::Fischer { base_ms, .. } => base_ms as i64 * 1000,
+            TimeControl::Fischer { base_ms, .. } => ms_to_us(base_ms),
             _ => 0,
         };
         Clock { tc, remaining_us, moves_made: 0 }
@@ -26,6 +36,16 @@ impl Clock {
     /// Remaining time in whole milliseconds, never negative (what `go wtime` gets).
     pub fn remaining_ms(&self) -> u64 {
         (self.remaining_us.max(0) / 1000) as u64
+    }
+
+    /// What the side had before its move, in milliseconds (margin excluded; negative when it
+    /// already used part of the margin); `None` without a clock.
+    pub fn available_ms(&self) -> Option<f64> {
+        match self.tc {
+            TimeControl::Fischer { .. } => Some(self.remaining_us as f64 / 1000.0),
+            TimeControl::MoveTime { ms } => Some(ms as f64),
+            _ => None,
+        }
     }
 
     /// Moves to go until the next time control, for `MOVES/BASE` controls.
@@ -47,12 +67,12 @@ impl Clock {
     /// How long the engine may think before it has lost on time, margin included; `None` for
     /// node or depth limits (then only the stall timeout applies).
     pub fn time_to_flag(&self, margin: Duration) -> Option<Duration> {
-        let margin_us = margin.as_micros() as i64;
+        let margin_us = us(margin);
         match self.tc {
-            TimeControl::Fischer { .. } => {
-                Some(Duration::from_micros((self.remaining_us + margin_us).max(0) as u64))
-            }
-            TimeControl::MoveTime { ms } => Some(Duration::from_millis(ms) + margin),
+            TimeControl::Fischer { .. } => Some(Duration::from_micros(
+                self.remaining_us.saturating_add(margin_us).max(0) as u64,
+            )),
+            TimeControl::MoveTime { ms } => Some(Duration::from_millis(ms).saturating_add(margin)),
             _ => None,
         }
     }
@@ -60,24 +80,24 @@ impl Clock {
     /// Charges a move that took `elapsed`. Returns false if the side has lost on time (its clock
     /// fell below minus the margin); otherwise adds the increment and any new period's base.
     pub fn charge(&mut self, elapsed: Duration, margin: Duration) -> bool {
-        let elapsed_us = elapsed.as_micros() as i64;
-        let margin_us = margin.as_micros() as i64;
+        let elapsed_us = us(elapsed);
+        let margin_us = us(margin);
         match self.tc {
             TimeControl::Fischer { moves, base_ms, inc_ms } => {
-                self.remaining_us -= elapsed_us;
-                if self.remaining_us < -margin_us {
+                self.remaining_us = self.remaining_us.saturating_sub(elapsed_us);
+                if self.remaining_us < margin_us.saturating_neg() {
                     return false;
                 }
-                self.remaining_us += inc_ms as i64 * 1000;
-                self.moves_made += 1;
+                self.remaining_us = self.remaining_us.saturating_add(ms_to_us(inc_ms));
+                self.moves_made = self.moves_made.wrapping_add(1);
                 if let Some(m) = moves
                     && self.moves_made.is_multiple_of(m)
                 {
-                    self.remaining_us += base_ms as i64 * 1000;
+                    self.remaining_us = self.remaining_us.saturating_add(ms_to_us(base_ms));
                 }
                 true
             }
-            TimeControl::MoveTime { ms } => elapsed_us <= (ms as i64 * 1000) + margin_us,
+            TimeControl::MoveTime { ms } => elapsed_us <= ms_to_us(ms).saturating_add(margin_us),
             _ => true,
         }
     }
@@ -111,6 +131,25 @@ mod tests {
         assert!(c.charge(Duration::from_secs(3), Duration::ZERO));
         assert_eq!(c.remaining_ms(), 14_000);
         assert_eq!(c.moves_to_go(), Some(2));
+    }
+
+    #[test]
+    fn huge_values_saturate_instead_of_wrapping() {
+        // Before: a margin of 9223372036854775 ms wrapped negative and every move flagged.
+        let huge = Duration::from_millis(9_223_372_036_854_775);
+        let mut c = Clock::new(TimeControl::parse_tc("1+0.01").unwrap());
+        assert!(c.charge(Duration::from_millis(1500), huge));
+        assert!(c.time_to_flag(huge).unwrap() > Duration::from_secs(1_000_000));
+        assert!(!c.charge(Duration::MAX, Duration::ZERO));
+        let mut m = Clock::new(TimeControl::MoveTime { ms: u64::MAX });
+        assert!(m.charge(Duration::from_secs(5), Duration::MAX));
+        assert!(m.time_to_flag(Duration::MAX).is_some());
+        let big = TimeControl::Fischer { moves: Some(1), base_ms: u64::MAX, inc_ms: u64::MAX };
+        let mut b = Clock::new(big);
+        for _ in 0..3 {
+            assert!(b.charge(Duration::from_secs(1), Duration::ZERO));
+        }
+        assert!(b.remaining_ms() > 0);
     }
 
     #[test]

@@ -97,7 +97,22 @@ pub struct GameOutcome {
     pub faulty: Option<Color>,
     /// The move the engine sent when it was illegal, for the record.
     pub illegal_move: Option<String>,
+    /// How the flag fell, for time forfeits.
+    pub forfeit: Option<Forfeit>,
     pub duration: Duration,
+}
+
+/// A flag fall as the runner saw it, so that a forfeit can be checked from the record alone:
+/// the side lost (or drew, against a side that cannot mate) because `think_ms` went past
+/// `clock_ms + margin_ms`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Forfeit {
+    /// How long the flagging move took (runner-measured from `go`; the wait, when no
+    /// `bestmove` came before the flag).
+    pub think_ms: f64,
+    /// What its clock held before the move (the move time, under `--st`).
+    pub clock_ms: f64,
+    pub margin_ms: f64,
 }
 
 /// How a game ended: the result, why, the side whose engine faulted and the illegal move sent.
@@ -106,6 +121,7 @@ struct Ending {
     termination: Termination,
     faulty: Option<Color>,
     illegal_move: Option<String>,
+    forfeit: Option<Forfeit>,
 }
 
 impl Ending {
@@ -116,6 +132,7 @@ impl Ending {
             termination,
             faulty: None,
             illegal_move: None,
+            forfeit: None,
         }
     }
 
@@ -126,6 +143,20 @@ impl Ending {
             termination,
             faulty: Some(side),
             illegal_move: None,
+            forfeit: None,
+        }
+    }
+
+    /// `side` ran out of time in `pos` (before its move): a loss, or a draw when the opponent
+    /// has no mating material left (FIDE Laws of Chess, 6.9).
+    fn flag(side: Color, pos: &Chess, forfeit: Forfeit) -> Ending {
+        let winner = (!pos.has_insufficient_material(!side)).then_some(!side);
+        Ending {
+            result: GameResult::from_winner(winner),
+            termination: Termination::TimeForfeit,
+            faulty: Some(side),
+            illegal_move: None,
+            forfeit: Some(forfeit),
         }
     }
 }
@@ -187,6 +218,7 @@ pub async fn play_game(
         moves,
         faulty: e.faulty,
         illegal_move: e.illegal_move,
+        forfeit: e.forfeit,
         duration: started.elapsed(),
     };
     // Both engines get ready; one that cannot loses the game.
@@ -244,13 +276,27 @@ async fn engine_move(
         Some(d) => (d, "bestmove before the flag"),
         None => (settings.stall_timeout, "bestmove"),
     };
+    let asked = Instant::now();
+    let available_ms = clock.available_ms().unwrap_or(0.0);
+    let flag = |think: Duration| {
+        let forfeit = Forfeit {
+            think_ms: round3(think.as_secs_f64() * 1000.0),
+            clock_ms: round3(available_ms),
+            margin_ms: round3(settings.margin.as_secs_f64() * 1000.0),
+        };
+        Ending::flag(side, &board.pos, forfeit)
+    };
     let reply = match eng.go(&pos_cmd, &go_cmd, limit, expected).await {
         Ok(r) => r,
         Err(e) => {
             let t = fault_kind(&e, settings.tc.is_timed());
+            let waited = asked.elapsed();
             if matches!(e, UciError::Timeout { .. }) {
                 // Give the engine a moment to answer `stop`; it is restarted either way.
                 eng.stop_and_drain(Duration::from_millis(200)).await;
+            }
+            if t == Termination::TimeForfeit {
+                return Err(flag(waited));
             }
             return Err(Ending::fault(side, t));
         }
@@ -271,7 +317,7 @@ async fn engine_move(
     // A late bestmove is late even though it arrived.
     if !clock.charge(elapsed, settings.margin) {
         // The late move is not played (and not checked for legality).
-        return Err(Ending::fault(side, Termination::TimeForfeit));
+        return Err(flag(elapsed));
     }
     let legal = reply.bestmove.parse::<UciMove>().ok().and_then(|u| u.to_move(&board.pos).ok());
     match legal {
@@ -293,8 +339,18 @@ fn fault_kind(e: &UciError, timed: bool) -> Termination {
         UciError::Exited { clean: true, .. } | UciError::Disconnected { .. } => {
             Termination::Disconnect
         }
-        UciError::Spawn { .. } | UciError::Log { .. } => Termination::Crash,
+        UciError::Garbage { .. } => Termination::GarbageOutput,
+        UciError::Spawn { .. }
+        | UciError::Log { .. }
+        | UciError::NoDir { .. }
+        | UciError::Refused(_)
+        | UciError::Start { .. } => Termination::Crash,
     }
+}
+
+/// Rounds to three decimals (milliseconds to the microsecond in records).
+pub fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
 }
 
 /// The `go` line for the side to move.

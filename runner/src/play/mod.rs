@@ -11,4 +11,7 @@ pub mod probe_pool;
 pub mod termination;
 pub mod uci;
 pub mod uci_info;
+pub mod uci_lines;
+#[cfg(test)]
+mod uci_fuzz;
 pub mod worker;

@@ -19,11 +19,13 @@ pub enum Termination {
     Crash,
     Stall,
     Disconnect,
+    /// A line longer than the runner reads (1 MiB without a newline).
+    GarbageOutput,
 }
 
 impl Termination {
     /// All kinds, in display order.
-    pub const ALL: [Termination; 13] = [
+    pub const ALL: [Termination; 14] = [
         Termination::Checkmate,
         Termination::Stalemate,
         Termination::Threefold,
@@ -37,6 +39,7 @@ impl Termination {
         Termination::Crash,
         Termination::Stall,
         Termination::Disconnect,
+        Termination::GarbageOutput,
     ];
 
     /// The key used in games.jsonl and summary.json.
@@ -55,6 +58,7 @@ impl Termination {
             Termination::Crash => "crash",
             Termination::Stall => "stall",
             Termination::Disconnect => "disconnect",
+            Termination::GarbageOutput => "garbage-output",
         }
     }
 
@@ -71,7 +75,10 @@ impl Termination {
             | Termination::MaxMoves => "adjudication",
             Termination::TimeForfeit => "time forfeit",
             Termination::IllegalMove => "illegal move",
-            Termination::Crash | Termination::Stall | Termination::Disconnect => "rules infraction",
+            Termination::Crash
+            | Termination::Stall
+            | Termination::Disconnect
+            | Termination::GarbageOutput => "rules infraction",
         }
     }
 
@@ -91,6 +98,7 @@ impl Termination {
             Termination::Crash => "loss by engine crash",
             Termination::Stall => "loss by engine stall",
             Termination::Disconnect => "loss by engine disconnect",
+            Termination::GarbageOutput => "loss by garbage output",
         }
     }
 
@@ -103,6 +111,7 @@ impl Termination {
                 | Termination::Crash
                 | Termination::Stall
                 | Termination::Disconnect
+                | Termination::GarbageOutput
         )
     }
 
@@ -136,7 +145,7 @@ mod tests {
     #[test]
     fn faults_are_the_engine_failures() {
         let faults: Vec<_> = Termination::ALL.into_iter().filter(|t| t.is_fault()).collect();
-        assert_eq!(faults.len(), 5);
+        assert_eq!(faults.len(), 6);
         assert!(!Termination::Checkmate.is_fault());
         assert_eq!(Termination::TimeForfeit.pgn_str(), "time forfeit");
     }

@@ -11,13 +11,13 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::mpsc;
-use vampirc_uci::UciMessage;
 
 use crate::plan::engine_spec::EngineSpec;
 use crate::play::uci_info::{InfoSummary, parse_info};
+use crate::play::uci_lines::{self, LineRead, MAX_LINE};
 
 /// A line of engine output and the moment the reader task read it. Unless the engine was started
 /// with [`StartOptions::every_line`], `info` lines are not forwarded one by one: the reader keeps
@@ -29,6 +29,8 @@ pub struct Line {
     pub at: Instant,
     /// The last `info ... score ...` line read before this line.
     pub info: Option<String>,
+    /// The engine wrote more than [`MAX_LINE`] bytes without a newline (the reader stopped).
+    pub overlong: bool,
 }
 
 /// What went wrong talking to an engine.
@@ -44,6 +46,15 @@ pub enum UciError {
     Exited { engine: String, status: String, clean: bool },
     #[error("engine {engine}: closed its output")]
     Disconnected { engine: String },
+    #[error("engine {engine}: garbage output (a line longer than {MAX_LINE} bytes)")]
+    Garbage { engine: String },
+    #[error("engine {engine}: working directory {dir} does not exist or is not a directory")]
+    NoDir { engine: String, dir: String },
+    #[error("{0}")]
+    Refused(String),
+    /// A failure while starting, with the engine's stderr log to look at.
+    #[error("{source} (its stderr: {log})")]
+    Start { source: Box<UciError>, log: String },
 }
 
 /// How an engine process is started.
@@ -114,6 +125,8 @@ pub struct UciEngine {
     /// Option names the engine declared.
     pub declared_options: Vec<String>,
     exited: bool,
+    /// Where the engine's stderr goes (named in start failures).
+    stderr_log: Option<String>,
 }
 
 impl UciEngine {
@@ -132,9 +145,15 @@ impl UciEngine {
         if_declared: &[(String, String)],
         on_line: &mut (dyn FnMut(&str) + Send),
     ) -> Result<UciEngine, UciError> {
+        spec.check_pipe_text().map_err(|e| UciError::Refused(e.to_string()))?;
         let mut eng = Self::spawn(spec, opts)?;
-        eng.handshake(spec, if_declared, opts.handshake_timeout, on_line).await?;
-        Ok(eng)
+        match eng.handshake(spec, if_declared, opts.handshake_timeout, on_line).await {
+            Ok(()) => Ok(eng),
+            Err(e) => match eng.stderr_log.take() {
+                Some(log) => Err(UciError::Start { source: Box::new(e), log }),
+                None => Err(e),
+            },
+        }
     }
 
     fn spawn(spec: &EngineSpec, opts: &StartOptions) -> Result<UciEngine, UciError> {
@@ -146,16 +165,25 @@ impl UciEngine {
             .kill_on_drop(true)
             .process_group(0);
         if let Some(d) = &spec.dir {
+            if !d.is_dir() {
+                return Err(UciError::NoDir {
+                    engine: spec.name.clone(),
+                    dir: d.display().to_string(),
+                });
+            }
             cmd.current_dir(d);
         }
+        die_with_parent(&mut cmd);
         let file_stem = match &opts.log_stem {
             Some(stem) => stem.clone(),
             None => format!("{}-{}", sanitize(&spec.name), opts.instance),
         };
         let mut proto_log = None;
+        let mut stderr_log = None;
         match &opts.log_dir {
             Some(dir) => {
                 let path = dir.join(format!("{file_stem}.stderr.log"));
+                stderr_log = Some(path.display().to_string());
                 let f = File::options().create(true).append(true).open(&path).map_err(|e| {
                     UciError::Log {
                         engine: spec.name.clone(),
@@ -208,6 +236,7 @@ impl UciEngine {
             id_name: None,
             declared_options: Vec::new(),
             exited: false,
+            stderr_log,
         })
     }
 
@@ -222,11 +251,12 @@ impl UciEngine {
         let deadline = Instant::now() + timeout;
         loop {
             let line = self.next_line(deadline, "uciok", timeout).await?;
-            match vampirc_uci::parse_one(&line.text) {
-                UciMessage::UciOk => break,
-                UciMessage::Id { name: Some(n), .. } => self.id_name = Some(n),
-                UciMessage::Option(o) => self.declared_options.push(option_name(&o)),
-                _ => {}
+            if line.text.trim() == "uciok" {
+                break;
+            } else if let Some(n) = uci_lines::id_name(&line.text) {
+                self.id_name = Some(n);
+            } else if let Some(o) = uci_lines::option_name(&line.text) {
+                self.declared_options.push(o);
             }
         }
         let mut cmds = String::new();
@@ -285,6 +315,7 @@ impl UciEngine {
         tokio::select! {
             biased;
             line = self.lines.recv() => match line {
+                Some(l) if l.overlong => Err(UciError::Garbage { engine: self.name.clone() }),
                 Some(l) => Ok(l),
                 None => Err(self.gone_error().await),
             },
@@ -357,7 +388,8 @@ impl UciEngine {
         while self.lines.try_recv().is_ok() {}
         self.send(&text).await?;
         let sent_at = Instant::now();
-        self.read_reply(sent_at, sent_at + limit, expected, limit, on_line).await
+        let deadline = sent_at.checked_add(limit).unwrap_or_else(far_future);
+        self.read_reply(sent_at, deadline, expected, limit, on_line).await
     }
 
     /// After `go` (or `stop`): reads lines until `bestmove` or `deadline`, handing the others to
@@ -377,8 +409,8 @@ impl UciEngine {
                 last_info = line.info;
             }
             let t = line.text.as_str();
-            if t == "bestmove" || t.starts_with("bestmove ") {
-                let bestmove = parse_bestmove(t);
+            if let Some(m) = uci_lines::bestmove(t) {
+                let bestmove = m.to_string();
                 return Ok(GoReply { bestmove, sent_at, received_at: line.at, last_info });
             }
             if t.starts_with("info ") && t.contains(" score ") {
@@ -397,7 +429,7 @@ impl UciEngine {
         let deadline = Instant::now() + wait;
         loop {
             match self.next_line(deadline, "bestmove", wait).await {
-                Ok(l) if l.text == "bestmove" || l.text.starts_with("bestmove ") => return true,
+                Ok(l) if uci_lines::bestmove(&l.text).is_some() => return true,
                 Ok(_) => continue,
                 Err(_) => return false,
             }
@@ -525,24 +557,37 @@ pub fn position_command(fen: &str, moves: &[String]) -> String {
     s
 }
 
-/// The move token of a `bestmove` line, via vampirc-uci when it parses, else the raw token
-/// (which the game then finds illegal).
-fn parse_bestmove(line: &str) -> String {
-    match vampirc_uci::parse_one(line) {
-        UciMessage::BestMove { best_move, .. } => best_move.to_string(),
-        _ => line.split_ascii_whitespace().nth(1).unwrap_or("").to_string(),
-    }
+/// A deadline beyond any wait (for limits too large to add to an instant).
+fn far_future() -> Instant {
+    let now = Instant::now();
+    let year = Duration::from_secs(365 * 24 * 3600);
+    now.checked_add(year).unwrap_or(now)
 }
 
-fn option_name(o: &vampirc_uci::UciOptionConfig) -> String {
-    use vampirc_uci::UciOptionConfig::*;
-    match o {
-        Check { name, .. }
-        | Spin { name, .. }
-        | Combo { name, .. }
-        | Button { name }
-        | String { name, .. } => name.clone(),
+/// Ties the engine's life to the runner's: the kernel kills it (SIGKILL) when the runner dies,
+/// even by kill -9, which no `Drop` sees. Linux only; a no-op elsewhere.
+fn die_with_parent(cmd: &mut Command) {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: getpid has no preconditions.
+        let parent = unsafe { libc::getpid() };
+        // SAFETY: the closure runs in the forked child before exec and only makes
+        // async-signal-safe calls (prctl, getppid, _exit).
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                // The runner died between fork and prctl: the signal will never come.
+                if libc::getppid() != parent {
+                    libc::_exit(1);
+                }
+                Ok(())
+            });
+        }
     }
+    #[cfg(not(target_os = "linux"))]
+    let _ = cmd;
 }
 
 fn sanitize(name: &str) -> String {
@@ -562,10 +607,15 @@ async fn read_lines(
     let mut buf = Vec::with_capacity(256);
     let mut last_info: Option<String> = None;
     loop {
-        buf.clear();
-        match reader.read_until(b'\n', &mut buf).await {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {
+        match uci_lines::read_line_capped(&mut reader, &mut buf, MAX_LINE).await {
+            Ok(LineRead::Eof) | Err(_) => break,
+            Ok(LineRead::Overlong) => {
+                let at = Instant::now();
+                let text = String::new();
+                let _ = tx.send(Line { text, at, info: None, overlong: true });
+                break;
+            }
+            Ok(LineRead::Line) => {
                 let at = Instant::now();
                 let text = String::from_utf8_lossy(&buf).trim_end().to_string();
                 if let Some(log) = &log
@@ -579,7 +629,7 @@ async fn read_lines(
                     }
                     continue;
                 }
-                if tx.send(Line { text, at, info: last_info.take() }).is_err() {
+                if tx.send(Line { text, at, info: last_info.take(), overlong: false }).is_err() {
                     break;
                 }
             }
@@ -615,10 +665,12 @@ mod tests {
 
     #[test]
     fn bestmove_tokens() {
-        assert_eq!(parse_bestmove("bestmove e2e4 ponder e7e5"), "e2e4");
-        assert_eq!(parse_bestmove("bestmove a7a8q"), "a7a8q");
-        assert_eq!(parse_bestmove("bestmove zz9"), "zz9");
-        assert_eq!(parse_bestmove("bestmove"), "");
+        let b = uci_lines::bestmove;
+        assert_eq!(b("bestmove e2e4 ponder e7e5"), Some("e2e4"));
+        assert_eq!(b("bestmove a7a8q"), Some("a7a8q"));
+        assert_eq!(b("bestmove zz9"), Some("zz9"));
+        assert_eq!(b("bestmove"), Some(""));
+        assert_eq!(b("bestmovex a1a1"), None);
     }
 
     fn shell_engine(script: &str) -> EngineSpec {

@@ -63,6 +63,12 @@ impl EnginePool {
         }
     }
 
+    /// Kills an engine at once (a cancelled game), counting its CPU time.
+    pub fn discard(&self, e: UciEngine) {
+        self.account(&e);
+        drop(e);
+    }
+
     /// Shuts an engine down in the background (after a fault), counting its CPU time.
     pub fn retire(&self, e: UciEngine) {
         self.account(&e);
@@ -219,9 +225,14 @@ pub async fn worker_loop(ctx: Arc<WorkerContext>, tx: mpsc::UnboundedSender<Work
         };
         let outcome = tokio::select! {
             biased;
-            // Dropping the engines kills them; the game is replayed on resume.
-            _ = ctx.cancel.cancelled() => break,
-            o = play_game(&mut white, &mut black, opening, &settings) => o,
+            _ = ctx.cancel.cancelled() => None,
+            o = play_game(&mut white, &mut black, opening, &settings) => Some(o),
+        };
+        let Some(outcome) = outcome else {
+            // Killed mid-game (the game is replayed on resume); their CPU time still counts.
+            ctx.pools[wi].discard(white);
+            ctx.pools[bi].discard(black);
+            break;
         };
         match outcome {
             Ok(out) => {

@@ -6,3 +6,4 @@ pub mod counter;
 pub mod overhead;
 pub mod progress;
 pub mod summary;
+pub mod warnings;

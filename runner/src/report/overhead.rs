@@ -20,6 +20,10 @@ pub struct OverheadReport {
     pub runner_cpu_per_game_ms: Option<f64>,
     pub runner_cpu_per_move_us: Option<f64>,
     pub turnaround_us_mean: Option<f64>,
+    /// 99th percentile over this session's moves (within 1/64 above 1 ms; not known for
+    /// merged shards, whose records keep per-game figures only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub turnaround_us_p99: Option<u64>,
     pub turnaround_us_max: Option<u64>,
     /// Runner-measured minus engine-reported think time, mean over moves that report a time.
     pub measured_minus_reported_ms_mean: Option<f64>,
@@ -34,6 +38,7 @@ pub struct OverheadMeter {
     turn_sum: f64,
     turn_n: u64,
     turn_max: Option<u64>,
+    turn_hist: Histogram,
     over_sum: f64,
     over_n: u64,
 }
@@ -53,8 +58,16 @@ impl OverheadMeter {
             turn_sum: 0.0,
             turn_n: 0,
             turn_max: None,
+            turn_hist: Histogram::default(),
             over_sum: 0.0,
             over_n: 0,
+        }
+    }
+
+    /// Adds one game's per-move turnarounds (microseconds) to the percentile counts.
+    pub fn add_turnarounds(&mut self, us: impl IntoIterator<Item = u64>) {
+        for t in us {
+            self.turn_hist.add(t);
         }
     }
 
@@ -99,6 +112,7 @@ impl OverheadMeter {
             runner_cpu_per_game_ms: per(runner, self.games, 1e3),
             runner_cpu_per_move_us: per(runner, self.moves, 1e6),
             turnaround_us_mean: (self.turn_n > 0).then(|| self.turn_sum / self.turn_n as f64),
+            turnaround_us_p99: self.turn_hist.quantile(0.99),
             turnaround_us_max: self.turn_max,
             measured_minus_reported_ms_mean: (self.over_n > 0)
                 .then(|| self.over_sum / self.over_n as f64),
@@ -126,14 +140,109 @@ impl OverheadReport {
     pub fn line(&self) -> String {
         let f = |v: Option<f64>, d: usize| v.map_or("n/a".to_string(), |x| format!("{x:.d$}"));
         format!(
-            "runner CPU {} s vs engines {} s ({}%), {} ms/game, {} us/move; bestmove->go turnaround mean {} us, max {} us",
+            "runner CPU {} s vs engines {} s ({}%), {} ms/game, {} us/move; bestmove->go turnaround mean {} us, p99 {} us, max {} us",
             f(self.runner_cpu_s, 3),
             f(self.engines_cpu_s, 3),
             f(self.runner_cpu_share.map(|s| s * 100.0), 2),
             f(self.runner_cpu_per_game_ms, 2),
             f(self.runner_cpu_per_move_us, 1),
             f(self.turnaround_us_mean, 0),
+            self.turnaround_us_p99.map_or("n/a".into(), |m| m.to_string()),
             self.turnaround_us_max.map_or("n/a".into(), |m| m.to_string()),
         )
+    }
+}
+
+/// Counts of microsecond values: exact below 1024 us, then 64 buckets per power of two (each
+/// within 1/64 of its value), so quantiles of any number of moves fit in 36 KiB.
+#[derive(Clone, Debug)]
+pub struct Histogram {
+    counts: Vec<u64>,
+    n: u64,
+    max: Option<u64>,
+}
+
+const EXACT: u64 = 1024;
+const SUB: u64 = 64;
+
+fn bucket(v: u64) -> usize {
+    if v < EXACT {
+        return v as usize;
+    }
+    let e = 63 - u64::from(v.leading_zeros()); // 10..=63
+    let mantissa = (v >> (e - 6)) & (SUB - 1);
+    (EXACT + (e - 10) * SUB + mantissa) as usize
+}
+
+/// Largest value that falls in bucket `b`.
+fn upper(b: usize) -> u64 {
+    let b = b as u64;
+    if b < EXACT {
+        return b;
+    }
+    let k = b - EXACT;
+    let e = k / SUB + 10;
+    let m = k % SUB;
+    let lo = (SUB + m) << (e - 6);
+    lo.saturating_add((1u64 << (e - 6)) - 1)
+}
+
+impl Default for Histogram {
+    fn default() -> Self {
+        Histogram { counts: vec![0; bucket(u64::MAX) + 1], n: 0, max: None }
+    }
+}
+
+impl Histogram {
+    pub fn add(&mut self, v: u64) {
+        self.counts[bucket(v)] += 1;
+        self.n += 1;
+        self.max = Some(self.max.map_or(v, |m| m.max(v)));
+    }
+
+    pub fn max(&self) -> Option<u64> {
+        self.max
+    }
+
+    /// The `q` quantile (0 < q <= 1): the smallest bucket bound holding at least q of the
+    /// values, never above the maximum.
+    pub fn quantile(&self, q: f64) -> Option<u64> {
+        let max = self.max?;
+        let rank = ((q * self.n as f64).ceil() as u64).clamp(1, self.n);
+        let mut seen = 0;
+        for (b, &c) in self.counts.iter().enumerate() {
+            seen += c;
+            if seen >= rank {
+                return Some(upper(b).min(max));
+            }
+        }
+        Some(max)
+    }
+}
+
+#[cfg(test)]
+mod histogram_tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_are_exact_below_a_millisecond_and_close_above() {
+        let mut h = Histogram::default();
+        assert_eq!(h.quantile(0.99), None);
+        for v in 1..=100 {
+            h.add(v);
+        }
+        assert_eq!(h.quantile(0.99), Some(99));
+        assert_eq!(h.quantile(1.0), Some(100));
+        let mut h = Histogram::default();
+        for v in [5_000u64, 156_600, u64::MAX] {
+            h.add(v);
+        }
+        assert_eq!(h.quantile(1.0), Some(u64::MAX));
+        let q = h.quantile(0.5).unwrap();
+        assert!((156_600..=156_600 + 156_600 / 64).contains(&q), "{q}");
+        for v in [0u64, 1023, 1024, 1025, 4095, 1 << 40, u64::MAX] {
+            assert!(upper(bucket(v)) >= v, "{v}");
+            assert!(bucket(v) < Histogram::default().counts.len());
+        }
     }
 }

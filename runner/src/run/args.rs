@@ -57,7 +57,7 @@ pub fn run_plan(
         engines,
         pairings,
         tc,
-        timemargin_ms: x.timemargin,
+        timemargin_ms: crate::plan::time_control::check_timemargin(x.timemargin)?,
         book,
         book_order: b.book_order,
         seed,

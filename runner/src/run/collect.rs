@@ -15,6 +15,7 @@ use crate::play::worker::{FinishedGame, WorkerContext, WorkerEvent, worker_loop}
 use crate::report::overhead::OverheadMeter;
 use crate::report::progress::Progress;
 use crate::report::summary::Tally;
+use crate::report::warnings::FaultStreaks;
 use crate::store::{GameRecord, Store, make_record};
 
 /// What playing left: the store (every game appended), all records (resumed ones first), the
@@ -42,6 +43,7 @@ struct Collector<'a, 'h> {
     fatal: Option<String>,
     /// Stamped on every record ([`GameRecord::plan_hash`]).
     plan_hash: String,
+    streaks: FaultStreaks,
 }
 
 /// Plays the queued games on `opts.concurrency` workers and records them as they finish.
@@ -83,6 +85,7 @@ pub(super) async fn play_pending(
         meter,
         fatal: None,
         plan_hash: plan.merge_hash(),
+        streaks: FaultStreaks::new(opts.fault_limit),
     };
     while let Some(ev) = rx.recv().await {
         match ev {
@@ -111,10 +114,16 @@ impl Collector<'_, '_> {
         let (plan, ctx) = (self.plan, self.ctx);
         let p = task.job.pairing;
         let Some(opening) = ctx.openings.get(task.job.opening) else { return };
+        self.meter.add_turnarounds(outcome.moves.iter().filter_map(|m| m.turnaround_us));
         let mut rec = make_record(&task, &ctx.pairings[p], opening, &names, outcome);
         rec.plan_hash = Some(self.plan_hash.clone());
         self.tally.add(&rec);
         self.meter.add(&rec);
+        if let Some(why) = self.streaks.on_game(&rec) {
+            self.progress.println(&format!("error: {why}"));
+            self.fatal.get_or_insert(why);
+            self.cancel.cancel();
+        }
         if self.writer.send(rec.clone()).is_err() {
             self.fatal.get_or_insert_with(|| "the game writer stopped".into());
             self.cancel.cancel();

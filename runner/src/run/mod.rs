@@ -23,6 +23,7 @@ use crate::report::overhead::{OverheadMeter, OverheadReport};
 use crate::report::progress::ProgressMode;
 use crate::report::summary::{Tally, format_pairing, summary_json};
 use crate::store::dir::resume_command;
+use crate::report::warnings;
 use crate::store::{GameRecord, Store};
 use collect::Played;
 
@@ -42,6 +43,8 @@ pub struct RunOptions {
     pub handshake_timeout: Duration,
     pub protocol_log: bool,
     pub progress: ProgressMode,
+    /// Games in a row one engine may lose by its own fault before the run stops (0: never).
+    pub fault_limit: u32,
 }
 
 impl RunOptions {
@@ -68,6 +71,7 @@ impl RunOptions {
             handshake_timeout: secs(x.start_timeout, "--start-timeout")?,
             protocol_log: x.debug_log,
             progress: ProgressMode::parse(&x.progress),
+            fault_limit: x.fault_limit,
         })
     }
 }
@@ -194,8 +198,14 @@ async fn finish(
     let engine_names: Vec<String> = plan.engines.iter().map(|e| e.name.clone()).collect();
     let mut summary = summary_json(&plan.pairings, &engine_names, &tally, plan.sprt, stop.as_str());
     summary["runner_overhead"] = serde_json::to_value(&overhead)?;
+    let mut warned = warnings::fault_warnings(&records);
+    warned.extend(warnings::starvation_warnings(plan, &records));
+    summary["warnings"] = serde_json::to_value(&warned)?;
     store.write_summary(&summary)?;
     let mut report = String::new();
+    for w in &warned {
+        report.push_str(&format!("warning: {w}\n"));
+    }
     for (p, t) in plan.pairings.iter().zip(&tally.pairings) {
         report.push_str(&format_pairing(p, &engine_names, t, plan.sprt));
     }

@@ -145,7 +145,21 @@ pub(super) async fn check_engines_start(pools: &[Arc<EnginePool>], cancel: &Canc
             Ok::<_, UciError>((pool.spec().name.clone(), undeclared))
         });
     }
-    while let Some(r) = set.join_next().await {
+    loop {
+        let r = tokio::select! {
+            biased;
+            // Ctrl-C while engines start (a slow handshake): stop waiting; dropping the tasks
+            // kills the engines they were starting.
+            _ = cancel.cancelled() => {
+                set.abort_all();
+                while set.join_next().await.is_some() {}
+                return Ok(());
+            }
+            r = set.join_next() => match r {
+                Some(r) => r,
+                None => return Ok(()),
+            },
+        };
         match r.map_err(|e| anyhow!("engine start task failed: {e}"))? {
             Ok((name, undeclared)) if !undeclared.is_empty() => eprintln!(
                 "warning: engine {name} does not declare option(s) {} (sent anyway)",
@@ -161,5 +175,4 @@ pub(super) async fn check_engines_start(pools: &[Arc<EnginePool>], cancel: &Canc
             }
         }
     }
-    Ok(())
 }

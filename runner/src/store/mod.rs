@@ -24,7 +24,7 @@ use crate::plan::run_plan::{RunPlan, plan_differences};
 use crate::plan::schedule::GameKey;
 use crate::plan::schedule::Pairing;
 use crate::plan::time_control::TimeControl;
-use crate::play::game::{GameOutcome, GameResult};
+use crate::play::game::{Forfeit, GameOutcome, GameResult, round3};
 use crate::play::termination::Termination;
 use crate::play::uci_info::Eval;
 use crate::play::worker::GameTask;
@@ -87,6 +87,9 @@ pub struct GameRecord {
     /// The move an engine sent that was not legal (illegal-move endings).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub illegal_move: Option<String>,
+    /// How the flag fell (time forfeits): think time against clock and margin.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forfeit: Option<Forfeit>,
     pub duration_ms: u64,
     /// `YYYY.MM.DD` when the game ended.
     pub date: String,
@@ -195,14 +198,11 @@ pub fn make_record(
         moves,
         latency,
         illegal_move: out.illegal_move,
+        forfeit: out.forfeit,
         duration_ms: out.duration.as_millis() as u64,
         date: chrono::Utc::now().format("%Y.%m.%d").to_string(),
         plan_hash: None,
     }
-}
-
-fn round3(x: f64) -> f64 {
-    (x * 1000.0).round() / 1000.0
 }
 
 /// An open run directory.
@@ -518,6 +518,7 @@ pub(crate) mod tests {
             engine_times_ms: vec![Some(1), None, Some(3)],
             latency: LatencyStats::default(),
             illegal_move: None,
+            forfeit: None,
             duration_ms: 10,
             date: "2026.11.22".into(),
             plan_hash: Some(plan().merge_hash()),

@@ -142,6 +142,7 @@ mod tests {
             engine_times_ms: vec![None; 4],
             latency: Default::default(),
             illegal_move: None,
+            forfeit: None,
             duration_ms: 10,
             date: "2026.11.22".into(),
             plan_hash: None,

@@ -9,7 +9,12 @@
 //! - `garbage`: surrounds every answer with junk lines, still plays legal moves;
 //! - `nouci`: never answers `uci`;
 //! - `slow MS`: waits MS milliseconds before every `bestmove`;
-//! - `mate`: plays legal moves, preferring checkmate, then captures (ends games quickly).
+//! - `mate`: plays legal moves, preferring checkmate, then captures (ends games quickly);
+//! - `stuck N`: at the N+1-th `go`, writes `stuck` to stderr and sleeps for good, reading no more
+//!   input (it ignores `quit` and the end of its input, as a search that never looks up would);
+//! - `flood N`: at the N+1-th `go`, writes 2 MiB without a newline, then answers nothing more;
+//! - `slowstart MS`: waits MS milliseconds before answering `uci`;
+//! - `burn MS`: spins the CPU for MS milliseconds before every `bestmove`.
 
 use std::io::{BufRead, Write};
 use std::time::Duration;
@@ -36,6 +41,10 @@ fn main() {
         }
         match cmd {
             "uci" if mode == "nouci" => {}
+            "uci" if mode == "slowstart" => {
+                std::thread::sleep(Duration::from_millis(n));
+                let _ = writeln!(out, "id name badengine-{mode}\nuciok");
+            }
             "uci" => {
                 let _ = writeln!(out, "id name badengine-{mode}\nid author tests");
                 let _ = writeln!(out, "option name Hash type spin default 1 min 1 max 16");
@@ -57,6 +66,29 @@ fn main() {
                         continue;
                     }
                     "slow" => std::thread::sleep(Duration::from_millis(n)),
+                    "stuck" if fire => {
+                        let _ = out.flush();
+                        eprintln!("stuck");
+                        loop {
+                            std::thread::sleep(Duration::from_secs(3600));
+                        }
+                    }
+                    "flood" if fire => {
+                        let chunk = [b'x'; 64 * 1024];
+                        for _ in 0..32 {
+                            let _ = out.write_all(&chunk);
+                        }
+                        let _ = out.flush();
+                        hung = true;
+                        continue;
+                    }
+                    "burn" => {
+                        let start = std::time::Instant::now();
+                        let mut x = 1u64;
+                        while start.elapsed() < Duration::from_millis(n) {
+                            x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+                        }
+                    }
                     _ => {}
                 }
                 if mode == "garbage" {
