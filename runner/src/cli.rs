@@ -11,6 +11,7 @@ use stats::{Penta, SprtSpec, Wdl};
 use crate::plan::openings::BookOrder;
 use crate::plan::positions::DEFAULT_POSITIONS;
 use crate::plan::tournament::Tournament;
+use crate::plan::variant::Variant;
 use crate::play::probe::ScoreMode;
 
 #[derive(Parser, Debug)]
@@ -101,6 +102,10 @@ pub struct BookArgs {
     /// Seed for the opening order [default: random; on --resume, the stored seed].
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Chess variant: standard, or fischerandom (alias chess960: Chess960 castling rights in the
+    /// book, UCI_Chess960 sent to every engine).
+    #[arg(long, value_enum, default_value_t = Variant::Standard)]
+    pub variant: Variant,
 }
 
 /// Game endings decided by the runner.
@@ -320,9 +325,13 @@ pub struct MergeArgs {
 pub struct BookGenArgs {
     #[command(flatten)]
     pub engines: EngineArgs,
-    /// Openings wanted.
-    #[arg(long, default_value_t = 4000)]
-    pub count: usize,
+    /// Write the Chess960 start positions instead (no engine; numbered 0-959 as the standard
+    /// table, 518 being the usual start): all 960, or --count of them drawn with --seed.
+    #[arg(long)]
+    pub chess960: bool,
+    /// Openings wanted [default: 4000; with --chess960, all 960].
+    #[arg(long)]
+    pub count: Option<usize>,
     /// Plies of each random walk from the start position.
     #[arg(long, default_value_t = 8)]
     pub plies: usize,
@@ -344,9 +353,9 @@ pub struct BookGenArgs {
     /// Engine processes at once [default: number of CPUs].
     #[arg(long)]
     pub concurrency: Option<usize>,
-    /// Output EPD file.
-    #[arg(long, default_value = "openings/default.epd")]
-    pub out: PathBuf,
+    /// Output EPD file [default: openings/default.epd; with --chess960, openings/chess960.epd].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
     /// Progress display: auto, plain or quiet.
     #[arg(long, default_value = "auto", value_parser = ["auto", "plain", "quiet"])]
     pub progress: String,

@@ -10,6 +10,8 @@
 //! is cleared (`ucinewgame`) before each candidate, so with a deterministic engine the book depends
 //! only on the settings, never on how candidates were spread over engine processes.
 
+pub mod chess960;
+
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -252,7 +254,9 @@ mod tests {
             e.epd_line().unwrap(),
             "rnbqkbnr/ppp1pppp/8/8/3pP3/8/PPPP1PPP/RNBQKBNR b KQkq e3 hmvc 0; fmvn 3;"
         );
-        let back = crate::plan::openings::epd_line_to_fen(&e.epd_line().unwrap()).unwrap();
+        let back =
+            crate::plan::openings::epd_line_to_fen(&e.epd_line().unwrap(), Default::default())
+                .unwrap();
         assert_eq!(back, e.fen);
     }
 }

@@ -1,13 +1,14 @@
 //! `runner book`: make a balanced opening book with an engine (see [`crate::book`]).
 
 use std::io::Write as _;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use crate::book::{BookGenConfig, BookProgress, generate};
+use crate::book::{BookGenConfig, BookProgress, chess960, generate};
 use crate::cli::BookGenArgs;
 use crate::plan::engines::resolve_engines;
 use crate::play::cancel::{Cancel, cancel_on_signals};
@@ -15,18 +16,51 @@ use crate::play::worker::default_concurrency;
 use crate::report::progress::{Progress, ProgressMode};
 use crate::run::INTERRUPTED;
 
+/// Default output files.
+const DEFAULT_OUT: &str = "openings/default.epd";
+const DEFAULT_960_OUT: &str = "openings/chess960.epd";
+/// Default number of openings an engine makes.
+const DEFAULT_COUNT: usize = 4000;
+
+fn write_book(out: &Path, text: &str) -> Result<()> {
+    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("cannot create directory {}", dir.display()))?;
+    }
+    let mut file =
+        std::fs::File::create(out).with_context(|| format!("cannot write {}", out.display()))?;
+    file.write_all(text.as_bytes()).with_context(|| format!("cannot write {}", out.display()))
+}
+
+/// `runner book --chess960`: the start positions, computed.
+fn chess960_book(args: &BookGenArgs) -> Result<u8> {
+    if args.count == Some(0) {
+        bail!("--count must be at least 1");
+    }
+    let out = args.out.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_960_OUT));
+    let text = chess960::book_text(args.count, args.seed)?;
+    write_book(&out, &text)?;
+    eprintln!("wrote {} Chess960 start positions to {}", text.lines().count(), out.display());
+    Ok(0)
+}
+
 pub async fn run(args: &BookGenArgs) -> Result<u8> {
+    if args.chess960 {
+        return chess960_book(args);
+    }
+    let count = args.count.unwrap_or(DEFAULT_COUNT);
+    let out = args.out.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_OUT));
     let e = &args.engines;
     let specs = resolve_engines(&e.engines, e.each.as_deref(), e.engines_file.as_deref())?;
     if specs.len() != 1 {
         bail!("runner book uses one engine; {} were given", specs.len());
     }
-    if args.count == 0 || args.plies == 0 || args.depth == 0 {
+    if count == 0 || args.plies == 0 || args.depth == 0 {
         bail!("--count, --plies and --depth must be at least 1");
     }
     let concurrency = args.concurrency.unwrap_or_else(default_concurrency).max(1);
     let cfg = BookGenConfig {
-        count: args.count,
+        count,
         plies: args.plies,
         depth: args.depth,
         window: args.window,
@@ -35,7 +69,7 @@ pub async fn run(args: &BookGenArgs) -> Result<u8> {
         tries_per_ply: 8,
         seed: args.seed,
         concurrency,
-        max_candidates: args.count.saturating_mul(50).max(1000),
+        max_candidates: count.saturating_mul(50).max(1000),
     };
     let cancel = Cancel::new();
     cancel_on_signals(cancel.clone(), INTERRUPTED);
@@ -44,7 +78,7 @@ pub async fn run(args: &BookGenArgs) -> Result<u8> {
     let started = Instant::now();
     let display = {
         let progress = progress.clone();
-        let count = args.count as u64;
+        let count = count as u64;
         tokio::spawn(async move {
             let mut bar = Progress::new(mode, count, 0).with_unit("openings");
             loop {
@@ -58,26 +92,19 @@ pub async fn run(args: &BookGenArgs) -> Result<u8> {
     let book = generate(&specs[0], &cfg, progress.clone(), cancel.clone()).await;
     display.abort();
     let book = book?;
-    if let Some(dir) = args.out.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("cannot create directory {}", dir.display()))?;
-    }
     let mut text = String::new();
     for e in &book {
         text.push_str(&e.epd_line()?);
         text.push('\n');
     }
-    let mut file = std::fs::File::create(&args.out)
-        .with_context(|| format!("cannot write {}", args.out.display()))?;
-    file.write_all(text.as_bytes())
-        .with_context(|| format!("cannot write {}", args.out.display()))?;
+    write_book(&out, &text)?;
     eprintln!(
         "wrote {} openings to {} ({} walks tried, {:.0} s){}",
         book.len(),
-        args.out.display(),
+        out.display(),
         progress.tried.load(Ordering::SeqCst),
         started.elapsed().as_secs_f64(),
         if cancel.is_cancelled() { " — interrupted, the book is partial" } else { "" }
     );
-    Ok(if book.len() < args.count && !cancel.is_cancelled() { 1 } else { 0 })
+    Ok(if book.len() < count && !cancel.is_cancelled() { 1 } else { 0 })
 }

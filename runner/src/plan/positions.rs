@@ -94,7 +94,7 @@ pub fn positions_for_run(path: &Path, limit: Option<usize>) -> Result<Vec<TestPo
 /// Reads positions from an EPD file (one position per line) or a PGN file (the position at the
 /// end of each game's mainline). Each position is validated with shakmaty.
 pub fn load_positions(path: &Path) -> Result<Vec<TestPosition>> {
-    let book = openings::load_book(path, None)?;
+    let book = openings::load_book(path, None, Default::default())?;
     let mut out = Vec::with_capacity(book.len());
     for opening in book {
         let mut pos = openings::position_from_fen(&opening.fen)?;

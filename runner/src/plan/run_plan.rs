@@ -15,6 +15,7 @@ use crate::plan::engine_spec::EngineSpec;
 use crate::plan::openings::BookOrder;
 use crate::plan::schedule::{Pairing, Shard};
 use crate::plan::time_control::TimeControl;
+use crate::plan::variant::Variant;
 
 /// The opening book a run uses.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -45,6 +46,9 @@ pub struct RunPlan {
     pub adjudication: Adjudication,
     pub sprt: Option<stats::SprtSpec>,
     pub shard: Option<Shard>,
+    /// Standard chess (left out of run.json, so older plans keep their hash) or Chess960.
+    #[serde(default, skip_serializing_if = "Variant::is_standard")]
+    pub variant: Variant,
 }
 
 impl RunPlan {

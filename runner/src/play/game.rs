@@ -8,7 +8,8 @@ use shakmaty::zobrist::Zobrist64;
 use shakmaty::{CastlingMode, Chess, Color, EnPassantMode, Position};
 
 use crate::plan::adjudication::Adjudication;
-use crate::plan::openings::{Opening, position_from_fen};
+use crate::plan::openings::{Opening, position_for};
+use crate::plan::variant::Variant;
 use crate::plan::run_plan::RunPlan;
 use crate::plan::time_control::TimeControl;
 use crate::play::adjudication::Adjudicator;
@@ -55,6 +56,8 @@ pub struct GameSettings {
     pub adjudication: Adjudication,
     /// Longest wait for `readyok`, and for `bestmove` under node or depth limits.
     pub stall_timeout: Duration,
+    /// Chess960 reads the opening for Chess960 and writes castling king-takes-rook.
+    pub variant: Variant,
 }
 
 impl GameSettings {
@@ -65,6 +68,7 @@ impl GameSettings {
             margin: Duration::from_millis(plan.timemargin_ms),
             adjudication: plan.adjudication,
             stall_timeout,
+            variant: plan.variant,
         }
     }
 }
@@ -166,15 +170,17 @@ struct Board {
     pos: Chess,
     history: Vec<Zobrist64>,
     played: Vec<String>,
+    /// How castling is written on the pipe: e1g1, or king takes rook (e1h1) in Chess960.
+    mode: CastlingMode,
 }
 
 impl Board {
     /// The opening's position after its book moves; an illegal book move is an error.
-    fn from_opening(opening: &Opening) -> anyhow::Result<Board> {
-        let pos: Chess = position_from_fen(&opening.fen)?;
+    fn from_opening(opening: &Opening, variant: Variant) -> anyhow::Result<Board> {
+        let pos: Chess = position_for(&opening.fen, variant)?;
         let history = vec![pos.zobrist_hash(EnPassantMode::Legal)];
-        let mut board =
-            Board { pos, history, played: Vec::with_capacity(opening.moves.len() + 160) };
+        let played = Vec::with_capacity(opening.moves.len() + 160);
+        let mut board = Board { pos, history, played, mode: variant.castling_mode() };
         for m in &opening.moves {
             let mv =
                 m.parse::<UciMove>().ok().and_then(|u| u.to_move(&board.pos).ok()).ok_or_else(
@@ -185,11 +191,11 @@ impl Board {
         Ok(board)
     }
 
-    /// Plays a legal move; returns it in standard UCI notation.
+    /// Plays a legal move; returns it in the variant's UCI notation.
     fn play(&mut self, mv: shakmaty::Move) -> String {
         self.pos.play_unchecked(mv);
         self.history.push(self.pos.zobrist_hash(EnPassantMode::Legal));
-        let uci = UciMove::from_move(mv, CastlingMode::Standard).to_string();
+        let uci = UciMove::from_move(mv, self.mode).to_string();
         self.played.push(uci.clone());
         uci
     }
@@ -208,7 +214,7 @@ pub async fn play_game(
     settings: &GameSettings,
 ) -> anyhow::Result<GameOutcome> {
     let started = Instant::now();
-    let mut board = Board::from_opening(opening)?;
+    let mut board = Board::from_opening(opening, settings.variant)?;
     let book_moves = board.played.clone();
     let mut moves: Vec<MoveInfo> = Vec::with_capacity(160);
     let finish = |e: Ending, moves| GameOutcome {
@@ -344,6 +350,7 @@ fn fault_kind(e: &UciError, timed: bool) -> Termination {
         | UciError::Log { .. }
         | UciError::NoDir { .. }
         | UciError::Refused(_)
+        | UciError::Unsupported { .. }
         | UciError::Start { .. } => Termination::Crash,
     }
 }

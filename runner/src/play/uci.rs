@@ -55,6 +55,8 @@ pub enum UciError {
     /// A failure while starting, with the engine's stderr log to look at.
     #[error("{source} (its stderr: {log})")]
     Start { source: Box<UciError>, log: String },
+    #[error("engine {engine}: cannot play {what}")]
+    Unsupported { engine: String, what: &'static str },
 }
 
 /// How an engine process is started.
@@ -72,6 +74,9 @@ pub struct StartOptions {
     pub log_stem: Option<String>,
     /// Forward every `info` line as a line of its own (for tools that read each iteration).
     pub every_line: bool,
+    /// Chess960: `setoption name UCI_Chess960 value true`, and an engine that does not declare
+    /// the option is refused ([`UciError::Unsupported`]).
+    pub chess960: bool,
 }
 
 impl Default for StartOptions {
@@ -83,6 +88,7 @@ impl Default for StartOptions {
             protocol_log: false,
             log_stem: None,
             every_line: false,
+            chess960: false,
         }
     }
 }
@@ -147,7 +153,7 @@ impl UciEngine {
     ) -> Result<UciEngine, UciError> {
         spec.check_pipe_text().map_err(|e| UciError::Refused(e.to_string()))?;
         let mut eng = Self::spawn(spec, opts)?;
-        match eng.handshake(spec, if_declared, opts.handshake_timeout, on_line).await {
+        match eng.handshake(spec, if_declared, opts.handshake_timeout, opts.chess960, on_line).await {
             Ok(()) => Ok(eng),
             Err(e) => match eng.stderr_log.take() {
                 Some(log) => Err(UciError::Start { source: Box::new(e), log }),
@@ -245,6 +251,7 @@ impl UciEngine {
         spec: &EngineSpec,
         if_declared: &[(String, String)],
         timeout: Duration,
+        chess960: bool,
         on_line: &mut (dyn FnMut(&str) + Send),
     ) -> Result<(), UciError> {
         self.send("uci\n").await?;
@@ -260,6 +267,15 @@ impl UciEngine {
             }
         }
         let mut cmds = String::new();
+        if chess960 {
+            if !self.declares("UCI_Chess960") {
+                return Err(UciError::Unsupported {
+                    engine: self.name.clone(),
+                    what: "Chess960 (--variant fischerandom): it declares no UCI_Chess960 option",
+                });
+            }
+            cmds.push_str("setoption name UCI_Chess960 value true\n");
+        }
         for (k, v) in &spec.options {
             cmds.push_str(&format!("setoption name {k} value {v}\n"));
         }

@@ -45,7 +45,7 @@ pub fn run_plan(
     out: &Path,
 ) -> Result<(RunPlan, Vec<Opening>)> {
     let (b, a, x) = (&args.book, &args.adjudication, &args.exec);
-    let (openings, book) = book_for_plan(b.book.as_deref(), b.book_plies)?;
+    let (openings, book) = book_for_plan(b.book.as_deref(), b.book_plies, b.variant)?;
     let adjudication =
         Adjudication::from_flags(a.draw.as_deref(), a.resign.as_deref(), a.maxmoves)?;
     let games = games_to_play(x.games, sprt.is_some())?;
@@ -65,6 +65,7 @@ pub fn run_plan(
         adjudication,
         sprt,
         shard,
+        variant: b.variant,
     };
     Ok((plan, openings))
 }

@@ -83,6 +83,7 @@ pub(super) fn engine_pools(plan: &RunPlan, opts: &RunOptions) -> Vec<Arc<EngineP
         instance: 0,
         handshake_timeout: opts.handshake_timeout,
         protocol_log: opts.protocol_log,
+        chess960: plan.variant.is_chess960(),
         ..StartOptions::default()
     };
     plan.engines.iter().map(|s| Arc::new(EnginePool::new(s.clone(), start_opts.clone()))).collect()

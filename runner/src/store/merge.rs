@@ -464,6 +464,7 @@ mod tests {
             adjudication: Adjudication::default(),
             sprt: None,
             shard: shard.map(|(index, count)| Shard { index, count }),
+            variant: Default::default(),
         }
     }
 

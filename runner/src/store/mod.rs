@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use crate::plan::openings::Opening;
 use crate::plan::run_plan::{RunPlan, plan_differences};
 use crate::plan::schedule::GameKey;
+use crate::plan::variant::Variant;
 use crate::plan::schedule::Pairing;
 use crate::plan::time_control::TimeControl;
 use crate::play::game::{Forfeit, GameOutcome, GameResult, round3};
@@ -116,7 +117,7 @@ impl GameRecord {
     }
 
     /// The game as PGN (moves replayed for SAN, so an illegal move cannot be written).
-    pub fn to_pgn(&self, event: &str, tc: &TimeControl) -> Result<String> {
+    pub fn to_pgn(&self, event: &str, tc: &TimeControl, variant: Variant) -> Result<String> {
         let mut moves = Vec::with_capacity(self.moves.len());
         for (i, uci) in self.moves.iter().enumerate() {
             let comment = if i < self.book_plies {
@@ -139,6 +140,7 @@ impl GameRecord {
             black: self.black.clone(),
             result: self.result.pgn().into(),
             start_fen: self.fen.clone(),
+            variant,
             tags: vec![
                 ("TimeControl".into(), tc.pgn_tag()),
                 ("Termination".into(), self.termination.pgn_str().into()),
@@ -310,7 +312,8 @@ impl Store {
         let jsonl = self.dir.join(GAMES_FILE);
         write_named(&jsonl, &mut self.jsonl, line.as_bytes())?;
         self.jsonl.sync_data().with_context(|| format!("cannot write {}", jsonl.display()))?;
-        let pgn = rec.to_pgn(&self.event(), &self.plan.pairing_tc(rec.pairing))?;
+        let pgn =
+            rec.to_pgn(&self.event(), &self.plan.pairing_tc(rec.pairing), self.plan.variant)?;
         write_named(&self.dir.join(PGN_FILE), &mut self.pgn, pgn.as_bytes())
     }
 
@@ -320,7 +323,11 @@ impl Store {
         sorted.sort_by_key(|r| (r.seq, r.game));
         let mut text = String::new();
         for r in sorted {
-            text.push_str(&r.to_pgn(&self.event(), &self.plan.pairing_tc(r.pairing))?);
+            text.push_str(&r.to_pgn(
+                &self.event(),
+                &self.plan.pairing_tc(r.pairing),
+                self.plan.variant,
+            )?);
         }
         write_atomic(&self.dir.join(PGN_FILE), text.as_bytes())
     }
@@ -539,6 +546,7 @@ pub(crate) mod tests {
             adjudication: Adjudication::default(),
             sprt: None,
             shard: None,
+            variant: Default::default(),
         }
     }
 

@@ -10,7 +10,8 @@ use shakmaty::san::SanPlus;
 use shakmaty::uci::UciMove;
 use shakmaty::{Chess, Color, EnPassantMode, Position};
 
-use crate::plan::openings::{STARTPOS_FEN, position_from_fen};
+use crate::plan::openings::{STARTPOS_FEN, position_for};
+use crate::plan::variant::Variant;
 use crate::play::uci_info::Eval;
 
 /// One move and its optional comment (written as `{comment}` after the move).
@@ -35,6 +36,8 @@ pub struct PgnGame {
     pub result: String,
     /// Root position of the game (the opening's FEN, before any book move).
     pub start_fen: String,
+    /// Chess960 games get `[Variant "Chess960"]` and always a FEN tag.
+    pub variant: Variant,
     pub tags: Vec<(String, String)>,
     pub moves: Vec<PgnMove>,
 }
@@ -90,7 +93,8 @@ fn escape(value: &str) -> String {
 
 /// Renders one game as PGN text ending in a blank line.
 pub fn to_pgn(game: &PgnGame) -> Result<String, PgnError> {
-    let root = position_from_fen(&game.start_fen).map_err(|e| PgnError::BadFen(e.to_string()))?;
+    let root =
+        position_for(&game.start_fen, game.variant).map_err(|e| PgnError::BadFen(e.to_string()))?;
     let root_fen = Fen::from_position(&root, EnPassantMode::Legal).to_string();
 
     let mut out = String::new();
@@ -105,7 +109,10 @@ pub fn to_pgn(game: &PgnGame) -> Result<String, PgnError> {
     ] {
         let _ = writeln!(out, "[{name} \"{}\"]", escape(value));
     }
-    if root_fen != STARTPOS_FEN {
+    if let Some(variant) = game.variant.pgn_tag() {
+        let _ = writeln!(out, "[Variant \"{variant}\"]");
+    }
+    if root_fen != STARTPOS_FEN || game.variant.is_chess960() {
         let _ = writeln!(out, "[SetUp \"1\"]");
         let _ = writeln!(out, "[FEN \"{root_fen}\"]");
     }
@@ -167,6 +174,7 @@ mod tests {
             black: "B".into(),
             result: "1/2-1/2".into(),
             start_fen: start_fen.into(),
+            variant: Variant::Standard,
             tags: vec![("Termination".into(), "adjudication".into())],
             moves: moves
                 .iter()
@@ -232,5 +240,18 @@ mod tests {
             .collect();
         let pgn = to_pgn(&game(STARTPOS_FEN, &moves)).unwrap();
         assert!(pgn.lines().all(|l| l.len() <= 80 || l.starts_with('[')), "{pgn}");
+    }
+    #[test]
+    fn chess960_games_are_tagged_and_castle_king_takes_rook() {
+        let fen = "2rkr3/2p1p3/8/8/8/8/8/RK6 w A - 0 1";
+        let mut g = game(fen, &[("b1a1", None)]);
+        assert!(to_pgn(&g).is_err(), "standard chess has no such castling rights");
+        g.variant = Variant::Fischerandom;
+        let pgn = to_pgn(&g).unwrap();
+        assert!(pgn.contains("[Variant \"Chess960\"]\n[SetUp \"1\"]\n[FEN \"2rkr3/2p1p3/8/8/8/8/8/RK6 w Q - 0 1\"]"), "{pgn}");
+        assert!(pgn.contains("1. O-O-O# 1/2-1/2"), "{pgn}");
+        let mut g = game(STARTPOS_FEN, &[("e2e4", None)]);
+        g.variant = Variant::Fischerandom;
+        assert!(to_pgn(&g).unwrap().contains(&format!("[FEN \"{STARTPOS_FEN}\"]")));
     }
 }
