@@ -165,7 +165,10 @@ fn input(rng: &mut ChaCha8Rng, seeds: &[&str]) -> Vec<u8> {
             let spliced = [&a[..i], &b[j..]].concat();
             mutate(rng, &spliced)
         }
-        _ => mutate(rng, seeds[rng.random_range(0..seeds.len())].as_bytes()),
+        _ => {
+            let seed = seeds[rng.random_range(0..seeds.len())];
+            mutate(rng, seed.as_bytes())
+        }
     }
 }
 

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 /// The cargo target directory the tests run from (`target/<profile>`).
 pub fn bin_dir() -> PathBuf {
@@ -163,4 +164,30 @@ pub fn write_book(dir: &Path, n: usize) -> String {
 /// True when the Debian stockfish binary is installed.
 pub fn have_stockfish() -> bool {
     Path::new("/usr/games/stockfish").is_file()
+}
+
+/// Processes whose command line holds `token`.
+pub fn processes_with(token: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
+        if let Ok(cmdline) = std::fs::read(e.path().join("cmdline"))
+            && String::from_utf8_lossy(&cmdline).contains(token)
+        {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// Polls `done` every 20 ms until it holds or `limit` passes; returns whether it held.
+pub fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    done()
 }

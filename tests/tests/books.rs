@@ -8,13 +8,9 @@
 use std::path::Path;
 use std::process::Output;
 
-use e2e::{bad_spec, engine_bin, read_games, run_runner, scratch};
+use e2e::{bad_spec, engine_bin, read_games, run_runner, scratch, stderr};
 
 const STOCKFISH: &str = "/usr/games/stockfish";
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 /// `runner match` between two engines over `book`, a few quiet games at a node limit.
 fn play(dir: &Path, book: &str, engines: [&str; 2], extra: &[&str]) -> Output {
@@ -29,8 +25,6 @@ fn play(dir: &Path, book: &str, engines: [&str; 2], extra: &[&str]) -> Output {
         book,
         "--book-order",
         "sequential",
-        "--games",
-        "2",
         "--concurrency",
         "1",
         "--maxmoves",
@@ -42,7 +36,11 @@ fn play(dir: &Path, book: &str, engines: [&str; 2], extra: &[&str]) -> Output {
         "--out",
         &out,
     ];
+    if !extra.contains(&"--games") {
+        args.extend_from_slice(&["--games", "2"]);
+    }
     args.extend_from_slice(extra);
+    std::fs::create_dir_all(dir).expect("scratch dir");
     run_runner(dir, &args)
 }
 
@@ -71,7 +69,9 @@ fn finished_openings_are_skipped_with_a_line_naming_book_and_line() {
         [(2, "checkmated"), (3, "stalemate"), (4, "insufficient material"), (5, "fifty-move")]
     {
         assert!(
-            err.lines().any(|l| l.contains("book.epd") && l.contains(&format!("line {line}")) && l.contains(why)),
+            err.lines().any(|l| l.contains("book.epd")
+                && l.contains(&format!("line {line}"))
+                && l.contains(why)),
             "no line about line {line} ({why}):\n{err}"
         );
     }
@@ -103,7 +103,11 @@ fn bad_pgn_moves_and_garbage_books_are_errors_naming_file_and_game() {
             &["typo.pgn", "game 2", "line 7", "d9"][..],
         ),
         ("illegal.pgn", "1. e4 e5 2. Ke3 *\n", &["illegal.pgn", "game 1", "Ke3"][..]),
-        ("garbage.pgn", "Dear reader,\nthis is not chess.\n", &["garbage.pgn", "game 1", "line 1"][..]),
+        (
+            "garbage.pgn",
+            "Dear reader,\nthis is not chess.\n",
+            &["garbage.pgn", "game 1", "line 1"][..],
+        ),
     ] {
         std::fs::write(dir.join(file), text).unwrap();
         let o = play(&dir, file, [&a, &b], &["--nodes", "300"]);
@@ -128,7 +132,10 @@ fn non_utf8_books_name_the_file() {
         let err = stderr(&o);
         assert!(!o.status.success());
         let first = err.lines().find(|l| l.contains("error")).unwrap_or_default();
-        assert!(first.contains(name) && first.contains("UTF-8") && first.contains("line 2"), "{err}");
+        assert!(
+            first.contains(name) && first.contains("UTF-8") && first.contains("line 2"),
+            "{err}"
+        );
     }
 }
 
@@ -165,18 +172,30 @@ print(n, castles)
         .arg(pgn)
         .output()
         .expect("python3 with python-chess (pip install chess) checks the PGN");
-    assert!(o.status.success(), "python-chess rejected the PGN: {}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "python-chess rejected the PGN: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     String::from_utf8_lossy(&o.stdout).trim().to_string()
 }
 
 #[test]
 fn chess960_games_castle_king_takes_rook_and_the_pgn_says_chess960() {
-    assert!(Path::new(STOCKFISH).is_file(), "this test needs {STOCKFISH} (apt-get install stockfish)");
+    assert!(
+        Path::new(STOCKFISH).is_file(),
+        "this test needs {STOCKFISH} (apt-get install stockfish)"
+    );
     let dir = scratch("books-960");
     std::fs::write(dir.join("mate.epd"), format!("{MATE_BY_CASTLING}\n")).unwrap();
     let sf = |n: &str| format!("name={n},cmd={STOCKFISH},option.Threads=1,option.Hash=8");
     let (a, b) = (sf("sf1"), sf("sf2"));
-    let o = play(&dir, "mate.epd", [&a, &b], &["--variant", "fischerandom", "--depth", "4", "--debug-log"]);
+    let o = play(
+        &dir,
+        "mate.epd",
+        [&a, &b],
+        &["--variant", "fischerandom", "--depth", "4", "--debug-log"],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let records = read_games(&dir.join("run"));
     assert_eq!(records.len(), 2);
@@ -194,20 +213,28 @@ fn chess960_games_castle_king_takes_rook_and_the_pgn_says_chess960() {
     assert!(log.contains("> setoption name UCI_Chess960 value true"), "{log}");
 
     // Standard chess refuses the position with a line pointing to --variant.
-    let o = play(&dir.join("std"), dir.join("mate.epd").to_str().unwrap(), [&a, &b], &["--depth", "4"]);
+    let o =
+        play(&dir.join("std"), dir.join("mate.epd").to_str().unwrap(), [&a, &b], &["--depth", "4"]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("--variant fischerandom"), "{}", stderr(&o));
 }
 
 #[test]
 fn chess960_start_positions_play_out_legally() {
-    assert!(Path::new(STOCKFISH).is_file(), "this test needs {STOCKFISH} (apt-get install stockfish)");
+    assert!(
+        Path::new(STOCKFISH).is_file(),
+        "this test needs {STOCKFISH} (apt-get install stockfish)"
+    );
     let dir = scratch("books-960-start");
-    let o = run_runner(&dir, &["book", "--chess960", "--count", "3", "--seed", "5", "--out", "960.epd"]);
+    let o = run_runner(
+        &dir,
+        &["book", "--chess960", "--count", "3", "--seed", "5", "--out", "960.epd"],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let sf = |n: &str| format!("name={n},cmd={STOCKFISH},option.Threads=1,option.Hash=8");
     let (a, b) = (sf("sf1"), sf("sf2"));
-    let o = play(&dir, "960.epd", [&a, &b], &["--variant", "chess960", "--depth", "3", "--games", "6"]);
+    let o =
+        play(&dir, "960.epd", [&a, &b], &["--variant", "chess960", "--depth", "3", "--games", "6"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let records = read_games(&dir.join("run"));
     assert_eq!(records.len(), 6);
@@ -245,12 +272,22 @@ fn runner_book_writes_the_960_start_positions() {
     let all = std::fs::read_to_string(dir.join("all.epd")).unwrap();
     let lines: Vec<&str> = all.lines().collect();
     assert_eq!(lines.len(), 960);
-    assert!(lines[518].starts_with("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w HAha -"), "{}", lines[518]);
+    assert!(
+        lines[518].starts_with("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w HAha -"),
+        "{}",
+        lines[518]
+    );
     assert!(lines[518].contains("id \"chess960 #518\""), "{}", lines[518]);
-    assert!(lines[0].starts_with("bbqnnrkr/pppppppp/8/8/8/8/PPPPPPPP/BBQNNRKR w HFhf -"), "{}", lines[0]);
-    let o = run_runner(&dir, &["book", "--chess960", "--count", "12", "--seed", "9", "--out", "s.epd"]);
+    assert!(
+        lines[0].starts_with("bbqnnrkr/pppppppp/8/8/8/8/PPPPPPPP/BBQNNRKR w HFhf -"),
+        "{}",
+        lines[0]
+    );
+    let o =
+        run_runner(&dir, &["book", "--chess960", "--count", "12", "--seed", "9", "--out", "s.epd"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let again = run_runner(&dir, &["book", "--chess960", "--count", "12", "--seed", "9", "--out", "t.epd"]);
+    let again =
+        run_runner(&dir, &["book", "--chess960", "--count", "12", "--seed", "9", "--out", "t.epd"]);
     assert!(again.status.success());
     let s = std::fs::read_to_string(dir.join("s.epd")).unwrap();
     assert_eq!(s, std::fs::read_to_string(dir.join("t.epd")).unwrap(), "seeded");

@@ -4,9 +4,12 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use e2e::{bad_spec, badengine_bin, read_games, run_runner, runner_bin, scratch};
+use e2e::{
+    bad_spec, badengine_bin, processes_with, read_games, run_runner, runner_bin, scratch,
+    wait_until,
+};
 
 fn text(o: &Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
@@ -25,32 +28,6 @@ fn play(dir: &Path, a: &str, b: &str, extra: &[&str]) -> (Output, PathBuf) {
     args.extend_from_slice(extra);
     args.extend_from_slice(&["--out", &out_s]);
     (run_runner(dir, &args), out)
-}
-
-/// Processes whose command line holds `token`.
-fn processes_with(token: &str) -> Vec<u32> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
-        if let Ok(cmdline) = std::fs::read(e.path().join("cmdline"))
-            && String::from_utf8_lossy(&cmdline).contains(token)
-        {
-            out.push(pid);
-        }
-    }
-    out
-}
-
-/// Polls `done` every 20 ms until it holds or `limit` passes; returns whether it held.
-fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
-    let start = Instant::now();
-    while start.elapsed() < limit {
-        if done() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    done()
 }
 
 /// Kills what a failed test left behind (processes this test started, by pid).
@@ -124,15 +101,30 @@ fn no_engine_survives_a_killed_runner() {
     let out = dir.join("run");
     let out_s = out.to_string_lossy().into_owned();
     let args = [
-        "match", "--engine", &a, "--engine", &b, "--nodes", "100", "--games", "2",
-        "--stall-timeout", "600", "--progress", "quiet", "--out", &out_s,
+        "match",
+        "--engine",
+        &a,
+        "--engine",
+        &b,
+        "--nodes",
+        "100",
+        "--games",
+        "2",
+        "--stall-timeout",
+        "600",
+        "--progress",
+        "quiet",
+        "--out",
+        &out_s,
     ];
     let mut child = spawn_runner(&dir, &args);
     // The engine with White writes `stuck` to its stderr log once it stopped reading input.
     let stuck = wait_until(Duration::from_secs(60), || {
-        std::fs::read_dir(out.join("logs")).into_iter().flatten().flatten().any(|e| {
-            std::fs::read_to_string(e.path()).is_ok_and(|t| t.contains("stuck"))
-        })
+        std::fs::read_dir(out.join("logs"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|e| std::fs::read_to_string(e.path()).is_ok_and(|t| t.contains("stuck")))
     });
     let engines = processes_with(&token);
     let _ = child.kill();
@@ -205,7 +197,8 @@ fn control_characters_for_the_pipe_are_refused() {
     // From an engines file: a newline in a value, a NUL in an option name.
     for options in ["Hash = \"8\\nquit\"", "\"Ha\\u0000sh\" = 8"] {
         let toml = dir.join("engines.toml");
-        let body = format!("[[engine]]\nname = \"t\"\ncmd = \"{bin}\"\n[engine.options]\n{options}\n");
+        let body =
+            format!("[[engine]]\nname = \"t\"\ncmd = \"{bin}\"\n[engine.options]\n{options}\n");
         std::fs::write(&toml, body).unwrap();
         let toml_s = toml.to_string_lossy().into_owned();
         let extra = ["--engines-file", &toml_s, "--nodes", "100", "--games", "2"];
@@ -223,14 +216,30 @@ fn ctrl_c_during_a_slow_handshake_stops_at_once() {
     let dir = scratch("slowstart");
     let token = format!("slowstart-token-{}", std::process::id());
     let spec = |name: &str| {
-        format!("name={name},cmd={},arg=slowstart,arg=600000,arg={token}", badengine_bin().display())
+        format!(
+            "name={name},cmd={},arg=slowstart,arg=600000,arg={token}",
+            badengine_bin().display()
+        )
     };
     let (a, b) = (spec("a"), spec("b"));
     let out = dir.join("run");
     let out_s = out.to_string_lossy().into_owned();
     let args = [
-        "match", "--engine", &a, "--engine", &b, "--nodes", "100", "--games", "2",
-        "--start-timeout", "900", "--progress", "quiet", "--out", &out_s,
+        "match",
+        "--engine",
+        &a,
+        "--engine",
+        &b,
+        "--nodes",
+        "100",
+        "--games",
+        "2",
+        "--start-timeout",
+        "900",
+        "--progress",
+        "quiet",
+        "--out",
+        &out_s,
     ];
     let mut child = spawn_runner(&dir, &args);
     let started = wait_until(Duration::from_secs(60), || processes_with(&token).len() >= 2);
@@ -267,7 +276,8 @@ fn a_start_failure_points_to_the_stderr_log() {
     let dir = scratch("nouci");
     let bad = bad_spec("bad", "nouci", None);
     let good = bad_spec("good", "good", None);
-    let (o, out) = play(&dir, &bad, &good, &["--nodes", "100", "--games", "2", "--start-timeout", "1"]);
+    let (o, out) =
+        play(&dir, &bad, &good, &["--nodes", "100", "--games", "2", "--start-timeout", "1"]);
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     let log = out.join("logs").join("bad-0.stderr.log");
@@ -283,8 +293,23 @@ fn an_interrupted_summary_counts_the_engines_cpu() {
     let out = dir.join("run");
     let out_s = out.to_string_lossy().into_owned();
     let args = [
-        "match", "--engine", &a, "--engine", &b, "--nodes", "1", "--games", "40", "--concurrency",
-        "1", "--maxmoves", "20", "--progress", "quiet", "--out", &out_s,
+        "match",
+        "--engine",
+        &a,
+        "--engine",
+        &b,
+        "--nodes",
+        "1",
+        "--games",
+        "40",
+        "--concurrency",
+        "1",
+        "--maxmoves",
+        "20",
+        "--progress",
+        "quiet",
+        "--out",
+        &out_s,
     ];
     let child = spawn_runner(&dir, &args);
     let played = wait_until(Duration::from_secs(120), || !read_games(&out).is_empty());

@@ -4,21 +4,7 @@
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use e2e::{badengine_bin, read_games, run_runner, runner_bin, scratch};
-
-/// Processes whose command line holds `token`.
-fn processes_with(token: &str) -> Vec<u32> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
-        if let Ok(cmdline) = std::fs::read(e.path().join("cmdline"))
-            && String::from_utf8_lossy(&cmdline).contains(token)
-        {
-            out.push(pid);
-        }
-    }
-    out
-}
+use e2e::{badengine_bin, processes_with, read_games, run_runner, runner_bin, scratch};
 
 #[test]
 fn sigterm_kills_engines_and_keeps_files_consistent() {

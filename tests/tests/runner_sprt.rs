@@ -23,6 +23,9 @@ fn sprt_stops_at_a_decision_well_before_the_cap() {
             "2",
             "--sprt",
             "elo0=0,elo1=50,alpha=0.05,beta=0.05,model=logistic",
+            // b plays an illegal move every game: keep playing so that the SPRT decides.
+            "--fault-limit",
+            "0",
             "--progress",
             "quiet",
             "--out",

@@ -27,7 +27,9 @@ fn book(dir: &Path) -> String {
 }
 
 /// `runner match` arguments: engines `a` and `b` (test-engine specs), `games` games, seed 5.
-fn match_args(dir: &Path, a: &str, b: &str, games: &str, extra: &[&str]) -> Vec<String> {
+const NONE: &[&str] = &[];
+
+fn match_args(dir: &Path, a: &str, b: &str, games: &str, extra: &[impl AsRef<str>]) -> Vec<String> {
     let mut v: Vec<String> = [
         "match",
         "--engine",
@@ -52,7 +54,7 @@ fn match_args(dir: &Path, a: &str, b: &str, games: &str, extra: &[&str]) -> Vec<
     .collect();
     v.push("--book".into());
     v.push(book(dir));
-    v.extend(extra.iter().map(|s| s.to_string()));
+    v.extend(extra.iter().map(|s| s.as_ref().to_string()));
     v
 }
 
@@ -202,10 +204,7 @@ fn merge_refuses_games_of_another_run() {
     lines[0] = jsonl_lines(&theirs).into_iter().find(|l| key(l) == first).unwrap();
     write_lines(&mine, &lines);
     let merged = dir.join("merged");
-    let o = run_runner(
-        &dir,
-        &["merge", mine.to_str().unwrap(), "--out", merged.to_str().unwrap()],
-    );
+    let o = run_runner(&dir, &["merge", mine.to_str().unwrap(), "--out", merged.to_str().unwrap()]);
     assert!(!o.status.success(), "merged a foreign game: {}", stderr(&o));
     assert!(stderr(&o).contains("another run"), "{}", stderr(&o));
 }
@@ -257,8 +256,20 @@ fn huge_game_counts_are_refused_with_one_line() {
         assert!(!out.exists(), "--games {games} left a folder");
         // A sweep counts --games per point.
         let sweep: Vec<String> = [
-            "sweep", "--engine", &a, "--param", "Hash", "--values", "1,2", "--nodes", "1",
-            "--games", games, "--progress", "quiet", "--out",
+            "sweep",
+            "--engine",
+            &a,
+            "--param",
+            "Hash",
+            "--values",
+            "1,2",
+            "--nodes",
+            "1",
+            "--games",
+            games,
+            "--progress",
+            "quiet",
+            "--out",
         ]
         .iter()
         .map(|s| s.to_string())
@@ -307,7 +318,16 @@ fn runs_get_their_own_folders() {
     let children: Vec<Child> = engines
         .iter()
         .map(|(x, y)| {
-            spawn(&dir, &match_args(&dir, &bad_spec(x, "good", None), &bad_spec(y, "good", None), "2", &[]))
+            spawn(
+                &dir,
+                &match_args(
+                    &dir,
+                    &bad_spec(x, "good", None),
+                    &bad_spec(y, "good", None),
+                    "2",
+                    NONE,
+                ),
+            )
         })
         .collect();
     for c in children {
@@ -315,7 +335,12 @@ fn runs_get_their_own_folders() {
         assert!(o.status.success(), "{}", stderr(&o));
     }
     for t in &taken {
-        assert_eq!(fs::read_to_string(t.join("run.json")).unwrap(), marker, "{} reused", t.display());
+        assert_eq!(
+            fs::read_to_string(t.join("run.json")).unwrap(),
+            marker,
+            "{} reused",
+            t.display()
+        );
     }
     let new: Vec<PathBuf> =
         result_folders(&dir).into_iter().filter(|p| !taken.contains(p)).collect();
@@ -351,14 +376,14 @@ fn failed_start_leaves_no_run_folder() {
     let dir = scratch("store-failed-start");
     let missing = format!("name=x,cmd={}", dir.join("no-such-engine").display());
     let good = bad_spec("b", "good", None);
-    let o = run(&dir, &match_args(&dir, &missing, &good, "2", &[]));
+    let o = run(&dir, &match_args(&dir, &missing, &good, "2", NONE));
     assert!(!o.status.success());
     for f in result_folders(&dir) {
         assert!(!f.join("run.json").exists(), "{} holds a run after a failed start", f.display());
         assert!(!f.join("games.jsonl").exists(), "{}", f.display());
     }
     // The next run plays in a folder of its own.
-    ok(run(&dir, &match_args(&dir, &bad_spec("a", "good", None), &good, "2", &[])), "next run");
+    ok(run(&dir, &match_args(&dir, &bad_spec("a", "good", None), &good, "2", NONE)), "next run");
     let runs: Vec<PathBuf> =
         result_folders(&dir).into_iter().filter(|f| f.join("run.json").exists()).collect();
     assert_eq!(runs.len(), 1);
@@ -402,7 +427,7 @@ fn a_folder_in_use_is_refused_and_released_by_a_kill() {
 fn stop_message_prints_the_exact_resume_command() {
     let dir = scratch("store-hint");
     let (a, b) = (bad_spec("a", "slow", Some(3)), bad_spec("b", "slow", Some(3)));
-    let args = match_args(&dir, &a, &b, "40", &[]);
+    let args = match_args(&dir, &a, &b, "40", NONE);
     let child = spawn(&dir, &args);
     let start = Instant::now();
     let folder = loop {
@@ -417,9 +442,10 @@ fn stop_message_prints_the_exact_resume_command() {
     let o = child.wait_with_output().unwrap();
     assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
     let e = stderr(&o);
-    let hint = e.lines().find(|l| l.contains("--resume") && l.contains("--out")).unwrap_or_else(
-        || panic!("no resume command in: {e}"),
-    );
+    let hint = e
+        .lines()
+        .find(|l| l.contains("--resume") && l.contains("--out"))
+        .unwrap_or_else(|| panic!("no resume command in: {e}"));
     let rel = folder.strip_prefix(&dir).unwrap().display().to_string();
     assert!(hint.contains(&rel), "{hint} does not name {rel}");
     let played = read_games(&folder).len();

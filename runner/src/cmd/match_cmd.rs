@@ -46,7 +46,8 @@ pub fn match_plan(args: &MatchArgs) -> Result<(RunPlan, Vec<Opening>, RunOptions
     };
     let sprt = run_args::sprt(args.sprt.as_deref())?;
     let out = run_args::out_dir(&args.run.exec)?;
-    let (plan, openings) = run_args::run_plan(&args.run, kind, (engines, pairings), tcs[0], sprt, &out)?;
+    let (plan, openings) =
+        run_args::run_plan(&args.run, kind, (engines, pairings), tcs[0], sprt, &out)?;
     let dir = run_args::take_dir(&args.run.exec, &out)?;
     let opts = RunOptions::from_exec(&args.run.exec, dir.path().to_path_buf())?;
     Ok((plan, openings, opts, dir))

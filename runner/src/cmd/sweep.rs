@@ -212,9 +212,9 @@ pub async fn run(args: &SweepArgs) -> Result<u8> {
                 sweep.sprt,
             );
             let mut hook = |rec: &GameRecord| -> Result<Vec<(usize, String)>> {
-                    let stopped = tracker.record_game(rec)?;
-                    Ok(stopped.into_iter().map(|p| (p, tracker.status()[p].short())).collect())
-                };
+                let stopped = tracker.record_game(rec)?;
+                Ok(stopped.into_iter().map(|p| (p, tracker.status()[p].short())).collect())
+            };
             execute_with(&plan, openings, &opts, settings, cancel, Some(&mut hook)).await
         }
         None => execute(&plan, openings, &opts, settings, cancel).await,

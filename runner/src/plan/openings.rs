@@ -540,8 +540,8 @@ mod tests {
         assert_eq!(book.openings[0].moves, ["e2e4"]);
         assert!(book.skipped[0].starts_with("game 1 (line 1) skipped"), "{:?}", book.skipped);
         assert!(book.skipped[1].contains("three times"), "{:?}", book.skipped);
-        // Cut before the mate, the first game is playable.
-        assert_eq!(parse_pgn_book(pgn, Some(3), Variant::Standard).unwrap().openings.len(), 2);
+        // Cut at 3 plies, before the mate and before the repetition, all three are playable.
+        assert_eq!(parse_pgn_book(pgn, Some(3), Variant::Standard).unwrap().openings.len(), 3);
     }
 
     #[test]

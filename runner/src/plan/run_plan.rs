@@ -140,9 +140,14 @@ mod tests {
     fn huge_game_counts_are_refused() {
         assert_eq!(game_pairs(7, 3).unwrap(), 4);
         assert_eq!(game_pairs(MAX_GAMES, 1).unwrap() as u64, MAX_GAMES / 2);
-        for (games, pairings) in [(u64::MAX, 1), (100_000_000, 1), (MAX_GAMES, 2), (u64::MAX - 1, 7)] {
+        for (games, pairings) in
+            [(u64::MAX, 1), (100_000_000, 1), (MAX_GAMES, 2), (u64::MAX - 1, 7)]
+        {
             let e = game_pairs(games, pairings).unwrap_err().to_string();
-            assert!(e.starts_with(&format!("--games {games} is too many")) && !e.contains('\n'), "{e}");
+            assert!(
+                e.starts_with(&format!("--games {games} is too many")) && !e.contains('\n'),
+                "{e}"
+            );
         }
     }
 }

@@ -9,9 +9,9 @@ use shakmaty::{CastlingMode, Chess, Color, EnPassantMode, Position};
 
 use crate::plan::adjudication::Adjudication;
 use crate::plan::openings::{Opening, position_for};
-use crate::plan::variant::Variant;
 use crate::plan::run_plan::RunPlan;
 use crate::plan::time_control::TimeControl;
+use crate::plan::variant::Variant;
 use crate::play::adjudication::Adjudicator;
 use crate::play::clock::Clock;
 use crate::play::termination::Termination;
@@ -426,6 +426,7 @@ fn is_threefold(history: &[Zobrist64], halfmoves: usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::openings::position_from_fen;
 
     fn replay(fen: &str, moves: &[&str]) -> (Chess, Vec<Zobrist64>) {
         let mut pos = position_from_fen(fen).unwrap();

@@ -10,8 +10,8 @@ pub mod probe;
 pub mod probe_pool;
 pub mod termination;
 pub mod uci;
-pub mod uci_info;
-pub mod uci_lines;
 #[cfg(test)]
 mod uci_fuzz;
+pub mod uci_info;
+pub mod uci_lines;
 pub mod worker;

@@ -70,6 +70,7 @@ pub async fn start_engine(
         protocol_log: false,
         log_stem: Some(format!("{}-{worker}", setup.label)),
         every_line: true,
+        chess960: false,
     };
     let mut said = Vec::new();
     let on_line = &mut |l: &str| {

@@ -153,11 +153,16 @@ impl UciEngine {
     ) -> Result<UciEngine, UciError> {
         spec.check_pipe_text().map_err(|e| UciError::Refused(e.to_string()))?;
         let mut eng = Self::spawn(spec, opts)?;
-        match eng.handshake(spec, if_declared, opts.handshake_timeout, opts.chess960, on_line).await {
+        match eng.handshake(spec, if_declared, opts.handshake_timeout, opts.chess960, on_line).await
+        {
             Ok(()) => Ok(eng),
+            // Point to the log only when the engine wrote something there (an empty log is
+            // removed with the run folder of a run that played nothing).
             Err(e) => match eng.stderr_log.take() {
-                Some(log) => Err(UciError::Start { source: Box::new(e), log }),
-                None => Err(e),
+                Some(log) if std::fs::metadata(&log).is_ok_and(|m| m.len() > 0) => {
+                    Err(UciError::Start { source: Box::new(e), log })
+                }
+                _ => Err(e),
             },
         }
     }

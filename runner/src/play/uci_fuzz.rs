@@ -31,10 +31,42 @@ const SEEDS: &[&str] = &[
 ];
 
 const TOKENS: &[&str] = &[
-    "info", "depth", "seldepth", "score", "cp", "mate", "time", "nodes", "pv", "string", "bestmove",
-    "ponder", "option", "name", "type", "spin", "default", "min", "max", "id", "uciok", "-",
-    "99999999999999999999999", "-9223372036854775809", "4294967296", "255", "256", "-1", "0",
-    "\u{0}", "\r", "\t", "é", "ÿ", " ", "  ",
+    "info",
+    "depth",
+    "seldepth",
+    "score",
+    "cp",
+    "mate",
+    "time",
+    "nodes",
+    "pv",
+    "string",
+    "bestmove",
+    "ponder",
+    "option",
+    "name",
+    "type",
+    "spin",
+    "default",
+    "min",
+    "max",
+    "id",
+    "uciok",
+    "-",
+    "99999999999999999999999",
+    "-9223372036854775809",
+    "4294967296",
+    "255",
+    "256",
+    "-1",
+    "0",
+    "\u{0}",
+    "\r",
+    "\t",
+    "é",
+    "ÿ",
+    " ",
+    "  ",
 ];
 
 fn cases() -> u64 {
@@ -110,7 +142,9 @@ fn option_names_are_read_whole() {
     let mut rng = rng();
     for _ in 0..cases() / 10 {
         let words: Vec<String> = (0..rng.random_range(1..4))
-            .map(|_| (0..rng.random_range(1..8)).map(|_| rng.random_range(b'A'..=b'z') as char).collect())
+            .map(|_| {
+                (0..rng.random_range(1..8)).map(|_| rng.random_range(b'A'..=b'z') as char).collect()
+            })
             .filter(|w: &String| w != "type")
             .collect();
         if words.is_empty() {
@@ -133,7 +167,9 @@ async fn capped_reader_on_random_streams() {
         let mut lines: Vec<Vec<u8>> = Vec::new();
         for _ in 0..rng.random_range(0..20) {
             let len = rng.random_range(0..80);
-            lines.push((0..len).map(|_| rng.random_range(0u8..=255)).filter(|b| *b != b'\n').collect());
+            lines.push(
+                (0..len).map(|_| rng.random_range(0u8..=255)).filter(|b| *b != b'\n').collect(),
+            );
         }
         let mut stream: Vec<u8> = Vec::new();
         for l in &lines {

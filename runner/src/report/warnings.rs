@@ -96,7 +96,7 @@ pub fn starvation_warnings(plan: &RunPlan, records: &[GameRecord]) -> Vec<String
 
 fn is_white_to_move_after(r: &GameRecord) -> bool {
     let white_at_root = r.fen.split_whitespace().nth(1) != Some("b");
-    white_at_root == (r.book_plies % 2 == 0)
+    white_at_root == r.book_plies.is_multiple_of(2)
 }
 
 /// Counts, per engine, the games in a row it lost by its own fault, and says when one reaches
@@ -163,9 +163,13 @@ mod tests {
         assert!(s.on_game(&crash("bad", "good")).is_none());
         assert!(s.on_game(&crash("bad", "good")).is_none());
         // A clean game of the bad engine resets its count.
-        assert!(s.on_game(&game("bad", "good", GameResult::Draw, Termination::Threefold)).is_none());
+        assert!(
+            s.on_game(&game("bad", "good", GameResult::Draw, Termination::Threefold)).is_none()
+        );
         assert!(s.on_game(&crash("bad", "good")).is_none());
-        assert!(s.on_game(&game("good", "bad", GameResult::WhiteWins, Termination::Stall)).is_none());
+        assert!(
+            s.on_game(&game("good", "bad", GameResult::WhiteWins, Termination::Stall)).is_none()
+        );
         let why = s.on_game(&crash("bad", "good")).expect("third fault in a row");
         assert!(why.contains("bad") && why.contains("3 games in a row"), "{why}");
         // Time forfeits are not faults here; 0 never stops.

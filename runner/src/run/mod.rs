@@ -22,9 +22,9 @@ use crate::play::worker::{EnginePool, WorkerContext, default_concurrency};
 use crate::report::overhead::{OverheadMeter, OverheadReport};
 use crate::report::progress::ProgressMode;
 use crate::report::summary::{Tally, format_pairing, summary_json};
-use crate::store::dir::resume_command;
 use crate::report::warnings;
-use crate::store::{GameRecord, Store};
+use crate::store::GameRecord;
+use crate::store::dir::resume_command;
 use collect::Played;
 
 /// What a run prints when a signal stops it.

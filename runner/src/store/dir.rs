@@ -169,9 +169,14 @@ pub fn lock_for_reading(dir: &Path) -> Result<Option<File>> {
     match f.try_lock_shared() {
         Ok(()) => Ok(Some(f)),
         Err(TryLockError::WouldBlock) => {
-            bail!("{} is in use by another runner: merge it once that run has stopped", dir.display())
+            bail!(
+                "{} is in use by another runner: merge it once that run has stopped",
+                dir.display()
+            )
         }
-        Err(TryLockError::Error(e)) => Err(e).with_context(|| format!("cannot lock {}", p.display())),
+        Err(TryLockError::Error(e)) => {
+            Err(e).with_context(|| format!("cannot lock {}", p.display()))
+        }
     }
 }
 
@@ -236,13 +241,18 @@ mod tests {
 
     #[test]
     fn resume_command_adds_out_and_resume_quoted() {
-        let args: Vec<String> =
-            ["runner", "match", "--engine", "name=a b,cmd=x", "--games", "4"].map(String::from).into();
+        let args: Vec<String> = ["runner", "match", "--engine", "name=a b,cmd=x", "--games", "4"]
+            .map(String::from)
+            .into();
         assert_eq!(
             resume_command_from(&args, Path::new("results/20260101-000000")),
             "runner match --engine 'name=a b,cmd=x' --games 4 --out results/20260101-000000 --resume"
         );
-        let args: Vec<String> = ["runner", "match", "--out", "it's", "--resume"].map(String::from).into();
-        assert_eq!(resume_command_from(&args, Path::new("x")), r"runner match --out 'it'\''s' --resume");
+        let args: Vec<String> =
+            ["runner", "match", "--out", "it's", "--resume"].map(String::from).into();
+        assert_eq!(
+            resume_command_from(&args, Path::new("x")),
+            r"runner match --out 'it'\''s' --resume"
+        );
     }
 }

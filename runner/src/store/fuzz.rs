@@ -35,15 +35,18 @@ fn random_value(rng: &mut ChaCha8Rng, depth: u32) -> Value {
         9 => json!(["e2e4", "e7e5", "zz", "a7a8q", ""][rng.random_range(0..5)]),
         10 => json!("1/2-1/2"),
         11 => Value::String((0..rng.random_range(0..20)).map(|_| rng.random::<char>()).collect()),
-        12 if depth < 3 => {
-            Value::Array((0..rng.random_range(0..5)).map(|_| random_value(rng, depth + 1)).collect())
-        }
+        12 if depth < 3 => Value::Array(
+            (0..rng.random_range(0..5)).map(|_| random_value(rng, depth + 1)).collect(),
+        ),
         _ if depth < 3 => {
             let keys = ["cp", "mate", "x", "seq"];
             Value::Object(
                 (0..rng.random_range(0..3))
                     .map(|_| {
-                        (keys[rng.random_range(0..keys.len())].to_string(), random_value(rng, depth + 1))
+                        (
+                            keys[rng.random_range(0..keys.len())].to_string(),
+                            random_value(rng, depth + 1),
+                        )
                     })
                     .collect(),
             )
@@ -60,7 +63,7 @@ fn mutate(rng: &mut ChaCha8Rng, lines: &mut Vec<Vec<u8>>) {
     let i = rng.random_range(0..lines.len());
     match rng.random_range(0..9) {
         // A field set to a random value (the line stays valid JSON).
-        0 | 1 | 2 => {
+        0..=2 => {
             if let Ok(Value::Object(mut m)) = serde_json::from_slice::<Value>(&lines[i]) {
                 let keys: Vec<String> = m.keys().cloned().collect();
                 if !keys.is_empty() {
@@ -177,16 +180,18 @@ fn mutated_games_jsonl_never_panics_on_resume_or_merge() {
             merged += 1;
             if case % 50 == 0 {
                 let out = dir.with_extension(format!("merged-{case}"));
-                let _ = merge_dirs(&[dir.clone()], &out, &no_side_plan);
+                let _ = merge_dirs(std::slice::from_ref(&dir), &out, &no_side_plan);
                 let _ = fs::remove_dir_all(&out);
             }
         }
         // Records read back for reports: every one can be turned into PGN or an error.
         for r in parse_games(&bytes).map(|x| x.0).unwrap_or_default() {
-            let _ = r.to_pgn("fuzz", &plan.tc);
+            let _ = r.to_pgn("fuzz", &plan.tc, plan.variant);
         }
     }
-    eprintln!("store fuzz: {cases} inputs (seed {seed}), {resumed} resumed, {merged} merge-checked");
+    eprintln!(
+        "store fuzz: {cases} inputs (seed {seed}), {resumed} resumed, {merged} merge-checked"
+    );
     assert!(resumed > 0 && merged > 0, "the mutations never leave a valid file");
     fs::remove_dir_all(&dir).unwrap();
 }

@@ -22,9 +22,9 @@ use serde::{Deserialize, Serialize};
 use crate::plan::openings::Opening;
 use crate::plan::run_plan::{RunPlan, plan_differences};
 use crate::plan::schedule::GameKey;
-use crate::plan::variant::Variant;
 use crate::plan::schedule::Pairing;
 use crate::plan::time_control::TimeControl;
+use crate::plan::variant::Variant;
 use crate::play::game::{Forfeit, GameOutcome, GameResult, round3};
 use crate::play::termination::Termination;
 use crate::play::uci_info::Eval;
@@ -150,7 +150,9 @@ impl GameRecord {
             ],
             moves,
         };
-        to_pgn(&game).map_err(|e| anyhow!("game {}.{}: {e}", self.pair.saturating_add(1), u16::from(self.game) + 1))
+        to_pgn(&game).map_err(|e| {
+            anyhow!("game {}.{}: {e}", self.pair.saturating_add(1), u16::from(self.game) + 1)
+        })
     }
 }
 
@@ -602,7 +604,10 @@ pub(crate) mod tests {
     /// through a temporary file; /dev/full stands in for a full disk).
     #[test]
     fn a_full_disk_names_the_file() {
-        let e = format!("{:#}", write_named(Path::new("/r/games.pgn"), &mut FullDisk, b"x").unwrap_err());
+        let e = format!(
+            "{:#}",
+            write_named(Path::new("/r/games.pgn"), &mut FullDisk, b"x").unwrap_err()
+        );
         assert!(e.contains("/r/games.pgn") && e.contains("No space left"), "{e}");
         let dir = std::env::temp_dir().join(format!("store-full-{}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);

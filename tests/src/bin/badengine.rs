@@ -7,7 +7,7 @@
 //! - `hang N`: never answers the N+1-th `go` (nor anything after it);
 //! - `illegal N`: answers the N+1-th `go` with an illegal move;
 //! - `garbage`: surrounds every answer with junk lines, still plays legal moves;
-//! - `nouci`: never answers `uci`;
+//! - `nouci`: never answers `uci` (says so on stderr);
 //! - `slow MS`: waits MS milliseconds before every `bestmove`;
 //! - `mate`: plays legal moves, preferring checkmate, then captures (ends games quickly);
 //! - `stuck N`: at the N+1-th `go`, writes `stuck` to stderr and sleeps for good, reading no more
@@ -40,7 +40,7 @@ fn main() {
             continue;
         }
         match cmd {
-            "uci" if mode == "nouci" => {}
+            "uci" if mode == "nouci" => eprintln!("badengine: not answering uci"),
             "uci" if mode == "slowstart" => {
                 std::thread::sleep(Duration::from_millis(n));
                 let _ = writeln!(out, "id name badengine-{mode}\nuciok");
@@ -86,7 +86,9 @@ fn main() {
                         let start = std::time::Instant::now();
                         let mut x = 1u64;
                         while start.elapsed() < Duration::from_millis(n) {
-                            x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+                            x = std::hint::black_box(
+                                x.wrapping_mul(6364136223846793005).wrapping_add(1),
+                            );
                         }
                     }
                     _ => {}
