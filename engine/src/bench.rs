@@ -117,8 +117,13 @@ pub fn run_bench(opts: &EngineOptions, depth: i32, mut progress: impl FnMut(&str
     report
 }
 
-/// Per-position depth reached in `ms` milliseconds (fresh TT each position).
-pub fn run_depthtest(opts: &EngineOptions, ms: u64, mut progress: impl FnMut(&str)) -> Vec<i32> {
+/// Per-position depth reached within `limits` (`movetime`, or `nodes` for a result that does
+/// not depend on the machine), with a fresh TT for each position.
+pub fn run_depthtest(
+    opts: &EngineOptions,
+    limits: &Limits,
+    mut progress: impl FnMut(&str),
+) -> Vec<i32> {
     let mut searcher = Searcher::new(opts, Arc::new(AtomicBool::new(false)));
     let mut out = Vec::new();
     for (i, fen) in BENCH_FENS.iter().enumerate() {
@@ -126,7 +131,7 @@ pub fn run_depthtest(opts: &EngineOptions, ms: u64, mut progress: impl FnMut(&st
             continue;
         };
         searcher.clear();
-        let r = searcher.search(&pos, &Limits { movetime: Some(ms), ..Default::default() });
+        let r = searcher.search(&pos, limits);
         progress(&format!(
             "position {:>2} depth {} nodes {} time {} ms",
             i + 1,

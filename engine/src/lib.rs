@@ -13,6 +13,7 @@ pub mod history;
 pub mod movepick;
 pub mod mpc;
 pub mod mpc_params;
+pub mod mpc_variant;
 pub mod options;
 pub mod perft;
 pub mod position;

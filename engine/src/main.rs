@@ -1,7 +1,8 @@
 //! `engine` binary: a UCI engine by default; subcommands for fixed workloads:
 //!
 //! - `engine bench [depth] [--option NAME=VALUE]...`: last line `<N> nodes <M> nps`
-//! - `engine depthtest <ms> [--option NAME=VALUE]...`: average depth reached per position
+//! - `engine depthtest (<ms> | --nodes N) [--option NAME=VALUE]...`: average depth reached per
+//!   position
 //! - `engine perft <depth> [fen]`: leaf count
 
 use std::process::ExitCode;
@@ -10,10 +11,11 @@ use engine::bench::{BENCH_FENS, DEFAULT_BENCH_DEPTH, run_bench, run_depthtest};
 use engine::options::EngineOptions;
 use engine::perft::perft_picker;
 use engine::position::{parse_fen, parse_fen_960};
+use engine::timeman::Limits;
 use engine::uci::Uci;
 
 const USAGE: &str = "usage: engine [uci | bench [depth] [--option NAME=VALUE]... | \
-depthtest <ms> [--option NAME=VALUE]... | perft <depth> [fen]]";
+depthtest (<ms> | --nodes N) [--option NAME=VALUE]... | perft <depth> [fen]]";
 
 /// Splits `args` into positional arguments and applied `--option` settings.
 fn options_and_positionals(args: &[String]) -> Result<(EngineOptions, Vec<String>), String> {
@@ -71,13 +73,25 @@ fn run(args: &[String]) -> Result<(), String> {
         }
         "depthtest" => {
             let (opts, pos) = options_and_positionals(rest)?;
-            let ms =
-                pos.first().and_then(|s| s.parse::<u64>().ok()).filter(|&m| m > 0).ok_or(
+            let number =
+                |s: Option<&String>| s.and_then(|s| s.parse::<u64>().ok()).filter(|&m| m > 0);
+            let (limits, what) = if pos.first().is_some_and(|p| p == "--nodes") {
+                let n = number(pos.get(1)).ok_or(
+                    "depthtest --nodes needs a node count, e.g. `engine depthtest --nodes 200000`",
+                )?;
+                (Limits { nodes: Some(n), ..Default::default() }, format!("nodes_per_position {n}"))
+            } else {
+                let ms = number(pos.first()).ok_or(
                     "depthtest needs a time per position in ms, e.g. `engine depthtest 1000`",
                 )?;
-            let depths = run_depthtest(&opts, ms, |l| eprintln!("{l}"));
+                (
+                    Limits { movetime: Some(ms), ..Default::default() },
+                    format!("ms_per_position {ms}"),
+                )
+            };
+            let depths = run_depthtest(&opts, &limits, |l| eprintln!("{l}"));
             let avg = depths.iter().map(|&d| d as f64).sum::<f64>() / depths.len().max(1) as f64;
-            println!("positions {} ms_per_position {} average_depth {:.2}", depths.len(), ms, avg);
+            println!("positions {} {what} average_depth {avg:.2}", depths.len());
             Ok(())
         }
         "perft" => {

@@ -4,6 +4,7 @@
 
 use crate::mpc::MpcTable;
 use crate::mpc_params::load_params;
+use crate::mpc_variant::MpcVariant;
 
 /// Multi-cut (the default table) or single-pair (4,8) ProbCut.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,6 +55,8 @@ pub struct EngineOptions {
     pub mpc_table: MpcTable,
     /// Use the largest height's MPC entries (shifted) above the table.
     pub mpc_extend: bool,
+    /// The MPC variant options (`MPCSide`, `MPCPV`, ...; see `mpc_variant`).
+    pub mpc_variant: MpcVariant,
     pub null_move: bool,
     pub lmr: bool,
     pub move_overhead_ms: u64,
@@ -72,6 +75,7 @@ impl Default for EngineOptions {
             mpc_params_path: String::new(),
             mpc_table: MpcTable::default_multi(),
             mpc_extend: false,
+            mpc_variant: MpcVariant::default(),
             null_move: true,
             lmr: true,
             move_overhead_ms: 30,
@@ -89,7 +93,7 @@ pub enum Effect {
     ClearHash,
 }
 
-fn parse_bool(v: &str) -> Result<bool, String> {
+pub(crate) fn parse_bool(v: &str) -> Result<bool, String> {
     match v.to_ascii_lowercase().as_str() {
         "true" => Ok(true),
         "false" => Ok(false),
@@ -104,7 +108,7 @@ fn parse_threshold(v: &str) -> Result<f64, String> {
     }
 }
 
-fn parse_spin(v: &str, min: i64, max: i64) -> Result<i64, String> {
+pub(crate) fn parse_spin(v: &str, min: i64, max: i64) -> Result<i64, String> {
     match v.trim().parse::<i64>() {
         Ok(n) if (min..=max).contains(&n) => Ok(n),
         _ => Err(format!("expected an integer in {min}..={max}, got {v:?}")),
@@ -129,6 +133,7 @@ impl EngineOptions {
             "option name Move Overhead type spin default 30 min 0 max 5000".to_string(),
             "option name UCI_Chess960 type check default false".to_string(),
         ];
+        v.extend(MpcVariant::uci_declarations());
         for (name, def, min, max) in Tunables::SPECS {
             v.push(format!("option name {name} type spin default {def} min {min} max {max}"));
         }
@@ -215,6 +220,9 @@ impl EngineOptions {
                 Ok(Effect::None)
             }
             _ => {
+                if let Some(r) = self.mpc_variant.set(name, value) {
+                    return r.map(|()| Effect::None);
+                }
                 let spec = Tunables::SPECS
                     .iter()
                     .find(|s| s.0.eq_ignore_ascii_case(name))

@@ -13,13 +13,14 @@ use cozy_chess::{Board, Color, Move, Piece};
 use crate::eval::evaluate;
 use crate::history::History;
 use crate::movepick::{MovePicker, is_noisy};
-use crate::mpc::{MpcTable, Stage, alpha_bound, beta_bound, bound_usable, stage_of};
+use crate::mpc::{MpcParam, MpcTable, Stage, alpha_bound, beta_bound, bound_usable, stage_of};
+use crate::mpc_variant::{MpcSide, MpcVariant, MpcVerify};
 use crate::options::{EngineOptions, Tunables};
 use crate::position::{Position, format_move};
 use crate::score::{DRAW, INF, MATE, MAX_PLY, is_mate, uci_score};
 use crate::see::see;
 use crate::timeman::{Limits, TimeManager};
-use crate::tt::{Bound, TranspositionTable};
+use crate::tt::{Bound, TranspositionTable, TtHit};
 
 /// Multi-ProbCut counters for one search.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -32,6 +33,14 @@ pub struct MpcStats {
     pub alpha_cuts: u64,
     /// Nodes spent inside shallow searches.
     pub shallow_nodes: u64,
+    /// Tries at PV nodes (`MPCPV=false` makes none).
+    pub pv_tries: u64,
+    /// Tries made inside another try's shallow search (`MPCNested`).
+    pub nested_tries: u64,
+    /// Sides not tried because the evaluation was far from the bound (`MPCEvalGate`).
+    pub gated: u64,
+    /// Sides whose quiescence check disagreed, so no shallow search ran (`MPCVerify`).
+    pub verify_rejects: u64,
 }
 
 impl MpcStats {
@@ -42,14 +51,30 @@ impl MpcStats {
     /// The `info string mpc ...` line reported before `bestmove`.
     pub fn info_line(&self) -> String {
         format!(
-            "info string mpc tries {} cuts {} beta_cuts {} alpha_cuts {} shallow_nodes {}",
+            "info string mpc tries {} cuts {} beta_cuts {} alpha_cuts {} shallow_nodes {} \
+             pv_tries {} nested_tries {} gated {} verify_rejects {}",
             self.tries,
             self.cuts(),
             self.beta_cuts,
             self.alpha_cuts,
-            self.shallow_nodes
+            self.shallow_nodes,
+            self.pv_tries,
+            self.nested_tries,
+            self.gated,
+            self.verify_rejects
         )
     }
+}
+
+/// A node as Multi-ProbCut sees it.
+struct MpcNode {
+    depth: i32,
+    alpha: i32,
+    beta: i32,
+    ply: usize,
+    /// The node's own null-move flag, passed to its shallow searches.
+    null_allowed: bool,
+    pv: bool,
 }
 
 /// Outcome of a search.
@@ -73,6 +98,7 @@ struct Settings {
     t_mid: f64,
     t_end: f64,
     table: MpcTable,
+    mpcv: MpcVariant,
     null_move: bool,
     lmr: bool,
     tun: Tunables,
@@ -93,9 +119,13 @@ pub struct Searcher {
     /// Time limits apply (false while depth 1 runs, so a move always exists).
     time_abort_allowed: bool,
     aborted: bool,
-    /// > 0 while inside an MPC shallow search (no MPC there).
+    /// > 0 while inside an MPC shallow search (no MPC there unless `MPCNested`).
     mpc_nesting: u32,
     stats: MpcStats,
+    /// `null_at[p]`: the node at ply `p` is searching its null-move child.
+    null_at: [bool; MAX_PLY + 1],
+    /// Null moves made by a null move's own child (must stay 0).
+    double_nulls: u64,
     hashes: Vec<u64>,
     pv: Box<[[Option<Move>; MAX_PLY + 1]; MAX_PLY + 1]>,
     pv_len: [usize; MAX_PLY + 1],
@@ -110,6 +140,7 @@ fn settings_from(o: &EngineOptions) -> Settings {
         t_mid: o.t_mid,
         t_end: o.t_end,
         table: o.active_table(),
+        mpcv: o.mpc_variant,
         null_move: o.null_move,
         lmr: o.lmr,
         tun: o.tunables.clone(),
@@ -160,6 +191,8 @@ impl Searcher {
             aborted: false,
             mpc_nesting: 0,
             stats: MpcStats::default(),
+            null_at: [false; MAX_PLY + 1],
+            double_nulls: 0,
             hashes: Vec::new(),
             pv: Box::new([[None; MAX_PLY + 1]; MAX_PLY + 1]),
             pv_len: [0; MAX_PLY + 1],
@@ -197,6 +230,12 @@ impl Searcher {
         }
     }
 
+    /// Null moves made directly below another null move in the last search (the engine's rule
+    /// is never two in a row, also through MPC's shallow searches), for tests.
+    pub fn double_null_moves(&self) -> u64 {
+        self.double_nulls
+    }
+
     fn is_repetition(&self, board: &Board) -> bool {
         let key = board.hash();
         let n = board.halfmove_clock() as usize;
@@ -220,6 +259,8 @@ impl Searcher {
         self.stats = MpcStats::default();
         self.aborted = false;
         self.mpc_nesting = 0;
+        self.null_at = [false; MAX_PLY + 1];
+        self.double_nulls = 0;
         self.node_limit = limits.nodes.unwrap_or(u64::MAX).max(1);
         self.timer = Some(TimeManager::new(limits, self.settings.overhead_ms));
         self.hashes = pos.history.clone();
@@ -357,60 +398,164 @@ impl Searcher {
         self.pv_len[ply] = child_len;
     }
 
-    /// Multi-ProbCut test at a node of remaining depth `depth`; returns the
-    /// value to return from the node on a cut.
-    fn probcut(
+    /// Multi-ProbCut at a node, if the options allow it there; returns the value to return from
+    /// the node on a cut. `hit` is the node's TT entry, `static_eval` its evaluation.
+    fn try_mpc(
         &mut self,
         board: &Board,
-        depth: i32,
-        alpha: i32,
-        beta: i32,
-        ply: usize,
+        n: &MpcNode,
+        hit: Option<TtHit>,
+        static_eval: i32,
     ) -> Option<i32> {
+        let var = self.settings.mpcv;
+        if !self.settings.mpc
+            || self.mpc_nesting > var.nested
+            || is_mate(n.alpha)
+            || is_mate(n.beta)
+            || (n.pv && !var.pv)
+            || n.depth < var.min_depth
+        {
+            return None;
+        }
+        // The estimate for the eval gate: the TT score where its bound makes it nearer the truth.
+        let estimate = match hit {
+            Some(h)
+                if !is_mate(h.score)
+                    && match h.bound {
+                        Bound::Exact => true,
+                        Bound::Lower => h.score > static_eval,
+                        Bound::Upper => h.score < static_eval,
+                    } =>
+            {
+                h.score
+            }
+            _ => static_eval,
+        };
+        let v = self.probcut(board, n, estimate);
+        self.pv_len[n.ply] = n.ply;
+        v
+    }
+
+    /// Multi-ProbCut test at a node of remaining depth `n.depth` (seed 000, Figure 3, with the
+    /// variant options); returns the value to return from the node on a cut.
+    fn probcut(&mut self, board: &Board, n: &MpcNode, estimate: i32) -> Option<i32> {
+        let var = self.settings.mpcv;
         let stage = stage_of(board);
         let t = match stage {
             Stage::Middlegame => self.settings.t_mid,
             Stage::Endgame => self.settings.t_end,
         };
-        let tries: Vec<_> = self.settings.table.tries(stage, depth).collect();
+        let tries: Vec<_> = self.settings.table.tries(stage, n.depth).collect();
         for p in tries {
-            if p.shallow >= depth || p.shallow < 0 {
+            if p.shallow >= n.depth || p.shallow < 0 {
                 continue;
             }
-            let bound = beta_bound(&p, t, beta);
+            let bound = beta_bound(&p, t, n.beta);
             if bound_usable(bound) {
-                self.stats.tries += 1;
-                let before = self.nodes;
-                self.mpc_nesting += 1;
-                let v = self.negamax(board, p.shallow, bound - 1, bound, ply, true);
-                self.mpc_nesting -= 1;
-                self.stats.shallow_nodes += self.nodes - before;
-                if self.aborted {
-                    return Some(0);
-                }
-                if v >= bound {
-                    self.stats.beta_cuts += 1;
-                    return Some(beta);
+                if !var.gate_beta(estimate, bound) {
+                    self.stats.gated += 1;
+                } else {
+                    let cut = self.mpc_side(board, &p, bound, n, true);
+                    if self.aborted {
+                        return Some(0);
+                    }
+                    if cut {
+                        self.stats.beta_cuts += 1;
+                        return Some(n.beta);
+                    }
                 }
             }
-            let bound = alpha_bound(&p, t, alpha);
+            if var.side == MpcSide::Beta {
+                continue;
+            }
+            let bound = alpha_bound(&p, t, n.alpha);
             if bound_usable(bound) {
-                self.stats.tries += 1;
-                let before = self.nodes;
-                self.mpc_nesting += 1;
-                let v = self.negamax(board, p.shallow, bound, bound + 1, ply, true);
-                self.mpc_nesting -= 1;
-                self.stats.shallow_nodes += self.nodes - before;
-                if self.aborted {
-                    return Some(0);
-                }
-                if v <= bound {
-                    self.stats.alpha_cuts += 1;
-                    return Some(alpha);
+                if !var.gate_alpha(estimate, bound) {
+                    self.stats.gated += 1;
+                } else {
+                    let cut = self.mpc_side(board, &p, bound, n, false);
+                    if self.aborted {
+                        return Some(0);
+                    }
+                    if cut {
+                        self.stats.alpha_cuts += 1;
+                        return Some(n.alpha);
+                    }
                 }
             }
         }
         None
+    }
+
+    /// Counts one shallow search started at node `n`.
+    fn count_try(&mut self, n: &MpcNode) {
+        self.stats.tries += 1;
+        self.stats.pv_tries += n.pv as u64;
+        self.stats.nested_tries += (self.mpc_nesting > 1) as u64;
+    }
+
+    /// One side of one try: whether the shallow search (after the verification the options ask
+    /// for) passes `bound`, upwards (`beta_side`) or downwards. The shallow searches keep the
+    /// node's own null-move flag.
+    fn mpc_side(
+        &mut self,
+        board: &Board,
+        p: &MpcParam,
+        bound: i32,
+        n: &MpcNode,
+        beta_side: bool,
+    ) -> bool {
+        let verify = self.settings.mpcv.verify;
+        let before = self.nodes;
+        self.mpc_nesting += 1;
+        let (lo, hi) = if beta_side { (bound - 1, bound) } else { (bound, bound + 1) };
+        let passes = |v: i32| if beta_side { v >= bound } else { v <= bound };
+        let cut = if beta_side && verify == MpcVerify::Captures {
+            self.mpc_beta_captures(board, p.shallow, bound, n)
+        } else if verify != MpcVerify::Off && !passes(self.qsearch(board, lo, hi, n.ply)) {
+            self.stats.verify_rejects += 1;
+            false
+        } else {
+            self.count_try(n);
+            passes(self.negamax(board, p.shallow, lo, hi, n.ply, n.null_allowed))
+        };
+        self.mpc_nesting -= 1;
+        self.stats.shallow_nodes += self.nodes - before;
+        cut && !self.aborted
+    }
+
+    /// `MPCVerify=captures`, beta side: some capture or promotion with SEE >= 0 whose
+    /// quiescence value and then `shallow - 1` search reach `bound` (Stockfish's ProbCut order).
+    fn mpc_beta_captures(&mut self, board: &Board, shallow: i32, bound: i32, n: &MpcNode) -> bool {
+        let key = board.hash();
+        let tt_move = self.tt.probe(key, n.ply).and_then(|h| h.mv);
+        let mut picker = MovePicker::new_qsearch(tt_move);
+        let mut any = false;
+        while let Some(mv) = picker.next(board, &self.history) {
+            if mv.promotion.is_some_and(|p| p != Piece::Queen) || see(board, mv) < 0 {
+                continue;
+            }
+            any = true;
+            let mut child = board.clone();
+            child.play_unchecked(mv);
+            self.hashes.push(key);
+            let mut v = -self.qsearch(&child, -bound, -bound + 1, n.ply + 1);
+            if v >= bound && shallow > 1 {
+                self.count_try(n);
+                v = -self.negamax(&child, shallow - 1, -bound, -bound + 1, n.ply + 1, true);
+            }
+            self.hashes.pop();
+            if self.aborted {
+                return false;
+            }
+            if v >= bound {
+                return true;
+            }
+        }
+        if !any {
+            self.stats.verify_rejects += 1;
+        }
+        false
     }
 
     fn negamax(
@@ -488,12 +633,12 @@ impl Searcher {
                 return static_eval;
             }
 
-            // Multi-ProbCut, before null move; not inside its own shallow searches.
-            if self.settings.mpc && self.mpc_nesting == 0 && !is_mate(alpha) && !is_mate(beta) {
-                if let Some(v) = self.probcut(board, depth, alpha, beta, ply) {
-                    return v;
-                }
-                self.pv_len[ply] = ply;
+            // Multi-ProbCut, before null move (after it with `MPCAfterNull`).
+            let mpc_node = MpcNode { depth, alpha, beta, ply, null_allowed, pv: pv_node };
+            if !self.settings.mpcv.after_null
+                && let Some(v) = self.try_mpc(board, &mpc_node, hit, static_eval)
+            {
+                return v;
             }
 
             // Null move with adaptive reduction.
@@ -507,15 +652,24 @@ impl Searcher {
                 && let Some(child) = board.null_move()
             {
                 let r = self.settings.tun.nmp_base + depth / self.settings.tun.nmp_depth_div.max(1);
+                self.double_nulls += (ply > 0 && self.null_at[ply - 1]) as u64;
+                self.null_at[ply] = true;
                 self.hashes.push(key);
                 let v = -self.negamax(&child, depth - 1 - r, -beta, -beta + 1, ply + 1, false);
                 self.hashes.pop();
+                self.null_at[ply] = false;
                 if self.aborted {
                     return 0;
                 }
                 if v >= beta {
                     return if is_mate(v) { beta } else { v };
                 }
+            }
+
+            if self.settings.mpcv.after_null
+                && let Some(v) = self.try_mpc(board, &mpc_node, hit, static_eval)
+            {
+                return v;
             }
         }
 
