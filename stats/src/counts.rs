@@ -140,7 +140,8 @@ fn check_total(counts: &[u64], what: &str) -> Result<(), StatsError> {
 /// two games share an opening and are correlated: their statistics use the variance of the pair
 /// score, which is what a paired schedule needs. When both are known (a match run), pass
 /// [`Counts::Paired`]: the estimates and the SPRT use the pentanomial counts, and the game
-/// counts (wins, draws, losses, draw ratio) come from the trinomial ones.
+/// counts (wins, draws, losses, draw ratio) come from the trinomial ones. Pentanomial counts
+/// alone do not know wins, draws and losses (see [`Counts::wdl`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Counts {
     Wdl(Wdl),
@@ -162,17 +163,29 @@ impl Counts {
         }
     }
 
-    /// Games won, drawn and lost. Pentanomial counts alone do not say how many of the `dd`
-    /// pairs were two draws and how many a win and a loss; this function counts them as two
-    /// draws (WL pairs are rare in engine testing). Use [`Counts::Paired`] for exact figures.
-    pub fn wdl(&self) -> Wdl {
+    /// Games won, drawn and lost, if known. Pentanomial counts alone do not know them: a `dd`
+    /// pair is two draws or a win and a loss, so `Counts::Penta` gives `None` (use
+    /// [`Counts::Paired`] when both views are known).
+    pub fn wdl(&self) -> Option<Wdl> {
         match *self {
-            Counts::Wdl(w) | Counts::Paired { wdl: w, .. } => w,
-            Counts::Penta(p) => Wdl {
-                wins: p.wd.saturating_add(p.ww.saturating_mul(2)),
-                draws: p.ld.saturating_add(p.dd.saturating_mul(2)).saturating_add(p.wd),
-                losses: p.ll.saturating_mul(2).saturating_add(p.ld),
-            },
+            Counts::Wdl(w) | Counts::Paired { wdl: w, .. } => Some(w),
+            Counts::Penta(_) => None,
+        }
+    }
+
+    /// Number of games (two per pair for pentanomial counts; saturating).
+    pub fn games(&self) -> u64 {
+        match *self {
+            Counts::Wdl(w) | Counts::Paired { wdl: w, .. } => w.games(),
+            Counts::Penta(p) => p.to_wdl_score().1,
+        }
+    }
+
+    /// Points of the first engine (known from either view).
+    pub fn points(&self) -> f64 {
+        match *self {
+            Counts::Wdl(w) | Counts::Paired { wdl: w, .. } => w.points(),
+            Counts::Penta(p) => p.to_wdl_score().0,
         }
     }
 
@@ -244,6 +257,19 @@ mod tests {
         assert!(Counts::Paired { wdl: wl, penta }.check().is_ok());
         let bad = Wdl { wins: 1, draws: 2, losses: 1 };
         assert!(Counts::Paired { wdl: bad, penta }.check().is_err());
+    }
+
+    /// Issue 17: a DD+WL pair is two draws or a win and a loss, so pentanomial counts alone
+    /// must not claim W/D/L (they used to count every such pair as two draws).
+    #[test]
+    fn pentanomial_counts_do_not_know_wdl() {
+        let c = Counts::Penta(Penta { ll: 1, ld: 6, dd: 20, wd: 8, ww: 1 });
+        assert_eq!(c.wdl(), None);
+        assert_eq!(c.games(), 72);
+        assert_eq!(c.points(), 3.0 + 20.0 + 12.0 + 2.0);
+        let w = Wdl { wins: 3, draws: 2, losses: 1 };
+        assert_eq!(Counts::Wdl(w).wdl(), Some(w));
+        assert_eq!((Counts::Wdl(w).games(), Counts::Wdl(w).points()), (6, 4.0));
     }
 
     #[test]

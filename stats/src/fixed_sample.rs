@@ -37,8 +37,9 @@ use crate::error::StatsError;
 /// The test's inputs and results.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DrawAwareTest {
-    /// The draw ratio `d` the variance is computed from (observed, or the floor).
-    pub draw_ratio_used: f64,
+    /// The draw ratio `d` the variance is computed from (observed, or the floor); `None` for
+    /// [`pair_variance_test`], which does not use one.
+    pub draw_ratio_used: Option<f64>,
     /// `z = (S - N/2) / sqrt(N (1 - d) / 4)`.
     pub z: f64,
     /// One-sided p-value `1 - Phi(z)` that the first engine is not stronger.
@@ -86,10 +87,44 @@ pub fn draw_aware_test(
         check_draws_floor(f)?;
     }
     let d = draws_floor.unwrap_or(observed_draws);
+    let sd = (games as f64 * (1.0 - d) / 4.0).sqrt();
+    Ok(normal_test(games, points, sd, alpha).map(|t| DrawAwareTest { draw_ratio_used: Some(d), ..t }))
+}
+
+/// The same test for pentanomial counts alone, which do not know the draw ratio (a DD+WL pair
+/// is two draws or a win and a loss): the variance of the match score is estimated from the
+/// pair scores instead, as the second moment about the null hypothesis's mean,
+///
+/// ```text
+/// Var(S) = 4 sum_i n_i (a_i - 1/2)^2,     a_i = 0, 1/4, 1/2, 3/4, 1 (a pair's average),
+/// ```
+///
+/// the pair analogue of `N (1 - d) / 4`, which is `sum (game score - 1/2)^2` over the games.
+/// For independent games both agree on average; for paired games (same opening, colours
+/// reversed) this one also counts the correlation within pairs. `Ok(None)` when undefined (no
+/// pairs, or every pair scored exactly 1). Validates `alpha`.
+pub fn pair_variance_test(
+    penta: &crate::counts::Penta,
+    alpha: f64,
+) -> Result<Option<DrawAwareTest>, StatsError> {
+    check_alpha(alpha)?;
+    let (points, games) = penta.to_wdl_score();
+    let var: f64 = penta
+        .ascending()
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| n as f64 * (i as f64 / 4.0 - 0.5).powi(2))
+        .sum::<f64>()
+        * 4.0;
+    Ok(normal_test(games, points, var.sqrt(), alpha))
+}
+
+/// `z`, p-value and critical score for `points` out of `games` with standard deviation `sd`
+/// of the score under the null hypothesis; `None` if `sd` is 0 or there are no games.
+fn normal_test(games: u64, points: f64, sd: f64, alpha: f64) -> Option<DrawAwareTest> {
     let n = games as f64;
-    let sd = (n * (1.0 - d) / 4.0).sqrt();
     if games == 0 || !sd.is_finite() || sd <= 0.0 {
-        return Ok(None);
+        return None;
     }
     let normal = Normal::standard();
     let z = (points - n / 2.0) / sd;
@@ -98,7 +133,7 @@ pub fn draw_aware_test(
     // Smallest multiple of 1/2 strictly above the threshold.
     let critical = ((2.0 * threshold).floor() + 1.0) / 2.0;
     let critical_score = (critical <= n).then_some(critical);
-    Ok(Some(DrawAwareTest { draw_ratio_used: d, z, p_value, critical_score }))
+    Some(DrawAwareTest { draw_ratio_used: None, z, p_value, critical_score })
 }
 
 #[cfg(test)]
@@ -126,8 +161,8 @@ mod tests {
     fn floor_overrides_observed_draws() {
         let observed = draw_aware_test(64, 38.0, 0.6, None, 0.05).unwrap().unwrap();
         let floored = draw_aware_test(64, 38.0, 0.6, Some(0.3), 0.05).unwrap().unwrap();
-        assert_eq!(observed.draw_ratio_used, 0.6);
-        assert_eq!(floored.draw_ratio_used, 0.3);
+        assert_eq!(observed.draw_ratio_used, Some(0.6));
+        assert_eq!(floored.draw_ratio_used, Some(0.3));
         assert!(observed.p_value < floored.p_value);
     }
 
@@ -143,5 +178,23 @@ mod tests {
         assert!(draw_aware_test(10, 5.0, 0.0, Some(-0.1), 0.05).is_err());
         assert!(draw_aware_test(10, 5.0, 0.0, None, 0.0).is_err());
         assert!(draw_aware_test(10, 5.0, 0.0, None, f64::NAN).is_err());
+    }
+
+    /// Issue 17: pentanomial counts 1,6,20,8,1 (36 pairs, 72 games, 37 points). Pair
+    /// averages' squared distances from 1/2: LL and WW 1/4, LD and WD 1/16, DD 0, so
+    /// Var(S) = 4 (2/4 + 14/16) = 5.5, z = (37 - 36) / sqrt(5.5) = 0.42640.
+    #[test]
+    fn pair_variance_by_hand() {
+        use crate::counts::Penta;
+        let p = Penta { ll: 1, ld: 6, dd: 20, wd: 8, ww: 1 };
+        let t = pair_variance_test(&p, 0.05).unwrap().unwrap();
+        assert_eq!(t.draw_ratio_used, None);
+        assert!((t.z - 1.0 / 5.5f64.sqrt()).abs() < 1e-15, "{}", t.z);
+        // 36 + 1.6449 * 2.3452 = 39.858: 40 points needed.
+        assert_eq!(t.critical_score, Some(40.0));
+        assert!((t.p_value - 0.334_908).abs() < 1e-5, "{}", t.p_value);
+        assert_eq!(pair_variance_test(&Penta { dd: 5, ..Penta::default() }, 0.05).unwrap(), None);
+        assert_eq!(pair_variance_test(&Penta::default(), 0.05).unwrap(), None);
+        assert!(pair_variance_test(&p, 1.0).is_err());
     }
 }

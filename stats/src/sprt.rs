@@ -235,9 +235,11 @@ pub struct SprtResult {
 pub fn sprt(counts: &Counts, spec: &SprtSpec) -> Result<SprtResult, StatsError> {
     spec.validate()?;
     counts.check()?;
-    let llr = match counts.penta() {
-        Some(p) => llr(&p.ascending(), spec.elo0, spec.elo1, spec.model)?,
-        None => llr(&counts.wdl().ascending(), spec.elo0, spec.elo1, spec.model)?,
+    let llr = match *counts {
+        Counts::Wdl(w) => llr(&w.ascending(), spec.elo0, spec.elo1, spec.model)?,
+        Counts::Penta(p) | Counts::Paired { penta: p, .. } => {
+            llr(&p.ascending(), spec.elo0, spec.elo1, spec.model)?
+        }
     };
     Ok(SprtResult {
         llr,

@@ -5,7 +5,7 @@ use serde::Serialize;
 use crate::counts::{Counts, Penta};
 use crate::error::StatsError;
 use crate::estimate::ScoreMoments;
-use crate::fixed_sample::{check_alpha, check_draws_floor, draw_aware_test};
+use crate::fixed_sample::{check_alpha, check_draws_floor, draw_aware_test, pair_variance_test};
 use crate::sprt::{SprtResult, SprtSpec, sprt};
 
 /// What to compute besides the estimates.
@@ -26,17 +26,37 @@ impl Default for Options {
     }
 }
 
+/// What the variance of the fixed-sample test ([`crate::fixed_sample`]) was based on.
+/// Serialized as `"observed_draws"`, `"draws_floor"`, `"pair_variance"`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TestBasis {
+    /// The observed draw ratio of the games (W/D/L known).
+    ObservedDraws,
+    /// The draws floor of [`Options::draws_floor`].
+    DrawsFloor,
+    /// The pair scores: pentanomial counts alone, without a floor
+    /// ([`crate::fixed_sample::pair_variance_test`]).
+    PairVariance,
+}
+
 /// Counts, estimates and tests. Undefined values are `None` (JSON `null`), never NaN or
 /// infinite. With pentanomial counts (alone or [`Counts::Paired`]) the score's error, the
 /// intervals, nElo, LOS and the SPRT come from the pair scores; the draw ratio and the
-/// fixed-sample test come from the games.
+/// fixed-sample test come from the games when W/D/L are known.
+///
+/// Pentanomial counts alone do not know wins, draws and losses (a DD+WL pair is two draws or
+/// a win and a loss): `wins`, `draws`, `losses` and `draw_ratio` are then `None`, and the
+/// fixed-sample test uses the pair-score variance (`test_basis` says which was used).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Summary {
     pub games: u64,
     pub pairs: Option<u64>,
-    pub wins: u64,
-    pub draws: u64,
-    pub losses: u64,
+    pub wins: Option<u64>,
+    pub draws: Option<u64>,
+    pub losses: Option<u64>,
+    /// Points of the first engine out of `games`.
+    pub points: f64,
     pub penta: Option<Penta>,
     /// Points per game, in [0, 1].
     pub score: Option<f64>,
@@ -53,6 +73,8 @@ pub struct Summary {
     pub p_value: Option<f64>,
     /// Points needed out of `games` for `p < alpha` in that test.
     pub critical_score: Option<f64>,
+    /// What the fixed-sample test's variance came from (`None` if no games).
+    pub test_basis: Option<TestBasis>,
     pub sprt: Option<SprtResult>,
 }
 
@@ -65,27 +87,33 @@ pub fn summarize(counts: &Counts, opts: &Options) -> Result<Summary, StatsError>
     counts.check()?;
     let wdl = counts.wdl();
     let penta = counts.penta();
-    let games = wdl.games();
-    let moments = match penta {
-        Some(p) => ScoreMoments::from_penta(&p),
-        None => ScoreMoments::from_wdl(&wdl),
+    let games = counts.games();
+    let points = counts.points();
+    let moments = match (penta, wdl) {
+        (Some(p), _) => ScoreMoments::from_penta(&p),
+        (None, Some(w)) => ScoreMoments::from_wdl(&w),
+        (None, None) => None,
     };
     let est = moments.map(|m| m.estimates()).unwrap_or_default();
-    let draw_ratio = (games > 0).then(|| wdl.draws as f64 / games as f64);
-    let test = draw_aware_test(
-        games,
-        wdl.points(),
-        draw_ratio.unwrap_or(0.0),
-        opts.draws_floor,
-        opts.alpha,
-    )?;
+    let draw_ratio = wdl.filter(|w| w.games() > 0).map(|w| w.draws as f64 / w.games() as f64);
+    let (test, basis) = match (wdl, penta, opts.draws_floor) {
+        (Some(_), _, None) => {
+            (draw_aware_test(games, points, draw_ratio.unwrap_or(0.0), None, opts.alpha)?, TestBasis::ObservedDraws)
+        }
+        (_, _, Some(floor)) => {
+            (draw_aware_test(games, points, 0.0, Some(floor), opts.alpha)?, TestBasis::DrawsFloor)
+        }
+        (None, Some(p), None) => (pair_variance_test(&p, opts.alpha)?, TestBasis::PairVariance),
+        (None, None, None) => (None, TestBasis::ObservedDraws),
+    };
     let sprt = opts.sprt.as_ref().map(|spec| sprt(counts, spec)).transpose()?;
     Ok(Summary {
         games,
         pairs: penta.map(|p| p.pairs()),
-        wins: wdl.wins,
-        draws: wdl.draws,
-        losses: wdl.losses,
+        wins: wdl.map(|w| w.wins),
+        draws: wdl.map(|w| w.draws),
+        losses: wdl.map(|w| w.losses),
+        points,
         penta,
         score: moments.map(|m| m.score),
         draw_ratio,
@@ -96,6 +124,7 @@ pub fn summarize(counts: &Counts, opts: &Options) -> Result<Summary, StatsError>
         los: est.los,
         p_value: test.map(|t| t.p_value),
         critical_score: test.and_then(|t| t.critical_score),
+        test_basis: (games > 0).then_some(basis),
         sprt,
     })
 }

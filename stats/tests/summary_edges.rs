@@ -1,6 +1,6 @@
 //! `summarize` on the edge cases: no games, one game, all draws, an empty bin, huge counts.
 
-use stats::{Counts, Options, Penta, SprtSpec, Verdict, Wdl, summarize};
+use stats::{Counts, Options, Penta, SprtSpec, TestBasis, Verdict, Wdl, summarize};
 
 fn wdl(wins: u64, draws: u64, losses: u64) -> Counts {
     Counts::Wdl(Wdl { wins, draws, losses })
@@ -53,7 +53,7 @@ fn all_draws() {
     // 50 + 1.6449 * sqrt(100 * 0.7 / 4) = 56.88: 57 points needed.
     assert_eq!(s.critical_score, Some(57.0));
     let s = summarize(&Counts::Penta(Penta { dd: 40, ..Penta::default() }), &floor).unwrap();
-    assert_eq!((s.games, s.draws, s.nelo), (80, 80, None));
+    assert_eq!((s.games, s.draws, s.nelo), (80, None, None));
 }
 
 #[test]
@@ -75,12 +75,38 @@ fn paired_counts_give_exact_draws() {
     let wdl = Wdl { wins: 4 + 10 + 1, draws: 2 + 4 + 4, losses: 2 + 2 + 1 };
     let paired = summarize(&Counts::Paired { wdl, penta }, &Options::default()).unwrap();
     let alone = summarize(&Counts::Penta(penta), &Options::default()).unwrap();
-    assert_eq!((paired.wins, paired.draws, paired.losses), (15, 10, 5));
-    assert_eq!((alone.wins, alone.draws, alone.losses), (14, 12, 4));
-    // The pair-based estimates are the same, the draw ratio is not.
+    assert_eq!((paired.wins, paired.draws, paired.losses), (Some(15), Some(10), Some(5)));
+    // Issue 17: pentanomial counts alone do not know W/D/L or the draw ratio.
+    assert_eq!((alone.wins, alone.draws, alone.losses, alone.draw_ratio), (None, None, None, None));
+    assert_eq!((alone.games, alone.points), (paired.games, paired.points));
+    // The pair-based estimates are the same.
     assert_eq!(paired.elo, alone.elo);
     assert_eq!(paired.nelo_ci, alone.nelo_ci);
-    assert!(paired.draw_ratio < alone.draw_ratio);
+    assert_eq!(paired.test_basis, Some(TestBasis::ObservedDraws));
+    assert_eq!(alone.test_basis, Some(TestBasis::PairVariance));
+}
+
+/// Issue 17: `--penta 1,6,20,8,1` used to show 75 % draws and a p-value "from observed
+/// draws"; the fixed-sample test now uses the pair variance, 4 (2/4 + 14/16) = 5.5.
+#[test]
+fn pentanomial_fixed_sample_test_uses_pair_variance() {
+    let penta = Penta { ll: 1, ld: 6, dd: 20, wd: 8, ww: 1 };
+    let s = summarize(&Counts::Penta(penta), &Options::default()).unwrap();
+    assert_eq!((s.games, s.points, s.draw_ratio, s.draws), (72, 37.0, None, None));
+    assert_eq!(s.test_basis, Some(TestBasis::PairVariance));
+    let p = stats::pair_variance_test(&penta, 0.05).unwrap().unwrap();
+    assert_eq!(s.p_value, Some(p.p_value));
+    assert_eq!(s.critical_score, Some(40.0));
+    // A draws floor is an assumption about the games and needs no W/D/L.
+    let floor = Options { draws_floor: Some(0.3), ..Options::default() };
+    let s = summarize(&Counts::Penta(penta), &floor).unwrap();
+    assert_eq!(s.test_basis, Some(TestBasis::DrawsFloor));
+    let d = stats::draw_aware_test(72, 37.0, 0.0, Some(0.3), 0.05).unwrap().unwrap();
+    assert_eq!(s.p_value, Some(d.p_value));
+    let v = serde_json::to_value(summarize(&Counts::Penta(penta), &Options::default()).unwrap())
+        .unwrap();
+    assert!(v["wins"].is_null() && v["draw_ratio"].is_null());
+    assert_eq!(v["test_basis"], "pair_variance");
 }
 
 #[test]

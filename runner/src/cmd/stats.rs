@@ -14,7 +14,7 @@ use std::fmt::Write as _;
 
 use anyhow::Context as _;
 use serde::Serialize;
-use stats::{Counts, EloModel, Options, Summary, summarize};
+use stats::{Counts, EloModel, Options, Summary, TestBasis, summarize};
 
 use crate::cli::StatsArgs;
 
@@ -78,7 +78,12 @@ fn interval(ci: Option<[f64; 2]>) -> String {
 /// The human-readable table: one aligned `name  value` row per figure.
 fn table(s: &Summary, opts: &Options) -> String {
     let mut rows: Vec<(&str, String)> = Vec::new();
-    rows.push(("games", format!("{}  (W {}  D {}  L {})", s.games, s.wins, s.draws, s.losses)));
+    let wdl = match (s.wins, s.draws, s.losses) {
+        (Some(w), Some(d), Some(l)) => format!("(W {w}  D {d}  L {l})"),
+        // Issue 17: a DD+WL pair is two draws or a win and a loss.
+        _ => "(W/D/L not known from pentanomial counts)".to_string(),
+    };
+    rows.push(("games", format!("{}  {wdl}", s.games)));
     if let (Some(p), Some(pairs)) = (s.penta, s.pairs) {
         rows.push((
             "pentanomial",
@@ -88,18 +93,25 @@ fn table(s: &Summary, opts: &Options) -> String {
             ),
         ));
     }
-    let points = s.wins as f64 + 0.5 * s.draws as f64;
+    let points = s.points;
     rows.push((
         "score",
         or_na(s.score, |v| format!("{}  ({points:.1} / {} points)", percent(v), s.games)),
     ));
-    rows.push(("draw ratio", or_na(s.draw_ratio, percent)));
+    rows.push((
+        "draw ratio",
+        match (s.draw_ratio, s.draws) {
+            (None, None) if s.games > 0 => "n/a (not known from pentanomial counts)".to_string(),
+            (r, _) => or_na(r, percent),
+        },
+    ));
     rows.push(("Elo", format!("{}{}", s.format_elo(), interval(s.elo_ci))));
     rows.push(("nElo", format!("{}{}", s.format_nelo(), interval(s.nelo_ci))));
     rows.push(("LOS", or_na(s.los, percent)));
-    let basis = match opts.draws_floor {
-        Some(d) => format!("draws floor {d}"),
-        None => "observed draws".to_string(),
+    let basis = match (s.test_basis, opts.draws_floor) {
+        (Some(TestBasis::DrawsFloor), Some(d)) => format!("draws floor {d}"),
+        (Some(TestBasis::PairVariance), _) => "pair variance".to_string(),
+        _ => "observed draws".to_string(),
     };
     rows.push((
         "p-value",
@@ -189,6 +201,26 @@ mod tests {
         let a = parse(&["--wdl", "5,0,0", "--json"]).unwrap();
         let v: serde_json::Value = serde_json::from_str(&render(&a).unwrap()).unwrap();
         assert!(v["elo"].is_null());
+    }
+
+    /// Issue 17: pentanomial counts alone do not know W/D/L; the fixed-sample test uses the
+    /// pair variance (Var(S) = 5.5 here, z = 1 / sqrt(5.5), p = 0.3349).
+    #[test]
+    fn pentanomial_only_says_wdl_unknown() {
+        let a = parse(&["--penta", "1,6,20,8,1"]).unwrap();
+        let out = render(&a).unwrap();
+        assert!(out.contains("W/D/L not known from pentanomial counts"), "{out}");
+        assert!(out.contains("0.3349  (one-sided, pair variance)"), "{out}");
+        assert!(out.contains("37.0 / 72 points"), "{out}");
+        assert!(!out.contains("75.00 %") && !out.contains("observed draws"), "{out}");
+        let a = parse(&["--penta", "1,6,20,8,1", "--json"]).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&render(&a).unwrap()).unwrap();
+        assert!(v["draws"].is_null() && v["draw_ratio"].is_null(), "{v}");
+        assert_eq!(v["test_basis"], "pair_variance");
+        // The issue-16 counts: a finite LLR and H0 instead of an error.
+        let a = parse(&["--penta", "403,642,0,10,0", "--sprt", "elo0=0,elo1=5"]).unwrap();
+        let out = render(&a).unwrap();
+        assert!(out.contains("LLR -17.94") && out.contains("H0"), "{out}");
     }
 
     #[test]

@@ -34,6 +34,14 @@ pub fn format_p(p: Option<f64>) -> String {
     }
 }
 
+/// `W-D-L` of a point (always known in a sweep, which keeps both views of its games).
+fn wdl_text(s: &stats::Summary) -> String {
+    match (s.wins, s.draws, s.losses) {
+        (Some(w), Some(d), Some(l)) => format!("{w}-{d}-{l}"),
+        _ => "n/a".to_string(),
+    }
+}
+
 fn penta_text(r: &PointRow) -> String {
     match r.summary.penta {
         Some(p) => format!("{}-{}-{}-{}-{}", p.ll, p.ld, p.dd, p.wd, p.ww),
@@ -88,7 +96,7 @@ pub fn cells(a: &SweepAnalysis) -> (Vec<String>, Vec<Vec<String>>) {
                 })
                 .collect();
             c.push(s.games.to_string());
-            c.push(format!("{}-{}-{}", s.wins, s.draws, s.losses));
+            c.push(wdl_text(s));
             c.push(penta_text(r));
             c.push(pct(s.score));
             c.push(with_interval(s.elo, s.elo_ci));
@@ -275,8 +283,10 @@ pub fn csv(a: &SweepAnalysis) -> String {
             .collect();
         let p = s.penta.unwrap_or_default();
         c.extend(
-            [s.games, s.wins, s.draws, s.losses, p.ll, p.ld, p.dd, p.wd, p.ww]
-                .map(|v| v.to_string()),
+            [Some(s.games), s.wins, s.draws, s.losses]
+                .into_iter()
+                .chain([p.ll, p.ld, p.dd, p.wd, p.ww].map(Some))
+                .map(|v| v.map(|v| v.to_string()).unwrap_or_default()),
         );
         let lo = |ci: Option<[f64; 2]>| ci.map(|c| c[0]);
         let hi = |ci: Option<[f64; 2]>| ci.map(|c| c[1]);
