@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use engine::bench::BENCH_FENS;
-use engine::mpc::{MpcTable, Stage};
+use engine::mpc::{MpcParam, MpcTable, Stage};
 use engine::options::EngineOptions;
 use engine::position::Position;
 use engine::search::{SearchResult, Searcher, search_fen_depth};
@@ -81,9 +81,20 @@ fn variants_change_the_search_as_they_say() {
     assert!(s.verify_rejects > 0 && s.cuts() > 0, "{s:?}");
     let s = run("MPCVerify", "captures");
     assert!(s.verify_rejects > 0 && s.tries > 0, "{s:?}");
-    // MPC inside MPC's shallow searches.
-    let s = run("MPCNested", "1");
-    assert!(s.nested_tries > 0, "{s:?}");
+    // MPC inside MPC's shallow searches. With the default pairs the deepest shallow search
+    // (4) is below the lowest height that tries (6), so nesting cannot happen there (checked
+    // last); a (7, 8) pair gives the shallow searches children of height 6.
+    let mut deep = EngineOptions::default();
+    for stage in [Stage::Middlegame, Stage::Endgame] {
+        assert!(deep.mpc_table.add(stage, 8, MpcParam { shallow: 7, a: 1.0, b: 0.0, sigma: 60.0 }));
+    }
+    let flat = search(MIDDLEGAME, 9, &deep);
+    assert_eq!(flat.mpc.nested_tries, 0, "{:?}", flat.mpc);
+    deep.set("MPCNested", Some("1")).unwrap();
+    let nested = search(MIDDLEGAME, 9, &deep);
+    assert!(nested.mpc.nested_tries > 0, "{:?}", nested.mpc);
+    assert_ne!(nested.nodes, flat.nodes);
+    assert_eq!(search(MIDDLEGAME, 9, &opts(&[("MPCNested", "1")])).nodes, base.nodes);
     // After null move: fewer nodes reach the test.
     let s = run("MPCAfterNull", "true");
     assert!(s.tries < m.tries, "{s:?} vs {m:?}");
@@ -100,8 +111,7 @@ fn min_depth_equals_the_table_without_the_lower_heights() {
             }
         }
     }
-    let mut cut_table = EngineOptions::default();
-    cut_table.mpc_table = upper;
+    let cut_table = EngineOptions { mpc_table: upper, ..Default::default() };
     let min8 = opts(&[("MPCMinDepth", "8")]);
     let default = EngineOptions::default();
     for fen in [MIDDLEGAME, BENCH_FENS[7], BENCH_FENS[40]] {

@@ -88,7 +88,8 @@ pub fn draw_aware_test(
     }
     let d = draws_floor.unwrap_or(observed_draws);
     let sd = (games as f64 * (1.0 - d) / 4.0).sqrt();
-    Ok(normal_test(games, points, sd, alpha).map(|t| DrawAwareTest { draw_ratio_used: Some(d), ..t }))
+    Ok(normal_test(games, points, sd, alpha)
+        .map(|t| DrawAwareTest { draw_ratio_used: Some(d), ..t }))
 }
 
 /// The same test for pentanomial counts alone, which do not know the draw ratio (a DD+WL pair

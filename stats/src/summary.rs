@@ -97,9 +97,10 @@ pub fn summarize(counts: &Counts, opts: &Options) -> Result<Summary, StatsError>
     let est = moments.map(|m| m.estimates()).unwrap_or_default();
     let draw_ratio = wdl.filter(|w| w.games() > 0).map(|w| w.draws as f64 / w.games() as f64);
     let (test, basis) = match (wdl, penta, opts.draws_floor) {
-        (Some(_), _, None) => {
-            (draw_aware_test(games, points, draw_ratio.unwrap_or(0.0), None, opts.alpha)?, TestBasis::ObservedDraws)
-        }
+        (Some(_), _, None) => (
+            draw_aware_test(games, points, draw_ratio.unwrap_or(0.0), None, opts.alpha)?,
+            TestBasis::ObservedDraws,
+        ),
         (_, _, Some(floor)) => {
             (draw_aware_test(games, points, 0.0, Some(floor), opts.alpha)?, TestBasis::DrawsFloor)
         }
