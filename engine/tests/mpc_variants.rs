@@ -124,12 +124,24 @@ fn min_depth_equals_the_table_without_the_lower_heights() {
 
 #[test]
 fn no_two_null_moves_in_a_row_through_mpc() {
-    // Issue 17: MPC's shallow searches at a null move's child must not null-move again.
+    // Issue 17: MPC's shallow searches at a null move's child must not null-move again. With
+    // the default settings a null move's child has a remaining depth of 3 or less at depth 9;
+    // a null-move reduction of 1 (NmpBase=1, NmpDepthDiv=20) and (3, 4), (3, 5) pairs put
+    // shallow searches that could null-move at null children.
     let stop = Arc::new(AtomicBool::new(false));
+    let mut low = MpcTable::default_multi();
+    for stage in [Stage::Middlegame, Stage::Endgame] {
+        for h in [4, 5] {
+            assert!(low.add(stage, h, MpcParam { shallow: 3, a: 1.0, b: 0.0, sigma: 60.0 }));
+        }
+    }
     let mut total = 0;
     for variant in [&[][..], &[("MPCNested", "2")][..], &[("MPCAfterNull", "true")][..]] {
-        let mut s = Searcher::new(&opts(variant), stop.clone());
-        for fen in &BENCH_FENS[7..15] {
+        let mut o = EngineOptions { mpc_table: low.clone(), ..opts(variant) };
+        o.set("NmpBase", Some("1")).unwrap();
+        o.set("NmpDepthDiv", Some("20")).unwrap();
+        let mut s = Searcher::new(&o, stop.clone());
+        for fen in &BENCH_FENS[7..12] {
             s.clear();
             let r = s.search(
                 &Position::from_fen(fen).unwrap(),

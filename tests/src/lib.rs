@@ -161,9 +161,19 @@ pub fn write_book(dir: &Path, n: usize) -> String {
     p.display().to_string()
 }
 
-/// True when the Debian stockfish binary is installed.
-pub fn have_stockfish() -> bool {
-    Path::new("/usr/games/stockfish").is_file()
+/// The Debian engines the end-to-end tests play against (`.ci/run` installs them).
+pub const DEBIAN_ENGINES: [&str; 4] = ["stockfish", "glaurung", "toga2", "ethereal-chess"];
+
+/// The path of Debian's engine `name` (one of [`DEBIAN_ENGINES`]). A test that needs it fails
+/// with a line saying how to install it: a missing engine never lets a test pass unseen.
+pub fn debian_engine(name: &str) -> String {
+    let path = format!("/usr/games/{name}");
+    assert!(
+        Path::new(&path).is_file(),
+        "this test plays {path}, which is not installed: run .ci/run as root, or \
+         apt-get install stockfish glaurung toga2 ethereal-chess"
+    );
+    path
 }
 
 /// Processes whose command line holds `token`.

@@ -8,9 +8,7 @@
 use std::path::Path;
 use std::process::Output;
 
-use e2e::{bad_spec, engine_bin, read_games, run_runner, scratch, stderr};
-
-const STOCKFISH: &str = "/usr/games/stockfish";
+use e2e::{bad_spec, debian_engine, engine_bin, read_games, run_runner, scratch, stderr};
 
 /// `runner match` between two engines over `book`, a few quiet games at a node limit.
 fn play(dir: &Path, book: &str, engines: [&str; 2], extra: &[&str]) -> Output {
@@ -182,13 +180,10 @@ print(n, castles)
 
 #[test]
 fn chess960_games_castle_king_takes_rook_and_the_pgn_says_chess960() {
-    assert!(
-        Path::new(STOCKFISH).is_file(),
-        "this test needs {STOCKFISH} (apt-get install stockfish)"
-    );
+    let stockfish = debian_engine("stockfish");
     let dir = scratch("books-960");
     std::fs::write(dir.join("mate.epd"), format!("{MATE_BY_CASTLING}\n")).unwrap();
-    let sf = |n: &str| format!("name={n},cmd={STOCKFISH},option.Threads=1,option.Hash=8");
+    let sf = |n: &str| format!("name={n},cmd={stockfish},option.Threads=1,option.Hash=8");
     let (a, b) = (sf("sf1"), sf("sf2"));
     let o = play(
         &dir,
@@ -221,17 +216,14 @@ fn chess960_games_castle_king_takes_rook_and_the_pgn_says_chess960() {
 
 #[test]
 fn chess960_start_positions_play_out_legally() {
-    assert!(
-        Path::new(STOCKFISH).is_file(),
-        "this test needs {STOCKFISH} (apt-get install stockfish)"
-    );
+    let stockfish = debian_engine("stockfish");
     let dir = scratch("books-960-start");
     let o = run_runner(
         &dir,
         &["book", "--chess960", "--count", "3", "--seed", "5", "--out", "960.epd"],
     );
     assert!(o.status.success(), "{}", stderr(&o));
-    let sf = |n: &str| format!("name={n},cmd={STOCKFISH},option.Threads=1,option.Hash=8");
+    let sf = |n: &str| format!("name={n},cmd={stockfish},option.Threads=1,option.Hash=8");
     let (a, b) = (sf("sf1"), sf("sf2"));
     let o =
         play(&dir, "960.epd", [&a, &b], &["--variant", "chess960", "--depth", "3", "--games", "6"]);
@@ -254,7 +246,6 @@ fn chess960_refuses_an_engine_without_uci_chess960_before_any_game() {
     let dir = scratch("books-960-refuse");
     std::fs::write(dir.join("mate.epd"), format!("{MATE_BY_CASTLING}\n")).unwrap();
     let (a, b) = (bundled("a"), bad_spec("bad", "good", None));
-    let a = if Path::new(STOCKFISH).is_file() { format!("name=a,cmd={STOCKFISH}") } else { a };
     let o = play(&dir, "mate.epd", [&a, &b], &["--variant", "fischerandom", "--depth", "2"]);
     let err = stderr(&o);
     assert!(!o.status.success(), "{err}");

@@ -42,10 +42,7 @@ fn bundled_engine_self_play_at_fixed_depth() {
 
 #[test]
 fn stockfish_against_the_bundled_engine_by_name() {
-    if !e2e::have_stockfish() {
-        eprintln!("skipped: /usr/games/stockfish not installed");
-        return;
-    }
+    e2e::debian_engine("stockfish");
     let dir = scratch("sfbundled");
     let out = dir.join("run");
     let out_s = out.to_string_lossy().into_owned();

@@ -4,7 +4,7 @@
 use std::fs;
 use std::path::Path;
 
-use e2e::{have_stockfish, read_games, read_json as json, run_runner, scratch, stderr, stdout};
+use e2e::{debian_engine, read_games, read_json as json, run_runner, scratch, stderr, stdout};
 
 /// A small EPD book with three different openings.
 fn book(dir: &Path) -> String {
@@ -260,10 +260,7 @@ fn bad_sweep_arguments_are_one_line_errors_before_any_game() {
 
 #[test]
 fn sweeping_an_external_engine_option_sends_it_with_setoption() {
-    if !have_stockfish() {
-        eprintln!("skipped: /usr/games/stockfish is not installed");
-        return;
-    }
+    debian_engine("stockfish");
     let dir = scratch("sweep-sf");
     let out = dir.join("sf");
     let o = run_runner(
@@ -312,10 +309,7 @@ fn sweeping_an_external_engine_option_sends_it_with_setoption() {
 
 #[test]
 fn adaptive_sweep_drops_a_hopeless_point_and_report_agrees() {
-    if !have_stockfish() {
-        eprintln!("skipped: /usr/games/stockfish is not installed");
-        return;
-    }
+    debian_engine("stockfish");
     let dir = scratch("sweep-race");
     let out = dir.join("race");
     let o = run_runner(
