@@ -233,12 +233,12 @@ pub fn mle_t_value(
     }
     let mut p = phat.to_vec();
     let mut step = t - t_now;
-    loop {
+    let continued = loop {
         let t_next = if (t - t_now).abs() <= step.abs() { t } else { t_now + step };
         match fixed_point(values, phat, reference, t_next, &p) {
             Some((tilted, next)) => {
                 if t_next == t {
-                    return Ok(tilted);
+                    break Some(tilted);
                 }
                 p = next;
                 t_now = t_next;
@@ -247,11 +247,60 @@ pub fn mle_t_value(
             None => {
                 step /= 2.0;
                 if step.abs() < 1e-9 {
-                    return Err(fail());
+                    break None;
                 }
             }
         }
+    };
+    // The constraint set is not convex, so far from the observations the likelihood can have
+    // more than one local maximum (e.g. 403,642,0,10,0 at nElo -2000: mass on LL or on LD),
+    // and continuation follows only one of them. The fixed point is also started from each
+    // two-outcome distribution that meets the constraint (mixed with a little of `phat`), and
+    // the most likely of the solutions found is the estimate.
+    let k = values.len();
+    let others = two_point_starts(values, phat, reference, t)
+        .into_iter()
+        .filter_map(|start| fixed_point(values, phat, reference, t, &start));
+    let loglik = |m: &Tilted| -> f64 { (0..k).map(|i| -phat[i] * m.log_ratio(i)).sum() };
+    continued
+        .into_iter()
+        .chain(others.map(|(m, _)| m))
+        .map(|m| (loglik(&m), m))
+        .filter(|(l, _)| l.is_finite())
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, m)| m)
+        .ok_or_else(fail)
+}
+
+/// Distributions on two outcomes `j < l` (weight `e` on `l`) whose t-value is `t`, each mixed
+/// with 0.1 % of `phat` so that no probability is zero: starts for the fixed point. The roots
+/// in `e` are found by bisection between sign changes on a grid.
+fn two_point_starts(values: &[f64], phat: &[f64], reference: f64, t: f64) -> Vec<Vec<f64>> {
+    const GRID: usize = 64;
+    let mut starts = Vec::new();
+    for j in 0..values.len() {
+        for l in j + 1..values.len() {
+            let (a, b) = (values[j], values[l]);
+            let g = |e: f64| (a + (b - a) * e - reference) / ((b - a) * (e * (1.0 - e)).sqrt()) - t;
+            let grid: Vec<f64> = (1..GRID).map(|i| i as f64 / GRID as f64).collect();
+            for w in grid.windows(2) {
+                let (mut lo, mut hi) = (w[0], w[1]);
+                if g(lo).signum() == g(hi).signum() {
+                    continue;
+                }
+                for _ in 0..60 {
+                    let mid = 0.5 * (lo + hi);
+                    if g(mid).signum() == g(lo).signum() { lo = mid } else { hi = mid }
+                }
+                let e = 0.5 * (lo + hi);
+                let mut p: Vec<f64> = phat.iter().map(|q| 1e-3 * q).collect();
+                p[j] += 0.999 * (1.0 - e);
+                p[l] += 0.999 * e;
+                starts.push(p);
+            }
+        }
     }
+    starts
 }
 
 /// The fixed-point iteration for the t-value MLE from `start`; `None` if it fails.

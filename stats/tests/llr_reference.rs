@@ -166,8 +166,9 @@ const EXTREME: &[(&[u64], f64, f64, EloModel, f64)] = &[
     (&[403, 642, 0, 10, 0], -3.0, 1.0, EloModel::Normalized, -14.112256167416014803),
     (&[403, 642, 0, 10, 0], -500.0, -400.0, EloModel::Normalized, -18.291267558184059974),
     (&[403, 642, 0, 10, 0], 300.0, 2000.0, EloModel::Normalized, -3553.9523142955510853),
-    // Left out: (&[403, 642, 0, 10, 0], -2000.0, 2000.0, Normalized, -4472.2148007071443754):
-    // the nElo profile has two local maxima and the fixed point finds the other one (-4327.93).
+    // Two local maxima of the nElo profile at -2000 (the fixed point from the observations
+    // alone found the lower one, -4327.93).
+    (&[403, 642, 0, 10, 0], -2000.0, 2000.0, EloModel::Normalized, -4472.2148007071443754),
     (&[100, 50, 0, 0, 0], 0.0, 5.0, EloModel::Normalized, -2.8172117578564952861),
     (&[100, 50, 0, 0, 0], 0.0, 2.0, EloModel::Normalized, -1.1196079101967712534),
     (&[100, 50, 0, 0, 0], -3.0, 1.0, EloModel::Normalized, -2.2196508775178214425),
