@@ -75,14 +75,17 @@ fn hang_under_node_limit_is_a_stall() {
 
 #[test]
 fn hang_under_a_clock_is_a_time_forfeit() {
-    let games = play("hangtc", "hang", Some(1), &["--tc", "0.3+0.01"], "2");
+    // 2 s on the clock: the good side would need a 2 s stall on one instant move to flag first
+    // (load can only make the hung side's forfeit later, never avoid it).
+    let games = play("hangtc", "hang", Some(1), &["--tc", "2+0.01"], "2");
     assert_all_lost_by(&games, "time-forfeit");
 }
 
 #[test]
 fn slow_answers_lose_on_time_even_when_they_arrive() {
-    // 600 ms per move against 0.2 s + 100 ms margin: the first move of the slow engine is late.
-    let games = play("slow", "slow", Some(600), &["--tc", "0.2+0.01"], "2");
+    // 3 s per move against 1 s + the margin: the first move of the slow engine is late. The
+    // good side answers at once; only a 1 s stall of one of its moves could make it flag first.
+    let games = play("slow", "slow", Some(3000), &["--tc", "1+0.01"], "2");
     assert_all_lost_by(&games, "time-forfeit");
     for g in &games {
         // The late move is not part of the game.
@@ -116,8 +119,10 @@ fn garbage_output_is_tolerated() {
 
 #[test]
 fn fast_engines_do_not_lose_on_time_at_a_fast_control() {
-    // Instant movers at 1+0.01 (25 moves each, so a loaded CI box has 54 ms per move): any time
-    // loss here would be the runner's own latency.
+    // Instant movers at 5+0.05 (25 moves each, so 250 ms per move): any time loss here would be
+    // the runner's own latency. At 1+0.01 a loaded CI box could stall that long (a 156 ms
+    // maximum was seen on a busy 2-core machine), so the control leaves a wide margin; the
+    // runner's real turnaround is measured in summary.json, not asserted here.
     let dir = scratch("fasttc");
     let out = dir.join("run");
     let (a, b) = (bad_spec("a", "good", None), bad_spec("b", "good", None));
@@ -131,7 +136,7 @@ fn fast_engines_do_not_lose_on_time_at_a_fast_control() {
             "--engine",
             &b,
             "--tc",
-            "1+0.01",
+            "5+0.05",
             "--games",
             "4",
             "--concurrency",

@@ -344,10 +344,12 @@ fn a_time_forfeit_against_a_bare_king_is_a_draw() {
     let dir = scratch("flagdraw");
     // White has king and pawn, Black a bare king.
     std::fs::write(dir.join("book.epd"), "4k3/8/8/8/8/8/4P3/4K3 w - -\n").unwrap();
-    let bad = bad_spec("bad", "slow", Some(600));
+    // The bad side never answers its first `go` and flags after 2 s; the good side answers at
+    // once (only a 2 s stall of one instant move could make it flag first).
+    let bad = bad_spec("bad", "hang", Some(0));
     let good = bad_spec("good", "good", None);
     let (o, out) =
-        play(&dir, &bad, &good, &["--tc", "0.2+0.01", "--games", "2", "--book", "book.epd"]);
+        play(&dir, &bad, &good, &["--tc", "2+0.01", "--games", "2", "--book", "book.epd"]);
     assert!(o.status.success(), "{}", text(&o));
     let games = read_games(&out);
     assert_eq!(games.len(), 2);

@@ -211,7 +211,7 @@ mod tests {
         let opts = crate::play::uci::StartOptions { every_line: true, ..Default::default() };
         let mut e = UciEngine::start(&spec, &opts).await.unwrap();
         let fen = crate::plan::openings::STARTPOS_FEN;
-        let r = search(&mut e, fen, Limit::Depth(2), Duration::from_secs(5)).await.unwrap();
+        let r = search(&mut e, fen, Limit::Depth(2), Duration::from_secs(60)).await.unwrap();
         assert_eq!(r.bestmove, "e2e4");
         assert_eq!(r.score, Some(Eval::Mate(3)));
         assert_eq!(r.depths[0].score, Eval::Cp(5));
