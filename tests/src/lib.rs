@@ -24,22 +24,25 @@ fn workspace_root() -> PathBuf {
 }
 
 /// Builds `runner` and `engine` once per test process (a no-op when they are fresh), so the
-/// tests never run a stale binary. The profile follows the test's own.
+/// tests never run a stale binary. The profile follows the test's own. The build is the
+/// README's test build (`cargo test --workspace --no-run`), not `cargo build`: a plain build
+/// resolves dependency features without the dev-dependencies and so compiled a second copy of
+/// serde, syn, regex, rand and others on a fresh clone; under `cargo test --workspace` this is
+/// a no-op.
 fn ensure_built() {
     static BUILT: OnceLock<()> = OnceLock::new();
     BUILT.get_or_init(|| {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let mut cmd = Command::new(cargo);
-        cmd.current_dir(workspace_root())
-            .args(["build", "--quiet", "-p", "runner", "-p", "engine", "--bins"]);
+        cmd.current_dir(workspace_root()).args(["test", "--workspace", "--no-run", "--quiet"]);
         if bin_dir().ends_with("release") {
             cmd.arg("--release");
         }
         if let Some(target) = bin_dir().parent() {
             cmd.env("CARGO_TARGET_DIR", target);
         }
-        let status = cmd.status().expect("running cargo build");
-        assert!(status.success(), "cargo build of runner and engine failed");
+        let status = cmd.status().expect("running cargo test --no-run");
+        assert!(status.success(), "building runner and engine (cargo test --no-run) failed");
     });
 }
 
