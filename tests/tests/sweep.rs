@@ -89,7 +89,7 @@ fn two_point_sweep_writes_every_output_and_report_reproduces_them() {
         md.lines().filter(|l| l.starts_with("| 0.8 ") || l.starts_with("| 1.2 ")).collect();
     assert_eq!(rows.len(), 2, "{md}");
     assert!(rows.iter().all(|r| r.split(" | ").nth(1) == Some("4")), "{md}");
-    assert!(md.contains("significant (Holm)") && md.contains("Best point:"), "{md}");
+    assert!(md.contains("significant (Holm)") && md.contains("Leader so far:"), "{md}");
     let csv = fs::read_to_string(out.join("table.csv")).unwrap();
     assert!(csv.starts_with("t_mid,games,wins,draws,losses,"), "{csv}");
     assert_eq!(csv.lines().count(), 3);
@@ -99,7 +99,7 @@ fn two_point_sweep_writes_every_output_and_report_reproduces_them() {
     assert_eq!(summary["stopped_by"], "complete");
     let svg = fs::read_to_string(out.join("plot.svg")).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("t_mid") && svg.contains("baseline 50%"));
-    assert!(stdout.contains("Best point:") && stdout.contains("t_mid"), "{stdout}");
+    assert!(stdout.contains("Leader so far:") && stdout.contains("t_mid"), "{stdout}");
     assert!(!stdout.to_lowercase().contains("nan"), "{stdout}");
 
     // `runner report` rebuilds the same files from the store. summary.json stays: it keeps what

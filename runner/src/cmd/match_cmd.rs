@@ -13,8 +13,11 @@ use crate::plan::time_control::time_controls;
 use crate::plan::tournament;
 use crate::play::cancel::{Cancel, cancel_on_signals};
 use crate::play::game::GameSettings;
+use crate::report::match_files;
 use crate::run::args as run_args;
-use crate::run::{INTERRUPTED, RunOptions, StopReason, execute};
+use crate::run::live::LiveOutputs;
+use crate::run::{INTERRUPTED, RunOptions, StopReason, execute_with};
+use crate::store::GameRecord;
 use crate::store::dir::{RunDir, resume_command};
 
 /// Builds the plan of a match from its arguments.
@@ -92,7 +95,17 @@ pub async fn run(args: &MatchArgs) -> Result<u8> {
             opts.out_dir.display()
         );
     }
-    let outcome = match execute(&plan, openings, &opts, settings, cancel).await {
+    let anchor_elo = args.tournament.anchor_elo;
+    let out = opts.out_dir.clone();
+    let mut write = |records: &[GameRecord]| -> Result<()> {
+        if tournament {
+            gauntlet::files::write_tables(&out, &plan, records, anchor, anchor_elo).map(|_| ())
+        } else {
+            match_files::write(&out, &plan, records).map(|_| ())
+        }
+    };
+    let live = Some(LiveOutputs::new(&mut write));
+    let outcome = match execute_with(&plan, openings, &opts, settings, cancel, None, live).await {
         Ok(o) => o,
         Err(e) => {
             dir.discard_if_unplayed(&[]);
@@ -100,15 +113,19 @@ pub async fn run(args: &MatchArgs) -> Result<u8> {
         }
     };
     print!("{}", outcome.report);
-    if tournament {
-        let tables = gauntlet::files::write_tables(
-            &outcome.dir,
-            &plan,
-            &outcome.records,
-            anchor,
-            args.tournament.anchor_elo,
-        )?;
-        println!("\n{}", tables.markdown());
+    if !tournament {
+        match_files::write(&outcome.dir, &plan, &outcome.records)?;
+    } else {
+        // A ratings fit that fails must not lose the run: the games are stored, the report
+        // command can retry.
+        match gauntlet::files::write_tables(&out, &plan, &outcome.records, anchor, anchor_elo) {
+            Ok(tables) => println!("\n{}", tables.markdown()),
+            Err(e) => eprintln!(
+                "warning: no ratings table: {e:#} (the games are stored; `runner report {}` \
+                 tries again)",
+                out.display()
+            ),
+        }
     }
     println!("results: {}", outcome.dir.display());
     Ok(match outcome.stop {

@@ -1,16 +1,19 @@
 //! `runner report DIR`: re-prints the table and redraws the plot from a results directory's
 //! store (run.json + games.jsonl, and sweep.json for a sweep). Nothing comes from memory: the
 //! live sweep writes its outputs through the same function, so a report reproduces them.
-//! For a match (no sweep.json) it prints the runner's summary and writes table.md, table.csv and
-//! plot.svg, leaving the runner's summary.json alone.
+//! For a match it prints the runner's summary and writes the match layout (table.md, table.csv,
+//! plot.svg: `crate::report::match_files`), leaving the runner's summary.json alone; for a
+//! gauntlet or round-robin it rewrites its tables with the anchor the run used.
 
 use anyhow::{Context, Result};
 
 use crate::cli::ReportArgs;
+use crate::gauntlet;
+use crate::report::match_files;
 use crate::report::summary::{Tally, format_pairing};
-use crate::store::{read_records, read_run_file, stored_stopped_by};
+use crate::store::{read_records, read_run_file, read_summary, stored_stopped_by};
 use crate::sweep::plan::SweepPlan;
-use crate::sweep::report::{write_match_tables, write_sweep_stopped_by};
+use crate::sweep::report::write_sweep_stopped_by;
 
 /// `runner report DIR`.
 pub fn run(args: &ReportArgs) -> Result<u8> {
@@ -25,13 +28,24 @@ pub fn run(args: &ReportArgs) -> Result<u8> {
                 write_sweep_stopped_by(dir, &sweep, &plan, &records, &stored_stopped_by(dir))?;
             print!("{table}");
         }
-        None => {
+        None if plan.kind == "match" => {
             let names: Vec<String> = plan.engines.iter().map(|e| e.name.clone()).collect();
             let t = Tally::of_records(plan.pairings.len(), &records);
             for (p, pt) in plan.pairings.iter().zip(&t.pairings) {
                 print!("{}", format_pairing(p, &names, pt, plan.sprt));
             }
-            print!("{}", write_match_tables(dir, &plan, &records)?);
+            match_files::write(dir, &plan, &records)?;
+        }
+        None => {
+            // A gauntlet or round-robin: its own tables, anchored as the run was.
+            let (anchor, anchor_elo) = read_summary(dir)
+                .and_then(|s| s.pointer("/gauntlet/ratings/0/ratings").cloned())
+                .and_then(|r| Some((r["anchor"].as_u64()? as usize, r["anchor_elo"].as_f64()?)))
+                .unwrap_or((0, 0.0));
+            let tables = gauntlet::files::write_tables(dir, &plan, &records, anchor, anchor_elo)?;
+            println!("{}", tables.markdown());
+            println!("written: table.md, table.csv, ratings.csv in {}", dir.display());
+            return Ok(0);
         }
     }
     println!("written: table.md, table.csv, plot.svg in {}", dir.display());

@@ -62,6 +62,18 @@ fn percent(x: f64) -> String {
     format!("{:.2} %", 100.0 * x)
 }
 
+/// A probability from a normal approximation (LOS) in percent with two decimals, never rounded
+/// to a certainty: `>99.99 %`, `<0.01 %`.
+fn probability_percent(p: f64) -> String {
+    if p >= 0.99995 {
+        ">99.99 %".into()
+    } else if p < 0.00005 {
+        "<0.01 %".into()
+    } else {
+        percent(p)
+    }
+}
+
 fn probability(p: f64) -> String {
     if p != 0.0 && p < 1e-4 { format!("{p:.2e}") } else { format!("{p:.4}") }
 }
@@ -107,10 +119,21 @@ fn table(s: &Summary, opts: &Options) -> String {
     ));
     rows.push(("Elo", format!("{}{}", s.format_elo(), interval(s.elo_ci))));
     rows.push(("nElo", format!("{}{}", s.format_nelo(), interval(s.nelo_ci))));
-    rows.push(("LOS", or_na(s.los, percent)));
-    let basis = match (s.test_basis, opts.draws_floor) {
-        (Some(TestBasis::DrawsFloor), Some(d)) => format!("draws floor {d}"),
-        (Some(TestBasis::PairVariance), _) => "pair variance".to_string(),
+    rows.push(("LOS", or_na(s.los, probability_percent)));
+    let basis = match (s.test_basis, opts.draws_floor, s.draw_ratio) {
+        (Some(TestBasis::DrawsFloor), Some(d), Some(obs)) if obs > d => format!(
+            "draws floor {} used; the observed {} is higher, so the floor's larger variance is \
+             the conservative choice",
+            percent(d),
+            percent(obs)
+        ),
+        (Some(TestBasis::DrawsFloor), Some(d), Some(obs)) if obs < d => format!(
+            "draws floor {} used; the observed {} is lower than assumed, so p may be too small",
+            percent(d),
+            percent(obs)
+        ),
+        (Some(TestBasis::DrawsFloor), Some(d), _) => format!("draws floor {}", percent(d)),
+        (Some(TestBasis::PairVariance), ..) => "pair variance".to_string(),
         _ => "observed draws".to_string(),
     };
     rows.push((
@@ -221,6 +244,19 @@ mod tests {
         let a = parse(&["--penta", "403,642,0,10,0", "--sprt", "elo0=0,elo1=5"]).unwrap();
         let out = render(&a).unwrap();
         assert!(out.contains("LLR -17.94") && out.contains("H0"), "{out}");
+    }
+
+    /// Issue 18.6/18.10: six won pairs do not make LOS a certainty; a draws floor below the
+    /// observed draws is explained.
+    #[test]
+    fn los_never_prints_certainty_and_the_floor_is_explained() {
+        let a = parse(&["--penta", "0,0,0,1,5"]).unwrap();
+        let out = render(&a).unwrap();
+        assert!(out.contains("LOS             >99.99 %"), "{out}");
+        assert!(!out.contains("100.00 %"), "{out}");
+        let a = parse(&["--wdl", "10,40,10", "--draws-floor", "0.3"]).unwrap();
+        let out = render(&a).unwrap();
+        assert!(out.contains("draws floor 30.00 % used; the observed 66.67 % is higher"), "{out}");
     }
 
     #[test]

@@ -18,14 +18,15 @@ use crate::plan::engines::{bundled_engine_path, resolve_engines};
 use crate::plan::time_control::time_control;
 use crate::play::cancel::{Cancel, cancel_on_signals};
 use crate::play::game::GameSettings;
-use crate::run::{self, INTERRUPTED, RunOptions, StopReason, execute, execute_with};
+use crate::run::live::LiveOutputs;
+use crate::run::{self, INTERRUPTED, RunOptions, StopReason, execute_with};
 use crate::store::dir::resume_command;
 use crate::store::{GAMES_FILE, GameRecord};
 use crate::sweep::plan::{
     SWEEP_FILE, SweepPlan, baseline_options, baseline_with_options, validate,
 };
 use crate::sweep::racing::RaceConfig;
-use crate::sweep::report::write_sweep;
+use crate::sweep::report::{write_sweep, write_sweep_stopped_by};
 use crate::sweep::tracker::Tracker;
 use crate::sweep::values::{ValueArg, assign, grid, parse_fixed};
 
@@ -189,7 +190,9 @@ pub async fn run(args: &SweepArgs) -> Result<u8> {
     let (plan, openings) = run::args::run_plan(&args.run, "sweep", members, tc, sweep.sprt, &out)?;
     let dir = run::args::take_dir(x, &out)?;
     let out = dir.path().to_path_buf();
-    let opts = RunOptions::from_exec(x, out.clone())?;
+    let mut opts = RunOptions::from_exec(x, out.clone())?;
+    // A swept option the engine does not declare would make the whole sweep a no-op.
+    opts.required_options = sweep.param_names();
     save_or_check(&sweep, &out, x.resume)?;
     let settings = GameSettings::of_plan(&plan, opts.stall_timeout);
     let cancel = Cancel::new();
@@ -204,6 +207,10 @@ pub async fn run(args: &SweepArgs) -> Result<u8> {
         opts.concurrency,
         out.display()
     );
+    let mut write = |records: &[GameRecord]| -> Result<()> {
+        write_sweep_stopped_by(&out, &sweep, &plan, records, "running").map(|_| ())
+    };
+    let live = Some(LiveOutputs::new(&mut write));
     let played = match sweep.race {
         Some(_) => {
             let mut tracker = Tracker::new(
@@ -215,9 +222,9 @@ pub async fn run(args: &SweepArgs) -> Result<u8> {
                 let stopped = tracker.record_game(rec)?;
                 Ok(stopped.into_iter().map(|p| (p, tracker.status()[p].short())).collect())
             };
-            execute_with(&plan, openings, &opts, settings, cancel, Some(&mut hook)).await
+            execute_with(&plan, openings, &opts, settings, cancel, Some(&mut hook), live).await
         }
-        None => execute(&plan, openings, &opts, settings, cancel).await,
+        None => execute_with(&plan, openings, &opts, settings, cancel, None, live).await,
     };
     let (records, stop) = match played {
         Ok(o) => (o.records, o.stop),

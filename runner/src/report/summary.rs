@@ -48,14 +48,63 @@ impl PairingTally {
         self.open.len()
     }
 
-    /// Statistics over complete pairs (`None` before the first pair completes).
+    /// Statistics over complete pairs (`None` before the first pair completes). A statistics
+    /// failure leaves the failed figures `None` (see [`summarize_or_na`]).
     pub fn summarize(&self, sprt: Option<SprtSpec>) -> Option<Summary> {
+        self.summarize_why(sprt).map(|(s, _)| s)
+    }
+
+    /// [`PairingTally::summarize`] with the reason of a statistics failure, if there was one.
+    pub fn summarize_why(&self, sprt: Option<SprtSpec>) -> Option<(Summary, Option<String>)> {
         if self.penta.pairs() == 0 {
             return None;
         }
         let counts = Counts::Paired { wdl: self.wdl_paired, penta: self.penta };
-        stats::summarize(&counts, &Options { sprt, ..Options::default() }).ok()
+        Some(summarize_or_na(&counts, &Options { sprt, ..Options::default() }, stats::summarize))
     }
+}
+
+/// Summarises `counts` with `summarize` (`stats::summarize`; a parameter so tests can make it
+/// fail). A statistics failure never stops a run: if the SPRT is what failed, the estimates are
+/// kept and the SPRT is `None`; if the estimates fail too, every figure is `None` (printed
+/// `n/a`). The second value says why, for a one-time message.
+pub fn summarize_or_na(
+    counts: &Counts,
+    opts: &Options,
+    summarize: impl Fn(&Counts, &Options) -> Result<Summary, stats::StatsError>,
+) -> (Summary, Option<String>) {
+    let err = match summarize(counts, opts) {
+        Ok(s) => return (s, None),
+        Err(e) => e,
+    };
+    if opts.sprt.is_some()
+        && let Ok(s) = summarize(counts, &Options { sprt: None, ..*opts })
+    {
+        return (s, Some(format!("SPRT n/a: {err}")));
+    }
+    let wdl = counts.wdl();
+    let penta = counts.penta();
+    let empty = Summary {
+        games: counts.games(),
+        pairs: penta.map(|p| p.pairs()),
+        wins: wdl.map(|w| w.wins),
+        draws: wdl.map(|w| w.draws),
+        losses: wdl.map(|w| w.losses),
+        points: counts.points(),
+        penta,
+        score: None,
+        draw_ratio: None,
+        elo: None,
+        elo_ci: None,
+        nelo: None,
+        nelo_ci: None,
+        los: None,
+        p_value: None,
+        critical_score: None,
+        test_basis: None,
+        sprt: None,
+    };
+    (empty, Some(format!("statistics n/a: {err}")))
 }
 
 /// Tallies for every pairing of a run.
@@ -131,53 +180,60 @@ pub fn summary_json(
     serde_json::json!({ "stopped_by": stopped_by, "pairings": list })
 }
 
-fn pct(x: Option<f64>) -> String {
-    x.map(|v| format!("{:.1}%", v * 100.0)).unwrap_or_else(|| "n/a".into())
-}
-
-/// The human-readable final summary of one pairing.
+/// The human-readable final summary of one pairing. W-D-L counts every game; the figures below
+/// it count complete game pairs only, and say so.
 pub fn format_pairing(
     p: &Pairing,
     names: &[String],
     t: &PairingTally,
     sprt: Option<SprtSpec>,
 ) -> String {
+    use crate::report::figures::{elo, nelo, pct, prob_pct, too_few, too_few_note};
     let first = names.get(p.first).map(String::as_str).unwrap_or("?");
     let second = names.get(p.second).map(String::as_str).unwrap_or("?");
     let w = &t.wdl_all;
-    let mut s = format!(
-        "{} ({first} vs {second}): {} games, W-D-L {}-{}-{}\n",
-        p.label,
-        w.games(),
-        w.wins,
-        w.draws,
-        w.losses
-    );
-    match t.summarize(sprt) {
-        Some(sum) => {
+    // The label of a plain match already is "first vs second".
+    let who = if p.label == format!("{first} vs {second}") {
+        p.label.clone()
+    } else {
+        format!("{} ({first} vs {second})", p.label)
+    };
+    let mut s = format!("{who}: {} games, W-D-L {}-{}-{}\n", w.games(), w.wins, w.draws, w.losses);
+    match t.summarize_why(sprt) {
+        Some((sum, why)) => {
             let pe = t.penta;
             s.push_str(&format!(
-                "  pentanomial [LL LD DD WD WW] = [{} {} {} {} {}] over {} pairs\n",
+                "  over {} complete pair{} ({} games): pentanomial [LL LD DD WD WW] = [{} {} {} {} {}]\n",
+                pe.pairs(),
+                if pe.pairs() == 1 { "" } else { "s" },
+                2 * pe.pairs(),
                 pe.ll,
                 pe.ld,
                 pe.dd,
                 pe.wd,
                 pe.ww,
-                pe.pairs()
             ));
+            // `50.0%`, but `n/a` without a percent sign.
+            let with_pct = |t: String| if t == "n/a" { t } else { t + "%" };
             s.push_str(&format!(
                 "  score {}, draw ratio {}, Elo {}, nElo {}, LOS {}\n",
-                pct(sum.score),
-                pct(sum.draw_ratio),
-                sum.format_elo(),
-                sum.format_nelo(),
-                pct(sum.los)
+                with_pct(pct(sum.score)),
+                with_pct(pct(sum.draw_ratio)),
+                elo(&sum),
+                nelo(&sum),
+                with_pct(prob_pct(sum.los))
             ));
+            if too_few(pe.pairs()) {
+                s.push_str(&format!("  ({})\n", too_few_note(pe.pairs())));
+            }
             if let Some(r) = &sum.sprt {
                 s.push_str(&format!(
                     "  SPRT [{}, {}] ({}): LLR {:.2} [{:.2}, {:.2}] -> {}\n",
                     r.elo0, r.elo1, r.model, r.llr, r.lower_bound, r.upper_bound, r.verdict
                 ));
+            }
+            if let Some(why) = why {
+                s.push_str(&format!("  ({why})\n"));
             }
         }
         None => s.push_str("  no complete game pair yet: no statistics\n"),
@@ -265,5 +321,54 @@ mod tests {
         assert!(text.contains("W-D-L 1-1-2"), "{text}");
         assert!(!text.contains("SPRT"), "no SPRT line unless asked: {text}");
         assert!(!text.to_lowercase().contains("nan"), "{text}");
+    }
+
+    #[test]
+    fn the_match_summary_says_what_it_counts() {
+        // Two pairs, both drawn both ways: no spread, so no interval and no LOS.
+        let mut t = PairingTally::default();
+        for pair in 0..2 {
+            for game in 0..2 {
+                t.add(&rec(pair, game, GameResult::Draw, Termination::Threefold));
+            }
+        }
+        // One more game whose partner has not finished: in W-D-L, not in the figures.
+        t.add(&rec(2, 0, GameResult::WhiteWins, Termination::Checkmate));
+        let p = Pairing { label: "A vs B".into(), first: 0, second: 1, tc: None };
+        let text = format_pairing(&p, &["A".into(), "B".into()], &t, None);
+        assert!(text.starts_with("A vs B: 5 games, W-D-L 1-4-0\n"), "header once: {text}");
+        assert!(text.contains("over 2 complete pairs (4 games)"), "{text}");
+        assert!(text.contains("Elo +0.0 [n/a: no spread]") && text.contains("LOS n/a\n"), "{text}");
+        assert!(text.contains("2 complete pairs (< 10): figures not yet meaningful"), "{text}");
+        assert!(!text.contains("n/a%") && !text.contains("+/-"), "{text}");
+    }
+
+    #[test]
+    fn a_failing_statistic_gives_n_a_and_a_reason() {
+        let counts = Counts::Paired {
+            wdl: Wdl { wins: 3, draws: 2, losses: 1 },
+            penta: Penta { ll: 0, ld: 0, dd: 1, wd: 2, ww: 0 },
+        };
+        let spec = SprtSpec::parse("elo0=0,elo1=5").unwrap();
+        let opts = Options { sprt: Some(spec), ..Options::default() };
+        // The SPRT fails: the estimates stay, the SPRT is n/a, and the reason is given.
+        let fail_sprt = |c: &Counts, o: &Options| {
+            if o.sprt.is_some() {
+                Err(stats::StatsError::Numerical("no root".into()))
+            } else {
+                stats::summarize(c, o)
+            }
+        };
+        let (s, why) = summarize_or_na(&counts, &opts, fail_sprt);
+        assert!(s.score.is_some() && s.sprt.is_none());
+        assert!(why.unwrap().contains("SPRT n/a: "));
+        // Everything fails: every figure is n/a, the counts are kept.
+        let fail = |_: &Counts, _: &Options| Err(stats::StatsError::Numerical("boom".into()));
+        let (s, why) = summarize_or_na(&counts, &opts, fail);
+        assert_eq!((s.games, s.wins, s.pairs), (6, Some(3), Some(3)));
+        assert!(s.score.is_none() && s.elo.is_none() && s.los.is_none());
+        assert!(why.unwrap().starts_with("statistics n/a: "));
+        let (_, why) = summarize_or_na(&counts, &opts, stats::summarize);
+        assert_eq!(why, None);
     }
 }

@@ -2,11 +2,13 @@
 //! appended to the store by a writer thread, shown to the hook) and the progress display
 //! follows.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use anyhow::{Result, anyhow};
 use tokio::sync::mpsc;
 
+use super::live::LiveOutputs;
 use super::prepare::sprt_decided;
 use super::{GameHook, RunOptions};
 use crate::plan::run_plan::RunPlan;
@@ -30,7 +32,7 @@ pub(super) struct Played {
 }
 
 /// The state of the receiving end while games arrive.
-struct Collector<'a, 'h> {
+struct Collector<'a, 'h, 'l> {
     plan: &'a RunPlan,
     ctx: &'a WorkerContext,
     cancel: Cancel,
@@ -44,6 +46,13 @@ struct Collector<'a, 'h> {
     /// Stamped on every record ([`GameRecord::plan_hash`]).
     plan_hash: String,
     streaks: FaultStreaks,
+    /// Pairing labels, for the progress line.
+    labels: Vec<String>,
+    /// Pairings whose statistics failure was already said (once each).
+    stats_said: HashSet<usize>,
+    live: Option<LiveOutputs<'l>>,
+    /// Whether a live write failure was already said (once per run).
+    live_said: bool,
 }
 
 /// Plays the queued games on `opts.concurrency` workers and records them as they finish.
@@ -57,6 +66,7 @@ pub(super) async fn play_pending(
     done: Vec<GameRecord>,
     meter: OverheadMeter,
     hook: Option<GameHook<'_>>,
+    live: Option<LiveOutputs<'_>>,
     total_games: u64,
 ) -> Result<Played> {
     // The writer thread: games are written and synced off the async workers.
@@ -86,6 +96,10 @@ pub(super) async fn play_pending(
         fatal: None,
         plan_hash: plan.merge_hash(),
         streaks: FaultStreaks::new(opts.fault_limit),
+        labels: plan.pairings.iter().map(|p| p.label.clone()).collect(),
+        stats_said: HashSet::new(),
+        live,
+        live_said: false,
     };
     while let Some(ev) = rx.recv().await {
         match ev {
@@ -107,7 +121,7 @@ pub(super) async fn play_pending(
     Ok(Played { store, records, tally, meter, fatal, hooked })
 }
 
-impl Collector<'_, '_> {
+impl Collector<'_, '_, '_> {
     /// Records one finished game and stops the pairings it decides.
     fn finished(&mut self, game: FinishedGame) {
         let FinishedGame { task, names, outcome } = game;
@@ -146,12 +160,29 @@ impl Collector<'_, '_> {
         if sprt_decided(plan, &self.tally, p) {
             ctx.mark_decided(p);
         }
-        let status = Progress::status(&self.tally.pairings[p], plan.sprt);
-        if self.hook.is_some() {
+        if let Some((_, Some(why))) = self.tally.pairings[p].summarize_why(plan.sprt)
+            && self.stats_said.insert(p)
+        {
             let label = &plan.pairings[p].label;
-            self.progress.update(self.tally.games(), &format!("{label}: {status}"));
-        } else {
-            self.progress.update(self.tally.games(), &status);
+            self.progress.println(&format!("{label}: {why} (the run goes on; shown as n/a)"));
+        }
+        let leader = plan.kind == "sweep";
+        let status = Progress::run_status(&self.labels, &self.tally, p, plan.sprt, leader);
+        self.progress.update(self.tally.games(), &status);
+        self.write_live();
+    }
+
+    /// The live outputs, when due; a failure to write is said once and the run goes on.
+    fn write_live(&mut self) {
+        let Some(live) = self.live.as_mut() else { return };
+        if !live.due() {
+            return;
+        }
+        if let Err(e) = (live.write)(&self.records)
+            && !self.live_said
+        {
+            self.live_said = true;
+            self.progress.println(&format!("warning: cannot write the live outputs: {e:#}"));
         }
     }
 }

@@ -6,6 +6,7 @@
 
 pub mod args;
 mod collect;
+pub mod live;
 mod prepare;
 
 use std::path::PathBuf;
@@ -26,6 +27,7 @@ use crate::report::warnings;
 use crate::store::GameRecord;
 use crate::store::dir::resume_command;
 use collect::Played;
+use live::LiveOutputs;
 
 /// What a run prints when a signal stops it.
 pub const INTERRUPTED: &str =
@@ -45,6 +47,9 @@ pub struct RunOptions {
     pub progress: ProgressMode,
     /// Games in a row one engine may lose by its own fault before the run stops (0: never).
     pub fault_limit: u32,
+    /// Options an engine must declare when its spec sets them (a sweep's parameters): an
+    /// undeclared one stops the run before any game instead of a warning.
+    pub required_options: Vec<String>,
 }
 
 impl RunOptions {
@@ -72,6 +77,7 @@ impl RunOptions {
             protocol_log: x.debug_log,
             progress: ProgressMode::parse(&x.progress),
             fault_limit: x.fault_limit,
+            required_options: Vec::new(),
         })
     }
 }
@@ -120,11 +126,11 @@ pub async fn execute(
     settings: GameSettings,
     cancel: Cancel,
 ) -> Result<RunOutcome> {
-    execute_with(plan, openings, opts, settings, cancel, None).await
+    execute_with(plan, openings, opts, settings, cancel, None, None).await
 }
 
-/// [`execute`] with a [`GameHook`] that may stop pairings as games arrive. Pairs already started
-/// are completed, so pentanomial counts stay whole.
+/// [`execute`] with a [`GameHook`] that may stop pairings as games arrive (pairs already started
+/// are completed, so pentanomial counts stay whole) and [`LiveOutputs`] written as games arrive.
 pub async fn execute_with(
     plan: &RunPlan,
     openings: Vec<Opening>,
@@ -132,6 +138,7 @@ pub async fn execute_with(
     settings: GameSettings,
     cancel: Cancel,
     mut hook: Option<GameHook<'_>>,
+    live: Option<LiveOutputs<'_>>,
 ) -> Result<RunOutcome> {
     if openings.is_empty() {
         bail!("no openings to play");
@@ -148,7 +155,7 @@ pub async fn execute_with(
         prepare::worker_context(plan, &pools, openings, settings, pending.tasks, &done, &cancel);
     prepare::mark_decided(plan, &ctx, &tally, stopped_on_resume);
     if ctx.queued() > 0 {
-        prepare::check_engines_start(&pools, &cancel).await?;
+        prepare::check_engines_start(&pools, &opts.required_options, &cancel).await?;
     }
     let played = collect::play_pending(
         plan,
@@ -159,6 +166,7 @@ pub async fn execute_with(
         done,
         meter,
         hook,
+        live,
         pending.total_games,
     )
     .await?;

@@ -5,7 +5,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use anyhow::{Result, anyhow};
+use anyhow::{Result, anyhow, bail};
 use stats::Verdict;
 
 use super::{GameHook, RunOptions};
@@ -128,8 +128,13 @@ pub(super) fn mark_decided(
 }
 
 /// Starts every engine once before any game: one that cannot start stops the run with its error;
-/// options an engine does not declare are warned about (and sent anyway).
-pub(super) async fn check_engines_start(pools: &[Arc<EnginePool>], cancel: &Cancel) -> Result<()> {
+/// options an engine does not declare are warned about (and sent anyway), except those in
+/// `required` (a sweep's parameters): one of those undeclared stops the run before any game.
+pub(super) async fn check_engines_start(
+    pools: &[Arc<EnginePool>],
+    required: &[String],
+    cancel: &Cancel,
+) -> Result<()> {
     let mut set = tokio::task::JoinSet::new();
     for pool in pools {
         let pool = pool.clone();
@@ -142,10 +147,12 @@ pub(super) async fn check_engines_start(pools: &[Arc<EnginePool>], cancel: &Canc
                 .filter(|(k, _)| !e.declared_options.iter().any(|d| d.eq_ignore_ascii_case(k)))
                 .map(|(k, _)| k.clone())
                 .collect();
+            let declared = e.declared_options.clone();
             pool.release(e);
-            Ok::<_, UciError>((pool.spec().name.clone(), undeclared))
+            Ok::<_, UciError>((pool.spec().name.clone(), undeclared, declared))
         });
     }
+    let mut refused: Option<String> = None;
     loop {
         let r = tokio::select! {
             biased;
@@ -158,14 +165,30 @@ pub(super) async fn check_engines_start(pools: &[Arc<EnginePool>], cancel: &Canc
             }
             r = set.join_next() => match r {
                 Some(r) => r,
-                None => return Ok(()),
+                None => break,
             },
         };
         match r.map_err(|e| anyhow!("engine start task failed: {e}"))? {
-            Ok((name, undeclared)) if !undeclared.is_empty() => eprintln!(
-                "warning: engine {name} does not declare option(s) {} (sent anyway)",
-                undeclared.join(", ")
-            ),
+            Ok((name, undeclared, declared)) if !undeclared.is_empty() => {
+                let missing: Vec<&str> = undeclared
+                    .iter()
+                    .filter(|u| required.iter().any(|r| r.eq_ignore_ascii_case(u)))
+                    .map(String::as_str)
+                    .collect();
+                if missing.is_empty() {
+                    eprintln!(
+                        "warning: engine {name} does not declare option(s) {} (sent anyway)",
+                        undeclared.join(", ")
+                    );
+                } else if refused.is_none() {
+                    refused = Some(format!(
+                        "engine {name} does not declare the swept option {}: a typo? \
+                         (it declares: {})",
+                        missing.join(", "),
+                        declared.join(", ")
+                    ));
+                }
+            }
             Ok(_) => {}
             Err(e) => {
                 cancel.cancel();
@@ -176,4 +199,12 @@ pub(super) async fn check_engines_start(pools: &[Arc<EnginePool>], cancel: &Canc
             }
         }
     }
+    if let Some(msg) = refused {
+        cancel.cancel();
+        for p in pools {
+            p.shutdown_idle().await;
+        }
+        bail!("{msg}");
+    }
+    Ok(())
 }

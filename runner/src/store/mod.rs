@@ -116,8 +116,26 @@ impl GameRecord {
         }
     }
 
-    /// The game as PGN (moves replayed for SAN, so an illegal move cannot be written).
-    pub fn to_pgn(&self, event: &str, tc: &TimeControl, variant: Variant) -> Result<String> {
+    /// The PGN `Round`: `pair.game` (1-based); with several pairings (sweep points, gauntlet
+    /// pairings) `pairing.pair.game`, so that no two games of a run share a round.
+    pub fn pgn_round(&self, pairings: usize) -> String {
+        let (pair, game) = (self.pair.saturating_add(1), u16::from(self.game) + 1);
+        if pairings > 1 {
+            format!("{}.{pair}.{game}", self.pairing.saturating_add(1))
+        } else {
+            format!("{pair}.{game}")
+        }
+    }
+
+    /// The game as PGN (moves replayed for SAN, so an illegal move cannot be written), in a run
+    /// of `pairings` pairings.
+    pub fn to_pgn(
+        &self,
+        event: &str,
+        tc: &TimeControl,
+        variant: Variant,
+        pairings: usize,
+    ) -> Result<String> {
         let mut moves = Vec::with_capacity(self.moves.len());
         for (i, uci) in self.moves.iter().enumerate() {
             let comment = if i < self.book_plies {
@@ -135,7 +153,7 @@ impl GameRecord {
             event: event.to_string(),
             site: "?".into(),
             date: self.date.clone(),
-            round: format!("{}.{}", self.pair.saturating_add(1), u16::from(self.game) + 1),
+            round: self.pgn_round(pairings),
             white: self.white.clone(),
             black: self.black.clone(),
             result: self.result.pgn().into(),
@@ -314,8 +332,12 @@ impl Store {
         let jsonl = self.dir.join(GAMES_FILE);
         write_named(&jsonl, &mut self.jsonl, line.as_bytes())?;
         self.jsonl.sync_data().with_context(|| format!("cannot write {}", jsonl.display()))?;
-        let pgn =
-            rec.to_pgn(&self.event(), &self.plan.pairing_tc(rec.pairing), self.plan.variant)?;
+        let pgn = rec.to_pgn(
+            &self.event(),
+            &self.plan.pairing_tc(rec.pairing),
+            self.plan.variant,
+            self.plan.pairings.len(),
+        )?;
         write_named(&self.dir.join(PGN_FILE), &mut self.pgn, pgn.as_bytes())
     }
 
@@ -329,6 +351,7 @@ impl Store {
                 &self.event(),
                 &self.plan.pairing_tc(r.pairing),
                 self.plan.variant,
+                self.plan.pairings.len(),
             )?);
         }
         write_atomic(&self.dir.join(PGN_FILE), text.as_bytes())

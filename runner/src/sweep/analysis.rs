@@ -6,6 +6,9 @@ use serde::{Deserialize, Serialize};
 
 use stats::{Counts, Options, Penta, ScoreMoments, SprtSpec, Summary, Verdict, Wdl};
 
+use crate::report::figures::too_few;
+use crate::report::summary::summarize_or_na;
+
 use super::best::{argmax, prob_best};
 use super::racing::Dropped;
 use super::values::Point;
@@ -86,7 +89,12 @@ pub struct BestPoint {
     pub index: usize,
     pub score: f64,
     pub elo: Option<f64>,
-    pub p_best: f64,
+    pub elo_ci: Option<[f64; 2]>,
+    /// `None` while a point has fewer than `crate::report::figures::MIN_PAIRS` pairs, or with one
+    /// point.
+    pub p_best: Option<f64>,
+    /// The fewest complete pairs of any point played.
+    pub fewest_pairs: u64,
     pub method: &'static str,
 }
 
@@ -98,6 +106,8 @@ pub struct SweepAnalysis {
     pub rows: Vec<PointRow>,
     pub best: Option<BestPoint>,
     pub options: AnalysisOptions,
+    /// Statistics that could not be computed, one line per point (shown as n/a).
+    pub problems: Vec<String>,
 }
 
 pub const BEST_METHOD: &str = "normal approximation: P(point has the highest true score), each \
@@ -112,10 +122,22 @@ pub fn analyze(
     opts: &AnalysisOptions,
 ) -> Result<SweepAnalysis, stats::StatsError> {
     let sopts = Options { draws_floor: opts.draws_floor, sprt: opts.sprt, alpha: opts.alpha };
-    let summaries = counts
+    let mut problems = Vec::new();
+    let summaries: Vec<Summary> = counts
         .iter()
-        .map(|c| stats::summarize(&Counts::Paired { wdl: c.wdl, penta: c.penta }, &sopts))
-        .collect::<Result<Vec<_>, _>>()?;
+        .enumerate()
+        .map(|(i, c)| {
+            let counts = Counts::Paired { wdl: c.wdl, penta: c.penta };
+            let (s, why) = summarize_or_na(&counts, &sopts, stats::summarize);
+            if let Some(why) = why {
+                problems.push(format!(
+                    "{}: {why}",
+                    points.get(i).map(Point::label).unwrap_or_default()
+                ));
+            }
+            s
+        })
+        .collect();
     // Holm over the points that have a p-value (points without games, or whose variance is
     // zero, are not tests and do not enlarge the family).
     let tested: Vec<usize> =
@@ -130,15 +152,20 @@ pub fn analyze(
     let est: Vec<(f64, f64)> = played
         .iter()
         .map(|&i| {
+            let n = counts[i].penta.pairs();
             ScoreMoments::from_penta(&counts[i].penta)
-                .map(|m| (m.score, m.std_error))
+                .map(|m| (m.score, m.std_error.max(min_std_error(n))))
                 .unwrap_or((0.5, 0.0))
         })
         .collect();
-    let pb = prob_best(&est);
+    // P(best) needs two points and enough pairs at each (see `crate::report::figures`).
+    let fewest = played.iter().map(|&i| counts[i].penta.pairs()).min().unwrap_or(0);
+    let pb = (played.len() >= 2 && !too_few(fewest)).then(|| prob_best(&est));
     let mut p_best = vec![None; counts.len()];
-    for (k, &i) in played.iter().enumerate() {
-        p_best[i] = Some(pb[k]);
+    if let Some(pb) = &pb {
+        for (k, &i) in played.iter().enumerate() {
+            p_best[i] = Some(pb[k]);
+        }
     }
     let best = argmax(&est.iter().map(|e| e.0).collect::<Vec<_>>()).map(|k| {
         let i = played[k];
@@ -147,7 +174,9 @@ pub fn analyze(
             index: i,
             score: est[k].0,
             elo: summaries[i].elo,
-            p_best: pb[k],
+            elo_ci: summaries[i].elo_ci,
+            p_best: pb.as_ref().map(|pb| pb[k]),
+            fewest_pairs: fewest,
             method: BEST_METHOD,
         }
     });
@@ -165,7 +194,20 @@ pub fn analyze(
             status: status.get(i).cloned().unwrap_or(PointStatus::Active),
         })
         .collect();
-    Ok(SweepAnalysis { params: params.to_vec(), rows, best, options: *opts })
+    Ok(SweepAnalysis { params: params.to_vec(), rows, best, options: *opts, problems })
+}
+
+/// The smallest standard error P(best) gives a point with `n` complete pairs: that of `n` pair
+/// scores of which one differs from the others by a quarter point (the smallest step). A point
+/// whose pairs all scored the same has an observed error of zero, which would make it "certainly"
+/// best or worst; with this floor it is as uncertain as the least spread it could have shown.
+pub fn min_std_error(n: u64) -> f64 {
+    if n < 2 {
+        return 0.0;
+    }
+    let n = n as f64;
+    // n values, one of them 0.25 away: variance 0.25^2 (n - 1) / n^2, error sqrt(variance / n).
+    0.25 * (n - 1.0).sqrt() / n.powf(1.5)
 }
 
 /// The SPRT verdict of a row, if an SPRT was asked for.
@@ -206,7 +248,8 @@ pub(crate) mod tests {
         assert_eq!(a.rows[0].summary.games, 64);
         let best = a.best.as_ref().unwrap();
         assert_eq!(best.label, "t_mid=0.9");
-        assert!(best.p_best > 0.9 && best.p_best < 1.0, "{}", best.p_best);
+        let pb = best.p_best.unwrap();
+        assert!(pb > 0.9 && pb < 1.0, "{pb}");
         // The empty point has no p_best, is not significant, and its figures are n/a.
         assert_eq!(a.rows[2].p_best, None);
         assert!(!a.rows[2].significant);
@@ -236,5 +279,54 @@ pub(crate) mod tests {
             .unwrap();
         assert!(single < 0.05 && single >= 0.05 / n as f64, "pick counts in range: p = {single}");
         assert!(a.rows.iter().all(|r| !r.significant), "p = {single}");
+    }
+
+    #[test]
+    fn two_games_per_point_are_not_certain() {
+        // One pair each: a clear "winner" on two games; P(best) is not given below MIN_PAIRS.
+        let pt = |v: &str| Point { assignments: vec![("x".into(), v.into())] };
+        let c = vec![
+            counts(Penta { ll: 0, ld: 0, dd: 0, wd: 0, ww: 1 }),
+            counts(Penta { ll: 1, ld: 0, dd: 0, wd: 0, ww: 0 }),
+        ];
+        let a = analyze(&["x".into()], &[pt("1"), pt("2")], &c, &[], &AnalysisOptions::default())
+            .unwrap();
+        assert!(a.rows.iter().all(|r| r.p_best.is_none()));
+        let best = a.best.unwrap();
+        assert_eq!((best.label.as_str(), best.p_best, best.fewest_pairs), ("x=1", None, 1));
+    }
+
+    #[test]
+    fn zero_spread_points_are_not_certainly_best() {
+        // Ten pairs each, every pair of point 0 drawn both ways (score 50 %, no spread) and
+        // point 1 a little better with spread: P(best) stays away from 0 and 1.
+        let pt = |v: &str| Point { assignments: vec![("x".into(), v.into())] };
+        let c = vec![
+            counts(Penta { ll: 0, ld: 0, dd: 10, wd: 0, ww: 0 }),
+            counts(Penta { ll: 0, ld: 1, dd: 7, wd: 2, ww: 0 }),
+        ];
+        let a = analyze(&["x".into()], &[pt("1"), pt("2")], &c, &[], &AnalysisOptions::default())
+            .unwrap();
+        let p0 = a.rows[0].p_best.unwrap();
+        assert!(p0 > 0.05 && p0 < 0.5, "{p0}");
+        // The floor: one of n pair scores a quarter point off.
+        assert_eq!(min_std_error(1), 0.0);
+        let n = 10.0f64;
+        let var = (9.0 * (0.025f64).powi(2) + (0.225f64).powi(2)) / n;
+        assert!((min_std_error(10) - (var / n).sqrt()).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_statistics_failure_is_n_a_not_an_error() {
+        // Issue 16: stats::summarize refuses the options (a draws floor above 1); the analysis
+        // still has every row, with the counts kept, the figures n/a and the reason listed.
+        let (params, points, c) = sample();
+        let opts = AnalysisOptions { draws_floor: Some(1.5), ..AnalysisOptions::default() };
+        let a = analyze(&params, &points, &c, &[], &opts).expect("never an error");
+        assert_eq!(a.rows.len(), 3);
+        assert_eq!(a.rows[0].summary.games, 64);
+        assert!(a.rows.iter().all(|r| r.summary.score.is_none() && !r.significant));
+        assert_eq!(a.problems.len(), 3, "{:?}", a.problems);
+        assert!(a.problems[0].starts_with("t_mid=0.8: statistics n/a: "), "{:?}", a.problems);
     }
 }

@@ -9,22 +9,17 @@ use stats::ScoreMoments;
 
 use super::analysis::{PointRow, SweepAnalysis};
 use super::values::numeric;
+use crate::report::figures::{MIN_PAIRS, prob_pct, too_few};
+pub use crate::report::match_plot::PlotError;
+use crate::report::match_plot::perr;
 
 const WIDTH: u32 = 960;
 const HEIGHT: u32 = 600;
 /// z for a two-sided 95 % interval.
 const Z95: f64 = 1.959_963_984_540_054;
 
-/// A plotting failure (plotters' own errors are not `Send`/`Sync`, so they are kept as text).
-#[derive(Debug, thiserror::Error)]
-#[error("cannot draw the plot: {0}")]
-pub struct PlotError(String);
-
-fn perr<E: std::fmt::Debug>(e: E) -> PlotError {
-    PlotError(format!("{e:?}"))
-}
-
-/// Score in % with its 95 % interval (from the pair scores), if the point has games.
+/// Score in % with its 95 % interval (from the pair scores), if the point has games. The two
+/// ends are equal when every pair scored the same (no interval).
 fn score_bar(r: &PointRow) -> Option<(f64, f64, f64)> {
     let m = ScoreMoments::from_penta(&r.summary.penta?)?;
     let lo = (m.score - Z95 * m.std_error).max(0.0);
@@ -34,31 +29,30 @@ fn score_bar(r: &PointRow) -> Option<(f64, f64, f64)> {
 
 /// The line under the chart: the best point and its probability of being best.
 fn footer(a: &SweepAnalysis) -> String {
-    let played = a.rows.iter().filter(|r| r.p_best.is_some()).count();
+    let played = a.rows.iter().filter(|r| r.summary.pairs.unwrap_or(0) > 0).count();
     match &a.best {
         None => "No finished game pairs yet.".into(),
         Some(b) if played < 2 => format!("Only {} has finished game pairs.", b.label),
-        Some(b) => format!(
-            "Best: {} (score {:.1} %{}); P(best) = {:.1} % among {played} points (normal \
-             approximation, points independent).",
-            b.label,
-            100.0 * b.score,
-            b.elo.map(|e| format!(", Elo {e:+.1}")).unwrap_or_default(),
-            100.0 * b.p_best
-        ),
-    }
-}
-
-/// A numeric axis label: the shortest of `decimals..=6` decimals that shows `x` exactly (so
-/// 1.2000000000000002 prints as 1.2).
-fn axis_number(x: f64, decimals: usize) -> String {
-    for d in decimals..=6 {
-        let s = format!("{x:.d$}");
-        if s.parse::<f64>().is_ok_and(|v| (v - x).abs() <= 1e-9 * x.abs().max(1.0)) {
-            return s;
+        Some(b) => {
+            let what = format!(
+                "{} (score {:.1} %{})",
+                b.label,
+                100.0 * b.score,
+                b.elo.map(|e| format!(", Elo {e:+.1}")).unwrap_or_default()
+            );
+            match b.p_best {
+                Some(p) => format!(
+                    "Best: {what}; P(best) = {} % among {played} points (normal approximation, \
+                     points independent).",
+                    prob_pct(Some(p))
+                ),
+                None => format!(
+                    "Leader so far: {what}; a point has fewer than {MIN_PAIRS} complete pairs: \
+                     not yet meaningful."
+                ),
+            }
         }
     }
-    format!("{x:.6}")
 }
 
 /// Draws the plot as an SVG document.
@@ -70,11 +64,14 @@ pub fn svg(a: &SweepAnalysis, title: &str) -> Result<String, PlotError> {
         let (chart_area, foot) = root.split_vertically(HEIGHT - 40);
         let font = || ("sans-serif", 13).into_font().color(&BLACK);
         foot.draw(&Text::new(footer(a), (10, 6), font())).map_err(perr)?;
-        if a.params.len() == 2 {
-            let key = "Cells: score % vs the baseline (games); green above 50 %, red below; \
-                       the best point is outlined.";
-            foot.draw(&Text::new(key, (10, 22), font())).map_err(perr)?;
-        }
+        let key = if a.params.len() == 2 {
+            "Cells: score % vs the baseline (games); green above 50 %, red below; the best point \
+             is outlined."
+        } else {
+            "Dots: score % with 95 % bar and games played; red: best; pale: fewer than 10 pairs; \
+             open circle: no interval yet (every pair scored the same); grey: baseline 50%."
+        };
+        foot.draw(&Text::new(key, (10, 22), font())).map_err(perr)?;
         if a.params.len() == 2 {
             heatmap(&chart_area, a, title)?;
         } else {
@@ -109,7 +106,8 @@ fn line_chart<DB: DrawingBackend>(
     let bars: Vec<Option<(f64, f64, f64)>> = a.rows.iter().map(score_bar).collect();
     let (ymin, ymax) =
         bars.iter().flatten().fold((40.0f64, 60.0f64), |(l, h), b| (l.min(b.1), h.max(b.2)));
-    let (ymin, ymax) = ((ymin - 2.0).max(0.0), (ymax + 2.0).min(100.0));
+    // Room above the highest bar for its games label.
+    let (ymin, ymax) = ((ymin - 2.0).max(0.0), (ymax + 5.0).min(100.0));
 
     let labels: Vec<String> = a
         .rows
@@ -123,74 +121,73 @@ fn line_chart<DB: DrawingBackend>(
         })
         .collect();
     let x_desc = if a.params.len() == 1 { a.params[0].clone() } else { a.params.join(" / ") };
+    // Tick labels only at the swept values, all with the same number of decimals (the partial
+    // axis over the whole range only lends the key points a default label format).
+    let x_range = (xmin - pad)..(xmax + pad);
+    let x_axis = x_range.clone().with_key_points(xs.clone()).partial_axis(x_range);
     let mut chart = ChartBuilder::on(area)
         .caption(title, ("sans-serif", 20))
         .margin(15)
         .x_label_area_size(45)
         .y_label_area_size(55)
-        .build_cartesian_2d((xmin - pad)..(xmax + pad), ymin..ymax)
+        .build_cartesian_2d(x_axis, ymin..ymax)
         .map_err(perr)?;
     let decimals =
         labels.iter().map(|l| l.split_once('.').map_or(0, |(_, f)| f.len())).max().unwrap_or(0);
-    let fmt_x = |x: &f64| {
-        if categorical {
-            let i = x.round();
-            if (x - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < labels.len() {
-                labels[i as usize].clone()
-            } else {
-                String::new()
-            }
-        } else {
-            axis_number(*x, decimals)
-        }
+    let fmt_x = |x: &f64| match xs.iter().position(|v| (v - x).abs() < 1e-9) {
+        Some(i) if categorical => labels[i].clone(),
+        Some(_) => format!("{x:.decimals$}"),
+        None => String::new(),
     };
-    let mut mesh = chart.configure_mesh();
-    mesh.x_desc(x_desc).y_desc("score % vs baseline (95% bars)").x_label_formatter(&fmt_x);
-    if categorical {
-        mesh.x_labels(n.max(1) * 2 + 1);
-    }
-    mesh.draw().map_err(perr)?;
+    let fmt_y = |y: &f64| format!("{y:.0}");
+    chart
+        .configure_mesh()
+        .x_desc(x_desc)
+        .y_desc("score % vs baseline (95% bars)")
+        .x_label_formatter(&fmt_x)
+        .y_label_formatter(&fmt_y)
+        .draw()
+        .map_err(perr)?;
 
     chart
         .draw_series(LineSeries::new(
             [(xmin - pad, 50.0), (xmax + pad, 50.0)],
             BLACK.mix(0.5).stroke_width(1),
         ))
-        .map_err(perr)?
-        .label("baseline 50%")
-        .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], BLACK.mix(0.5)));
+        .map_err(perr)?;
     let pts: Vec<(f64, f64)> =
         xs.iter().zip(&bars).filter_map(|(&x, b)| b.map(|b| (x, b.0))).collect();
-    chart.draw_series(LineSeries::new(pts.clone(), BLUE.mix(0.4))).map_err(perr)?;
+    chart.draw_series(LineSeries::new(pts, BLUE.mix(0.4))).map_err(perr)?;
     let cap = (xmax - xmin + 2.0 * pad) / 120.0;
-    for (&x, b) in xs.iter().zip(&bars) {
-        let Some((_, lo, hi)) = *b else { continue };
+    let best = a.best.as_ref().map(|b| b.index);
+    let label_font =
+        ("sans-serif", 12).into_font().color(&BLACK).pos(Pos::new(HPos::Center, VPos::Bottom));
+    for (i, ((&x, b), r)) in xs.iter().zip(&bars).zip(&a.rows).enumerate() {
+        let Some((score, lo, hi)) = *b else { continue };
+        let few = too_few(r.summary.pairs.unwrap_or(0));
+        let color = if Some(i) == best { RED } else { BLUE };
+        let color = if few { color.mix(0.45) } else { color.mix(1.0) };
+        if hi > lo {
+            chart
+                .draw_series([
+                    PathElement::new([(x, lo), (x, hi)], color.stroke_width(1)),
+                    PathElement::new([(x - cap, lo), (x + cap, lo)], color.stroke_width(1)),
+                    PathElement::new([(x - cap, hi), (x + cap, hi)], color.stroke_width(1)),
+                ])
+                .map_err(perr)?;
+            chart.draw_series([Circle::new((x, score), 4, color.filled())]).map_err(perr)?;
+        } else {
+            // No spread, no interval: an open circle, never a confident dot.
+            chart.draw_series([Circle::new((x, score), 5, color.stroke_width(2))]).map_err(perr)?;
+        }
         chart
-            .draw_series([
-                PathElement::new([(x, lo), (x, hi)], BLUE.stroke_width(1)),
-                PathElement::new([(x - cap, lo), (x + cap, lo)], BLUE.stroke_width(1)),
-                PathElement::new([(x - cap, hi), (x + cap, hi)], BLUE.stroke_width(1)),
-            ])
+            .draw_series([Text::new(
+                format!("{}g", r.summary.games),
+                (x, hi + 0.01 * (ymax - ymin)),
+                label_font.clone(),
+            )])
             .map_err(perr)?;
     }
-    let best = a.best.as_ref().map(|b| b.index);
-    chart
-        .draw_series(xs.iter().zip(&bars).enumerate().filter_map(|(i, (&x, b))| {
-            b.map(|b| {
-                let color = if Some(i) == best { RED } else { BLUE };
-                Circle::new((x, b.0), 4, color.filled())
-            })
-        }))
-        .map_err(perr)?
-        .label("score (best in red)")
-        .legend(|(x, y)| Circle::new((x + 10, y), 4, BLUE.filled()));
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK.mix(0.3))
-        .draw()
-        .map_err(perr)?;
     Ok(())
 }
 
@@ -302,8 +299,15 @@ mod tests {
         let s = svg(&a, "t_mid sweep").unwrap();
         assert!(s.starts_with("<svg") && s.trim_end().ends_with("</svg>"));
         assert!(s.contains("t_mid sweep") && s.contains("Best: t_mid=0.9"));
-        assert_eq!(s.matches("<circle").count(), 2 + 1, "two played points + legend");
+        assert_eq!(s.matches("<circle").count(), 2, "two played points, no legend box");
+        let texts: Vec<&str> = s.lines().map(str::trim).collect();
         assert!(s.contains("baseline 50%"));
+        assert_eq!(texts.iter().filter(|t| **t == "64g").count(), 2, "games per point shown");
+        // Ticks only at the swept values, with one number of decimals.
+        for tick in ["0.8", "0.9", "1.0"] {
+            assert!(texts.contains(&tick), "tick {tick}");
+        }
+        assert!(!texts.contains(&"0.85") && !texts.contains(&"1"), "ticks: {texts:?}");
         assert!(!s.contains("NaN"));
     }
 
@@ -337,11 +341,24 @@ mod tests {
     }
 
     #[test]
-    fn axis_numbers_lose_float_noise() {
-        assert_eq!(axis_number(1.2000000000000002, 1), "1.2");
-        assert_eq!(axis_number(1.0, 1), "1.0");
-        assert_eq!(axis_number(2.5, 0), "2.5");
-        assert_eq!(axis_number(20.0, 0), "20");
+    fn zero_spread_and_small_points_look_uncertain() {
+        // Point 0.8: two pairs, both drawn both ways (no spread); 0.9: two pairs with spread.
+        let pt = |v: &str| Point { assignments: vec![("t_mid".into(), v.into())] };
+        let c = vec![
+            counts(Penta { ll: 0, ld: 0, dd: 2, wd: 0, ww: 0 }),
+            counts(Penta { ll: 0, ld: 0, dd: 1, wd: 1, ww: 0 }),
+        ];
+        let a = analyze(&["t_mid".into()], &[pt("0.8"), pt("0.9")], &c, &[], &Default::default())
+            .unwrap();
+        let s = svg(&a, "small").unwrap();
+        let circles: Vec<&str> = s.lines().filter(|l| l.contains("<circle")).collect();
+        assert_eq!(circles.len(), 2, "{circles:?}");
+        // The zero-spread point is an open circle, the other a filled dot; both pale (< 10 pairs).
+        assert_eq!(circles.iter().filter(|c| c.contains("fill=\"none\"")).count(), 1, "{s}");
+        assert!(circles.iter().all(|c| c.contains("opacity=\"0.45\"")), "{circles:?}");
+        assert!(s.contains("Leader so far") && !s.contains("P(best)"), "{s}");
+        // No legend box over the data: the key is text under the chart.
+        assert!(!s.contains("score (best in red)"));
     }
 
     #[test]

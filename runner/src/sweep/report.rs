@@ -1,7 +1,7 @@
 //! Writes a sweep's outputs from its stored games (replayed through the tracker and analysed):
 //! table.md, table.csv, summary.json, plot.svg, and points/<label>/summary.json (one sub-result
-//! per point); and the same tables for a match (`runner report`). Files are written to a temporary name
-//! and renamed, so a run killed while writing leaves the previous version intact.
+//! per point). Files are written to a temporary name and renamed, so a run killed while writing
+//! leaves the previous version intact.
 
 use std::fs;
 use std::path::Path;
@@ -9,7 +9,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use serde_json::json;
 
-use super::analysis::{AnalysisOptions, SweepAnalysis, analyze};
+use super::analysis::{SweepAnalysis, analyze};
 use super::plan::SweepPlan;
 use super::plot;
 use super::table;
@@ -56,15 +56,6 @@ pub fn summary_json(
     doc
 }
 
-/// Which files [`write_all`] writes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Outputs {
-    /// table.md, table.csv, plot.svg, summary.json and points/*/summary.json.
-    Sweep,
-    /// table.md, table.csv and plot.svg only (a match keeps the runner's summary.json).
-    TablesAndPlot,
-}
-
 /// Writes the outputs into `dir` and returns the terminal table.
 pub fn write_all(
     dir: &Path,
@@ -73,16 +64,12 @@ pub fn write_all(
     title: &str,
     context: &serde_json::Value,
     run_summary: &serde_json::Value,
-    outputs: Outputs,
 ) -> Result<String> {
     fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     write_atomic(&dir.join("table.md"), &table::markdown(a, title))?;
     write_atomic(&dir.join("table.csv"), &table::csv(a))?;
     let svg = plot::svg(a, title)?;
     write_atomic(&dir.join("plot.svg"), &svg)?;
-    if outputs == Outputs::TablesAndPlot {
-        return Ok(table::console(a, title));
-    }
     let doc = summary_json(a, context, run_summary);
     write_atomic(&dir.join("summary.json"), &(serde_json::to_string_pretty(&doc)? + "\n"))?;
     for (p, row) in points.iter().zip(&a.rows) {
@@ -174,20 +161,7 @@ pub fn write_sweep_stopped_by(
         "adaptive": sweep.race,
         "draws_floor": sweep.draws_floor,
     });
-    write_all(dir, &a, &sweep.points, &sweep.title(), &context, &run_summary, Outputs::Sweep)
-}
-
-/// A match's (or tournament's) table.md, table.csv and plot.svg, one row per pairing, from the
-/// stored games; returns the terminal table.
-pub fn write_match_tables(dir: &Path, plan: &RunPlan, records: &[GameRecord]) -> Result<String> {
-    let labels: Vec<String> = plan.pairings.iter().map(|p| p.label.clone()).collect();
-    let tracker = replay(labels.clone(), None, plan, records)?;
-    let points: Vec<Point> =
-        labels.iter().map(|l| Point { assignments: vec![("pairing".into(), l.clone())] }).collect();
-    let opts = AnalysisOptions { sprt: plan.sprt, ..Default::default() };
-    let a = analyze(&["pairing".into()], &points, tracker.counts(), tracker.status(), &opts)?;
-    let title = format!("{} ({} games)", plan.kind, records.len());
-    write_all(dir, &a, &points, &title, &json!({}), &json!({}), Outputs::TablesAndPlot)
+    write_all(dir, &a, &sweep.points, &sweep.title(), &context, &run_summary)
 }
 
 /// The outputs of merged sweep shards: sweep.json, the tables and plot, and summary.json with the
@@ -233,7 +207,7 @@ mod tests {
         let a = analyze(&params, &points, &c, &[], &AnalysisOptions::default()).unwrap();
         let ctx = json!({"engine": "e"});
         let run = json!({"stopped_by": "complete", "kind": "not this one"});
-        let con = write_all(&dir, &a, &points, "t", &ctx, &run, Outputs::Sweep).unwrap();
+        let con = write_all(&dir, &a, &points, "t", &ctx, &run).unwrap();
         assert!(con.contains("t_mid"));
         let read = |n: &str| fs::read_to_string(dir.join(n)).unwrap();
         let first: Vec<String> =
@@ -249,7 +223,7 @@ mod tests {
         let p: serde_json::Value =
             serde_json::from_str(&read("points/t_mid=0.8/summary.json")).unwrap();
         assert_eq!(p["summary"]["games"], 64);
-        write_all(&dir, &a, &points, "t", &ctx, &run, Outputs::Sweep).unwrap();
+        write_all(&dir, &a, &points, "t", &ctx, &run).unwrap();
         let again: Vec<String> =
             ["table.md", "table.csv", "summary.json", "plot.svg"].iter().map(|n| read(n)).collect();
         assert_eq!(first, again);

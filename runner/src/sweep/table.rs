@@ -6,33 +6,7 @@ use std::fmt::Write as _;
 
 use super::analysis::{PointRow, PointStatus, SweepAnalysis};
 
-fn pct(x: Option<f64>) -> String {
-    x.map_or_else(|| "n/a".into(), |v| format!("{:.1}", 100.0 * v))
-}
-
-fn signed(x: Option<f64>) -> String {
-    x.map_or_else(|| "n/a".into(), |v| format!("{v:+.1}"))
-}
-
-/// `+32.8 [-10.2, +76.5]` or `n/a`.
-fn with_interval(v: Option<f64>, ci: Option<[f64; 2]>) -> String {
-    match (v, ci) {
-        (None, _) => "n/a".into(),
-        (Some(v), Some([lo, hi])) => format!("{v:+.1} [{lo:+.1}, {hi:+.1}]"),
-        (Some(v), None) => format!("{v:+.1} [n/a]"),
-    }
-}
-
-/// A p-value with three significant digits, `<0.0001` below that.
-pub fn format_p(p: Option<f64>) -> String {
-    match p {
-        None => "n/a".into(),
-        Some(p) if p < 1e-4 => "<0.0001".into(),
-        Some(p) if p >= 0.1 => format!("{p:.2}"),
-        Some(p) if p >= 0.01 => format!("{p:.3}"),
-        Some(p) => format!("{p:.4}"),
-    }
-}
+use crate::report::figures::{MIN_PAIRS, csv_field, format_p, pct, prob_pct, too_few, value_ci};
 
 /// `W-D-L` of a point (always known in a sweep, which keeps both views of its games).
 fn wdl_text(s: &stats::Summary) -> String {
@@ -99,12 +73,12 @@ pub fn cells(a: &SweepAnalysis) -> (Vec<String>, Vec<Vec<String>>) {
             c.push(wdl_text(s));
             c.push(penta_text(r));
             c.push(pct(s.score));
-            c.push(with_interval(s.elo, s.elo_ci));
-            c.push(signed(s.nelo));
-            c.push(pct(s.los));
+            c.push(value_ci(s.elo, s.elo_ci));
+            c.push(s.nelo.map_or_else(|| "n/a".into(), |v| format!("{v:+.1}")));
+            c.push(prob_pct(s.los));
             c.push(format_p(s.p_value));
             c.push(if r.significant { "yes" } else { "no" }.into());
-            c.push(pct(r.p_best));
+            c.push(prob_pct(r.p_best));
             if sprt {
                 match &s.sprt {
                     Some(t) => {
@@ -135,36 +109,87 @@ pub fn cells(a: &SweepAnalysis) -> (Vec<String>, Vec<Vec<String>>) {
 
 /// The line under the table naming the best point and how sure we are.
 pub fn best_line(a: &SweepAnalysis) -> String {
-    let played = a.rows.iter().filter(|r| r.p_best.is_some()).count();
+    let played = a.rows.iter().filter(|r| r.summary.pairs.unwrap_or(0) > 0).count();
     match &a.best {
         None => "Best point: none yet (no finished game pairs).".into(),
-        Some(b) if played == 1 => format!(
-            "Only {} has finished game pairs (score {:.1} %, Elo {}).",
-            b.label,
-            100.0 * b.score,
-            signed(b.elo)
-        ),
-        Some(b) => format!(
-            "Best point: {} (score {:.1} %, Elo {}); probability it is the best of the {} points \
-             played: {:.1} % (normal approximation of each point's score, points independent).",
-            b.label,
-            100.0 * b.score,
-            signed(b.elo),
-            played,
-            100.0 * b.p_best
-        ),
+        Some(b) => {
+            let what = format!(
+                "{} (score {:.1} %, Elo {})",
+                b.label,
+                100.0 * b.score,
+                value_ci(b.elo, b.elo_ci)
+            );
+            match b.p_best {
+                _ if played == 1 => {
+                    format!("Only {what} has finished game pairs: nothing to compare it with yet.")
+                }
+                Some(p) => format!(
+                    "Best point: {what}; probability it is the best of the {played} points \
+                     played: {} % (normal approximation of each point's score, points \
+                     independent).",
+                    prob_pct(Some(p))
+                ),
+                None => format!(
+                    "Leader so far: {what}. Not yet meaningful: a point has {} complete pair{} \
+                     (P(best) is given from {MIN_PAIRS} pairs at every point).",
+                    b.fewest_pairs,
+                    if b.fewest_pairs == 1 { "" } else { "s" }
+                ),
+            }
+        }
     }
+}
+
+/// Points with too few pairs, and statistics that could not be computed (empty if none).
+pub fn warnings(a: &SweepAnalysis) -> String {
+    let few: Vec<String> = a
+        .rows
+        .iter()
+        .filter_map(|r| {
+            let n = r.summary.pairs.unwrap_or(0);
+            (n > 0 && too_few(n)).then(|| format!("{} ({n})", r.label))
+        })
+        .collect();
+    let mut out = String::new();
+    if !few.is_empty() {
+        let _ = writeln!(
+            out,
+            "Fewer than {MIN_PAIRS} complete pairs, figures not yet meaningful: {}.",
+            few.join(", ")
+        );
+    }
+    for p in &a.problems {
+        let _ = writeln!(out, "{p} (shown as n/a).");
+    }
+    out
 }
 
 fn notes(a: &SweepAnalysis) -> String {
     let floor = match a.options.draws_floor {
-        Some(d) => format!("a draw ratio of at least {:.0} % assumed", 100.0 * d),
+        Some(d) => {
+            let observed: Vec<f64> = a.rows.iter().filter_map(|r| r.summary.draw_ratio).collect();
+            let most = observed
+                .iter()
+                .copied()
+                .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
+            match most {
+                Some(m) if m > d => format!(
+                    "a draw ratio of {:.0} % assumed (the floor); points that drew more (up to \
+                     {:.1} %) are tested with the floor's larger variance, which is conservative",
+                    100.0 * d,
+                    100.0 * m
+                ),
+                _ => format!("a draw ratio of at least {:.0} % assumed", 100.0 * d),
+            }
+        }
         None => "variance from the observed draw ratio".into(),
     };
     format!(
-        "Score, Elo and the 95 % interval use the game pairs' (pentanomial) variance. p: one-sided \
-         draw-aware test that the point beats the baseline ({floor}); significant: p below the Holm \
-         step-down threshold across all {} points at family-wise alpha = {}.",
+        "Score, Elo, the 95 % interval, LOS and P(best) use the game pairs' (pentanomial) \
+         variance, so LOS above 97.5 % goes with an interval above zero. p: one-sided draw-aware \
+         test that the point beats the baseline ({floor}), from the paper, which ignores the \
+         pairing, so p and 1 - LOS can differ; significant: p below the Holm step-down threshold \
+         across all {} points at family-wise alpha = {}.",
         a.rows.len(),
         a.options.alpha
     )
@@ -182,7 +207,8 @@ pub fn markdown(a: &SweepAnalysis, title: &str) -> String {
     for r in rows {
         let _ = writeln!(out, "| {} |", r.iter().map(|c| esc(c)).collect::<Vec<_>>().join(" | "));
     }
-    let _ = write!(out, "\n{}\n\n{}\n", best_line(a), notes(a));
+    let warn: String = warnings(a).lines().map(|l| format!("{l}\n\n")).collect();
+    let _ = write!(out, "\n{}\n\n{warn}{}\n", best_line(a), notes(a));
     out
 }
 
@@ -221,15 +247,8 @@ pub fn console(a: &SweepAnalysis, title: &str) -> String {
         let _ = writeln!(out, "{}", line(r));
     }
     let _ = writeln!(out, "{}", best_line(a));
+    out.push_str(&warnings(a));
     out
-}
-
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
 }
 
 fn num(x: Option<f64>) -> String {
