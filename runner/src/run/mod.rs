@@ -8,6 +8,8 @@ pub mod args;
 mod collect;
 pub mod live;
 mod prepare;
+#[cfg(test)]
+mod store_fuzz;
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -6,8 +6,6 @@
 //! Resuming re-reads `games.jsonl`; a line cut short by a kill is dropped from the file.
 
 pub mod dir;
-#[cfg(test)]
-mod fuzz;
 pub mod merge;
 pub mod pgn;
 

@@ -4,17 +4,21 @@
 //!
 //! Seeded (ChaCha8), so a run is reproducible. `STORE_FUZZ_CASES` sets the number of inputs
 //! (default 1500, a few seconds); `STORE_FUZZ_SEED` the seed. Long run:
-//! `STORE_FUZZ_CASES=100000 cargo test --release -p runner --lib store::fuzz -- --nocapture`
+//! `STORE_FUZZ_CASES=100000 cargo test --release -p runner --lib run::store_fuzz -- --nocapture`
 
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Value, json};
 
-use super::*;
+use anyhow::Result;
+
+use crate::plan::run_plan::RunPlan;
+use crate::report::summary::Tally;
 use crate::store::merge::{self, ShardInput, check_inputs, merge_dirs};
+use crate::store::*;
 
 fn env_num(name: &str, default: u64) -> u64 {
     std::env::var(name).ok().and_then(|v| v.trim().parse().ok()).unwrap_or(default)
@@ -166,7 +170,7 @@ fn mutated_games_jsonl_never_panics_on_resume_or_merge() {
         fs::write(dir.join(GAMES_FILE), &bytes).unwrap();
         if let Ok((_, recs)) = Store::resume(&dir, &plan) {
             resumed += 1;
-            let mut tally = crate::report::summary::Tally::new(plan.pairings.len());
+            let mut tally = Tally::new(plan.pairings.len());
             for r in &recs {
                 tally.add(r);
             }
