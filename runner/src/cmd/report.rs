@@ -2,11 +2,14 @@
 //! store (run.json + games.jsonl, and sweep.json for a sweep). Nothing comes from memory: the
 //! live sweep writes its outputs through the same function, so a report reproduces them.
 //! For a match (no sweep.json) it prints the runner's summary and writes table.md, table.csv and
-//! plot.svg, leaving the runner's summary.json alone.
+//! plot.svg, leaving the runner's summary.json alone. `--html` also writes report.html (the
+//! run's page, `report::html`); for a live run (or a folder without run.json, such as a
+//! calibration's) it writes only the page.
 
 use anyhow::{Context, Result};
 
 use crate::cli::ReportArgs;
+use crate::report::html::{input, write_report};
 use crate::report::summary::{Tally, format_pairing};
 use crate::store::{read_records, read_run_file, stored_stopped_by};
 use crate::sweep::plan::SweepPlan;
@@ -14,6 +17,24 @@ use crate::sweep::report::{write_match_tables, write_sweep_stopped_by};
 
 /// `runner report DIR`.
 pub fn run(args: &ReportArgs) -> Result<u8> {
+    if !args.html {
+        return tables(args);
+    }
+    let files = input::read(&args.dir);
+    let live = matches!(input::liveness(&files), input::Liveness::Running(_));
+    if files.run.is_some()
+        && !live
+        && let Err(e) = tables(args)
+    {
+        eprintln!("warning: tables not rewritten: {e:#}");
+    }
+    let path = write_report(&args.dir)?;
+    println!("written: {}", path.display());
+    Ok(0)
+}
+
+/// Re-prints the table and rewrites table.md, table.csv and plot.svg (and a sweep's files).
+fn tables(args: &ReportArgs) -> Result<u8> {
     let dir = &args.dir;
     let run = read_run_file(dir)
         .with_context(|| format!("{} is not a results directory", dir.display()))?;
