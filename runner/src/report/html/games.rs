@@ -30,13 +30,14 @@ pub fn list_section(files: &RunFiles) -> String {
         "<section id=\"games\"><h2>Games ({n})</h2>\
          <p class=\"noprint\"><label for=\"filter\">Filter games: </label>\
          <input type=\"search\" id=\"filter\" placeholder=\"engine, result, termination…\"></p>\
-         <ol class=\"games\">"
+         <p class=\"note\">Each game opens to its PGN; <code>report.html#game-N</code> opens game N.</p><ol class=\"games\">"
     );
     for (i, r) in files.records.iter().enumerate() {
         let pgn = files.pgn.get(&(r.label.clone(), round(r)));
         let _ = write!(
             s,
-            "<li class=\"game\"><details><summary>{}. {} – {}: <strong>{}</strong>, {}, {} plies, opening #{} <span class=\"dim\">({} round {})</span></summary>",
+            "<li class=\"game\" id=\"game-{}\"><details><summary>{}. {} – {}: <strong>{}</strong>, {}, {} plies, opening #{} <span class=\"dim\">({} round {})</span></summary>",
+            i + 1,
             i + 1,
             esc(&r.white),
             esc(&r.black),

@@ -24,11 +24,11 @@ pre{white-space:pre-wrap;word-break:break-word;background:#f6f6f6;border:1px sol
 dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.15rem 1rem}dl.facts dt{font-weight:600}
 dl.facts dd{margin:0;overflow-wrap:anywhere}
 .cards{display:flex;flex-wrap:wrap;gap:1rem}.card{margin:0;border:1px solid #999;padding:.5rem}
-svg{max-width:100%;height:auto}svg text{font-size:12px;fill:#111}
+svg{max-width:100%;height:auto}svg.plot{max-width:48rem}svg .dot{fill:#111}svg text{font-size:12px;fill:#111}
 svg .bar{fill:#777;stroke:#111}svg .axis{stroke:#111}svg .grid{stroke:#ccc}
 svg .level{stroke:#111;stroke-dasharray:4 4}svg .line{fill:none;stroke:#111;stroke-width:2}
 figure.inlined{margin:1rem 0}
-ol.games{padding-left:2.5rem}ol.games summary{cursor:pointer}.dim{color:#555}
+ol.games{list-style:none;padding-left:0}ol.games summary{cursor:pointer}.dim{color:#555}
 .note{color:#333;font-size:.9rem}
 .live{border:2px solid #111;padding:.3rem .6rem;display:inline-block}
 @media (max-width:40rem){body{font-size:15px}dl.facts{grid-template-columns:1fr}}
@@ -57,6 +57,9 @@ const SCRIPT: &str = "
   if(f){f.addEventListener('input',function(){var q=f.value.toLowerCase();
     document.querySelectorAll('li.game').forEach(function(li){
       var s=li.querySelector('summary');li.hidden=q!==''&&s.textContent.toLowerCase().indexOf(q)<0;});});}
+  function openHash(){var m=location.hash.match(/^#game-(\\d+)$/);if(!m)return;
+    var li=document.getElementById('game-'+m[1]);if(li){li.querySelector('details').open=true;}}
+  window.addEventListener('hashchange',openHash);openHash();
   document.documentElement.setAttribute('data-script','ok');
 })();
 ";

@@ -92,7 +92,7 @@ pub fn line_plot(
         "<line x1=\"{x0:.1}\" y1=\"{y0:.1}\" x2=\"{x1:.1}\" y2=\"{y0:.1}\" class=\"axis\"/>\
          <line x1=\"{x0:.1}\" y1=\"{y0:.1}\" x2=\"{x0:.1}\" y2=\"{y1:.1}\" class=\"axis\"/>"
     );
-    for t in ticks(0.0, x_max) {
+    for t in ticks(0.0, x_max).into_iter().filter(|t| t.fract() == 0.0) {
         let _ = write!(
             s,
             "<line x1=\"{0:.1}\" y1=\"{y0:.1}\" x2=\"{0:.1}\" y2=\"{1:.1}\" class=\"axis\"/>\
@@ -153,6 +153,16 @@ pub fn line_plot(
             pts.join(" "),
             esc(&se.label)
         );
+        if se.points.len() <= 60 {
+            for &(x, y) in se.points.iter().filter(|p| p.1.is_finite()) {
+                let _ = write!(
+                    s,
+                    "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" class=\"dot\"/>",
+                    px(x),
+                    py(y)
+                );
+            }
+        }
         if let Some(&(x, y)) = se.points.iter().rev().find(|p| p.1.is_finite()) {
             let _ = write!(
                 s,
