@@ -38,38 +38,27 @@ fn open_page(dir: &Path, out: &Path) -> String {
     dom
 }
 
+/// Plays `args` (then `--book`, `--concurrency 2`, `--progress quiet`, `--out out`) in a scratch
+/// folder, checks that `games` games were played, and opens the page.
+fn play_and_open(name: &str, args: &[&str], games: usize) -> String {
+    let dir = scratch(name);
+    let book = write_book(&dir, 4);
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend(["--book", &book]);
+    all.extend("--concurrency 2 --progress quiet --out out".split(' '));
+    let out = dir.join("out");
+    assert_eq!(run_games(&dir, &all, &out).len(), games);
+    open_page(&dir, &out)
+}
+
 #[test]
 fn match_page_in_a_browser() {
-    let dir = scratch("report-html-match");
-    let book = write_book(&dir, 4);
     let engine = engine_bin();
     let a = format!("name=A,cmd={},option.LMR=false", engine.display());
     let b = format!("name=B,cmd={}", engine.display());
-    let args = [
-        "match",
-        "--engine",
-        &a,
-        "--engine",
-        &b,
-        "--nodes",
-        "2000",
-        "--games",
-        "6",
-        "--sprt",
-        "elo0=0,elo1=10",
-        "--book",
-        &book,
-        "--concurrency",
-        "2",
-        "--progress",
-        "quiet",
-        "--out",
-        "out",
-    ];
-    let out = dir.join("out");
-    let games = run_games(&dir, &args, &out);
-    assert_eq!(games.len(), 6);
-    let dom = open_page(&dir, &out);
+    let mut args = vec!["match", "--engine", &a, "--engine", &b];
+    args.extend("--nodes 2000 --games 6 --sprt elo0=0,elo1=10".split(' '));
+    let dom = play_and_open("report-html-match", &args, 6);
 
     let verdict = html_section(&dom, "verdict");
     assert!(verdict.contains("A vs B: SPRT [0, 10] (normalized) LLR"), "{verdict}");
@@ -92,31 +81,9 @@ fn match_page_in_a_browser() {
 
 #[test]
 fn sweep_page_in_a_browser() {
-    let dir = scratch("report-html-sweep");
-    let book = write_book(&dir, 4);
-    let args = [
-        "sweep",
-        "--param",
-        "t_mid",
-        "--values",
-        "0.9,1.1",
-        "--nodes",
-        "2000",
-        "--games",
-        "2",
-        "--book",
-        &book,
-        "--concurrency",
-        "2",
-        "--progress",
-        "quiet",
-        "--out",
-        "out",
-    ];
-    let out = dir.join("out");
-    let games = run_games(&dir, &args, &out);
-    assert_eq!(games.len(), 4);
-    let dom = open_page(&dir, &out);
+    let args: Vec<&str> =
+        "sweep --param t_mid --values 0.9,1.1 --nodes 2000 --games 2".split(' ').collect();
+    let dom = play_and_open("report-html-sweep", &args, 4);
 
     let verdict = html_section(&dom, "verdict");
     assert!(verdict.contains("Best point: t_mid="), "{verdict}");

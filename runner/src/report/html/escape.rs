@@ -80,7 +80,7 @@ mod tests {
     fn numbers_say_na_when_missing() {
         assert_eq!(num(None, 1), "n/a");
         assert_eq!(num(Some(f64::NAN), 1), "n/a");
-        assert_eq!(signed(Some(3.14159), 1), "+3.1");
+        assert_eq!(signed(Some(2.04), 1), "+2.0");
         assert_eq!(plain(&serde_json::json!("a")), "a");
         assert_eq!(plain(&serde_json::Value::Null), "n/a");
     }

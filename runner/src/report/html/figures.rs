@@ -93,7 +93,7 @@ mod tests {
         assert_eq!(inline_svg("<svg onload=\"x()\"></svg>"), None);
         assert_eq!(inline_svg("<svg><script>x()</script></svg>"), None);
         assert_eq!(inline_svg("<svg><a href=\"javascript:x\"/></svg>"), None);
-        assert_eq!(inline_svg("<svg><text>on = off</text></svg>").is_some(), true);
+        assert!(inline_svg("<svg><text>on = off</text></svg>").is_some());
         assert_eq!(inline_svg("not svg"), None);
     }
 

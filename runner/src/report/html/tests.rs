@@ -88,7 +88,7 @@ fn a_finished_match_page_escapes_and_does_not_reload() {
     assert!(html.contains("Ended: complete."));
     assert!(html.contains("SPRT [0, 10] (normalized) LLR"), "verdict line");
     assert!(html.contains("games.jsonl line 7: not a game record"), "the bad line is named");
-    assert_eq!(html.matches("<li class=\"game\">").count(), 7);
+    assert_eq!(html.matches("<li class=\"game\"").count(), 7);
     assert!(html.contains("w &lt;1&gt;"), "warnings are shown, escaped");
     assert!(html.contains("<svg class=\"plot\"") && html.contains(">games played</text>"));
     assert!(!d.join("report.html.tmp").exists());
@@ -142,7 +142,7 @@ fn thousand_games_page_size_and_time() {
     let took = start.elapsed();
     let size = std::fs::metadata(&path).unwrap().len();
     let html = std::fs::read_to_string(&path).unwrap();
-    assert_eq!(html.matches("<li class=\"game\">").count(), 1000);
+    assert_eq!(html.matches("<li class=\"game\"").count(), 1000);
     println!(
         "1000 games (80 plies each, games.jsonl {} bytes): report.html {size} bytes in {took:?}",
         text.len()

@@ -12,7 +12,7 @@ pub fn move_times(r: &GameRecord) -> impl Iterator<Item = (&str, f64)> + '_ {
     let white_first = r.fen.split_whitespace().nth(1) != Some("b");
     r.times_ms.iter().enumerate().map(move |(k, &ms)| {
         let ply = r.book_plies + k;
-        let white = (ply % 2 == 0) == white_first;
+        let white = ply.is_multiple_of(2) == white_first;
         (if white { r.white.as_str() } else { r.black.as_str() }, ms)
     })
 }
