@@ -2,14 +2,14 @@
 //! store (run.json + games.jsonl, and sweep.json for a sweep). Nothing comes from memory: the
 //! live sweep writes its outputs through the same function, so a report reproduces them.
 //! For a match (no sweep.json) it prints the runner's summary and writes table.md, table.csv and
-//! plot.svg, leaving the runner's summary.json alone. `--html` also writes report.html (the
-//! run's page, `report::html`); for a live run (or a folder without run.json, such as a
-//! calibration's) it writes only the page.
+//! plot.svg, leaving the runner's summary.json alone. `--html` writes only report.html (the run's
+//! page, `report::html`) and leaves every other file alone, so it is safe on a live run and on
+//! any kind of folder (a gauntlet's own table.md, a calibration's outputs).
 
 use anyhow::{Context, Result};
 
 use crate::cli::ReportArgs;
-use crate::report::html::{input, write_report};
+use crate::report::html::write_report;
 use crate::report::summary::{Tally, format_pairing};
 use crate::store::{read_records, read_run_file, stored_stopped_by};
 use crate::sweep::plan::SweepPlan;
@@ -17,20 +17,12 @@ use crate::sweep::report::{write_match_tables, write_sweep_stopped_by};
 
 /// `runner report DIR`.
 pub fn run(args: &ReportArgs) -> Result<u8> {
-    if !args.html {
-        return tables(args);
+    if args.html {
+        let path = write_report(&args.dir)?;
+        println!("written: {}", path.display());
+        return Ok(0);
     }
-    let files = input::read(&args.dir);
-    let live = matches!(input::liveness(&files), input::Liveness::Running(_));
-    if files.run.is_some()
-        && !live
-        && let Err(e) = tables(args)
-    {
-        eprintln!("warning: tables not rewritten: {e:#}");
-    }
-    let path = write_report(&args.dir)?;
-    println!("written: {}", path.display());
-    Ok(0)
+    tables(args)
 }
 
 /// Re-prints the table and rewrites table.md, table.csv and plot.svg (and a sweep's files).
