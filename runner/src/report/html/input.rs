@@ -218,7 +218,15 @@ pub enum Liveness {
 /// starting (no run.lock: an older runner) or was killed (an unheld run.lock).
 pub fn liveness(files: &RunFiles) -> Liveness {
     let dir = &files.dir;
-    let stopped = files.stopped_by().map(str::to_string);
+    // Calibrate and searchtest write summary.json once, at their end.
+    let tool_end = match (files.kind, &files.summary) {
+        (Kind::Calibrate | Kind::Searchtest, Some(s)) => Some(match s["partial"].as_bool() {
+            Some(true) => "partial (not every position was searched)".to_string(),
+            _ => "complete".to_string(),
+        }),
+        _ => None,
+    };
+    let stopped = files.stopped_by().map(str::to_string).or(tool_end);
     let mtime = |n: &str| fs::metadata(dir.join(n)).and_then(|m| m.modified()).ok();
     let summary_last = match mtime("summary.json") {
         Some(s) => ["games.jsonl", LOCK_FILE].iter().all(|n| mtime(n).is_none_or(|t| t <= s)),

@@ -12,7 +12,7 @@ pub fn to_html(md: &str) -> String {
     let mut i = 0;
     let flush = |para: &mut Vec<&str>, out: &mut String| {
         if !para.is_empty() {
-            out.push_str(&format!("<p>{}</p>", esc(&para.join(" "))));
+            out.push_str(&format!("<p>{}</p>", inline(&para.join(" "))));
             para.clear();
         }
     };
@@ -47,6 +47,23 @@ pub fn to_html(md: &str) -> String {
     out
 }
 
+/// Text with `code` spans; the rest escaped.
+fn inline(text: &str) -> String {
+    let parts: Vec<&str> = text.split('`').collect();
+    if parts.len() % 2 == 0 {
+        return esc(text); // an unpaired backtick: plain text
+    }
+    let mut out = String::new();
+    for (i, p) in parts.iter().enumerate() {
+        if i % 2 == 1 {
+            out.push_str(&format!("<code>{}</code>", esc(p)));
+        } else {
+            out.push_str(&esc(p));
+        }
+    }
+    out
+}
+
 fn heading(line: &str) -> Option<usize> {
     let n = line.chars().take_while(|&c| c == '#').count();
     (n > 0 && line[n..].starts_with(' ')).then_some(n)
@@ -77,7 +94,7 @@ fn table(head: &str, rule: &str, rows: &[&str]) -> String {
     for r in rows {
         s.push_str("<tr>");
         for (k, c) in cells(r).iter().enumerate() {
-            s.push_str(&format!("<td{}>{}</td>", class(k), esc(c)));
+            s.push_str(&format!("<td{}>{}</td>", class(k), inline(c)));
         }
         s.push_str("</tr>");
     }
@@ -98,6 +115,8 @@ mod tests {
         assert!(h.contains("<td>&lt;3&gt;</td><td class=\"n\">4</td>"), "{h}");
         assert_eq!(h.matches("<tr>").count(), 3);
         assert!(h.contains("<p>Best point: x and more.</p>"), "{h}");
+        assert_eq!(to_html("Engine `a<b>`; ok"), "<p>Engine <code>a&lt;b&gt;</code>; ok</p>");
+        assert_eq!(to_html("odd `x"), "<p>odd `x</p>");
     }
 
     #[test]
