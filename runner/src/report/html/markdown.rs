@@ -50,7 +50,7 @@ pub fn to_html(md: &str) -> String {
 /// Text with `code` spans; the rest escaped.
 fn inline(text: &str) -> String {
     let parts: Vec<&str> = text.split('`').collect();
-    if parts.len() % 2 == 0 {
+    if parts.len().is_multiple_of(2) {
         return esc(text); // an unpaired backtick: plain text
     }
     let mut out = String::new();

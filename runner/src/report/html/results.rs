@@ -152,7 +152,11 @@ fn gauntlet_leader(sum: Option<&Value>) -> Option<String> {
 
 /// The score table: table.md as the runner wrote it, else one built from the games.
 pub fn table_section(files: &RunFiles, rows: &[Row]) -> String {
-    let mut s = String::from("<section id=\"table\"><h2>Score table</h2>");
+    let heading = match files.kind {
+        Kind::Calibrate | Kind::Searchtest => "Tables",
+        _ => "Score table",
+    };
+    let mut s = format!("<section id=\"table\"><h2>{heading}</h2>");
     if let Some(md) = &files.table_md {
         s.push_str("<p class=\"note\">From table.md.</p>");
         s.push_str(&markdown::to_html(md));
