@@ -23,16 +23,28 @@ pub fn round(r: &GameRecord) -> String {
     format!("{}.{}", r.pair.saturating_add(1), u16::from(r.game) + 1)
 }
 
-/// The games list: one `<details>` per record, in games.jsonl order.
+/// Games listed at the most (the latest ones; the page of a long run stays a few MB).
+pub const MAX_LISTED: usize = 5000;
+
+/// The games list: one `<details>` per record, in games.jsonl order (the last [`MAX_LISTED`]).
 pub fn list_section(files: &RunFiles) -> String {
     let n = files.records.len();
+    let skip = n.saturating_sub(MAX_LISTED);
     let mut s = format!(
         "<section id=\"games\"><h2>Games ({n})</h2>\
          <p class=\"noprint\"><label for=\"filter\">Filter games: </label>\
          <input type=\"search\" id=\"filter\" placeholder=\"engine, result, termination…\"></p>\
-         <p class=\"note\">Each game opens to its PGN; <code>report.html#game-N</code> opens game N.</p><ol class=\"games\">"
+         <p class=\"note\">Each game opens to its PGN; <code>report.html#game-N</code> opens game N.</p>"
     );
-    for (i, r) in files.records.iter().enumerate() {
+    if skip > 0 {
+        let _ = write!(
+            s,
+            "<p>The first {skip} games are not listed here (the page lists the last {MAX_LISTED}): \
+             see <a href=\"games.pgn\">games.pgn</a> and <a href=\"games.jsonl\">games.jsonl</a>.</p>"
+        );
+    }
+    s.push_str("<ol class=\"games\">");
+    for (i, r) in files.records.iter().enumerate().skip(skip) {
         let pgn = files.pgn.get(&(r.label.clone(), round(r)));
         let _ = write!(
             s,

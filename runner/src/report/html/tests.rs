@@ -143,6 +143,7 @@ fn thousand_games_page_size_and_time() {
     let size = std::fs::metadata(&path).unwrap().len();
     let html = std::fs::read_to_string(&path).unwrap();
     assert_eq!(html.matches("<li class=\"game\"").count(), 1000);
+    assert!(html.contains(" fault(s); each faulting engine lost"), "time forfeits are faults");
     println!(
         "1000 games (80 plies each, games.jsonl {} bytes): report.html {size} bytes in {took:?}",
         text.len()
