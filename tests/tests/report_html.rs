@@ -1,4 +1,5 @@
-//! The run's page (`runner report DIR --html`) of small real runs, opened in headless Chromium:
+//! The run's page (`runner report DIR --html`) of small real runs (a match with an SPRT, a
+//! gauntlet of three engines, a two-point sweep), opened in headless Chromium:
 //! what a person would see — the verdict, the table's rows, an SVG plot with its axes, one
 //! games-list entry per game with a game's PGN when it is opened, and no console errors. A
 //! screenshot of each page is kept as report.png in the run's folder.
@@ -95,4 +96,29 @@ fn sweep_page_in_a_browser() {
     assert!(figures.contains("t_mid"), "the plot's axis label: {figures}");
     let trace = html_section(&dom, "trace");
     assert!(trace.contains(">games played</text>") && trace.contains(">Elo</text>"), "{trace}");
+}
+
+#[test]
+fn gauntlet_page_in_a_browser() {
+    let engine = engine_bin();
+    let specs = [
+        format!("name=A,cmd={},option.LMR=false", engine.display()),
+        format!("name=B,cmd={}", engine.display()),
+        format!("name=C,cmd={},option.NullMove=false", engine.display()),
+    ];
+    let mut args = vec!["match"];
+    for s in &specs {
+        args.extend(["--engine", s]);
+    }
+    args.extend("--nodes 1000 --games 2".split(' '));
+    let dom = play_and_open("report-html-gauntlet", &args, 4);
+
+    let verdict = html_section(&dom, "verdict");
+    assert!(verdict.contains("A vs B: Elo") && verdict.contains("A vs C: Elo"), "{verdict}");
+    assert!(verdict.contains("Highest rated at nodes=1000: "), "{verdict}");
+    let table = html_section(&dom, "table");
+    assert!(table.contains("<h4>Ratings (nodes=1000; anchor A = 0)</h4>"), "{table}");
+    assert!(table.contains("Table 4 layout"), "{table}");
+    let trace = html_section(&dom, "trace");
+    assert!(trace.contains(">A vs B</text>") && trace.contains(">A vs C</text>"), "{trace}");
 }
