@@ -36,7 +36,8 @@ pub enum Command {
     /// openings, points interleaved; prints a table, writes table.md/csv, summary.json and
     /// plot.svg. --games counts games per point.
     Sweep(Box<SweepArgs>),
-    /// Re-print the table and redraw the plot of a results directory (sweep or match).
+    /// Re-print the table and redraw the plot of a results directory (sweep or match); --html
+    /// writes the run's page, DIR/report.html, instead.
     Report(ReportArgs),
     /// Combine the shards of one run (--shard K/N) into one results directory.
     Merge(MergeArgs),
@@ -308,6 +309,10 @@ pub struct ReportArgs {
     /// A results directory (of `runner sweep` or `runner match`).
     #[arg(value_name = "DIR")]
     pub dir: PathBuf,
+    /// Write only DIR/report.html, the run's page: one self-contained file (a live run's page
+    /// reloads itself); every other file is left alone.
+    #[arg(long)]
+    pub html: bool,
 }
 
 /// `runner merge` arguments.

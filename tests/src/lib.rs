@@ -204,3 +204,65 @@ pub fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
     }
     done()
 }
+
+/// Debian's Chromium, the browser the page tests open run pages in (`.ci/run` installs it).
+pub const CHROMIUM: &str = "/usr/bin/chromium";
+
+/// What headless Chromium saw of a page: the DOM after its scripts ran, and the console
+/// messages and uncaught errors it logged.
+pub struct Browsed {
+    pub dom: String,
+    pub console: Vec<String>,
+}
+
+/// Opens `url` in headless Chromium (`--dump-dom`, with `--screenshot=PATH` when given, at
+/// 1280x2000) with a fresh profile under `work`. A missing browser fails the test with a line
+/// saying how to install it: a page test never passes unseen.
+pub fn browse(url: &str, work: &Path, screenshot: Option<&Path>) -> Browsed {
+    assert!(
+        Path::new(CHROMIUM).is_file(),
+        "this test opens the run's page in {CHROMIUM}, which is not installed: run .ci/run as \
+         root, or apt-get install chromium"
+    );
+    let n = work.read_dir().map(|d| d.count()).unwrap_or(0);
+    let out = work.join(format!("chromium-{n}.out"));
+    let err = work.join(format!("chromium-{n}.err"));
+    let mut cmd = Command::new(CHROMIUM);
+    cmd.args(["--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0"])
+        .arg(format!("--user-data-dir={}", work.join(format!("chromium-profile-{n}")).display()))
+        .arg("--window-size=1280,2000");
+    match screenshot {
+        Some(p) => cmd.arg(format!("--screenshot={}", p.display())),
+        None => cmd.arg("--dump-dom"),
+    };
+    cmd.arg(url)
+        .stdout(std::fs::File::create(&out).expect("chromium stdout file"))
+        .stderr(std::fs::File::create(&err).expect("chromium stderr file"));
+    let mut child = cmd.spawn().expect("starting chromium");
+    let mut status = None;
+    wait_until(Duration::from_secs(120), || {
+        status = child.try_wait().ok().flatten();
+        status.is_some()
+    });
+    if status.is_none() {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("chromium did not finish {url} within 120 s");
+    }
+    let status = status.expect("status");
+    let log = std::fs::read_to_string(&err).unwrap_or_default();
+    assert!(status.success(), "chromium failed on {url} ({status}):\n{log}");
+    let console = log
+        .lines()
+        .filter(|l| l.contains(":CONSOLE") || l.contains("Uncaught"))
+        .map(String::from)
+        .collect();
+    Browsed { dom: std::fs::read_to_string(&out).unwrap_or_default(), console }
+}
+
+/// The part of `html` from `<section id="ID"` to its `</section>` (empty when absent).
+pub fn html_section<'a>(html: &'a str, id: &str) -> &'a str {
+    let Some(start) = html.find(&format!("<section id=\"{id}\"")) else { return "" };
+    let end = html[start..].find("</section>").map_or(html.len(), |e| start + e);
+    &html[start..end]
+}

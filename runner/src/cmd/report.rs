@@ -3,12 +3,16 @@
 //! live sweep writes its outputs through the same function, so a report reproduces them.
 //! For a match it prints the runner's summary and writes the match layout (table.md, table.csv,
 //! plot.svg: `crate::report::match_files`), leaving the runner's summary.json alone; for a
-//! gauntlet or round-robin it rewrites its tables with the anchor the run used.
+//! gauntlet or round-robin it rewrites its tables with the anchor the run used. `--html` writes
+//! only report.html (the run's page, `report::html`) and leaves every other file alone, so it is
+//! safe on a live run and on any kind of folder (a gauntlet's own table.md, a calibration's
+//! outputs).
 
 use anyhow::{Context, Result};
 
 use crate::cli::ReportArgs;
 use crate::gauntlet;
+use crate::report::html::write_report;
 use crate::report::match_files;
 use crate::report::summary::{Tally, format_pairing};
 use crate::store::{read_records, read_run_file, read_summary, stored_stopped_by};
@@ -17,6 +21,16 @@ use crate::sweep::report::write_sweep_stopped_by;
 
 /// `runner report DIR`.
 pub fn run(args: &ReportArgs) -> Result<u8> {
+    if args.html {
+        let path = write_report(&args.dir)?;
+        println!("written: {}", path.display());
+        return Ok(0);
+    }
+    tables(args)
+}
+
+/// Re-prints the table and rewrites table.md, table.csv and plot.svg (and a sweep's files).
+fn tables(args: &ReportArgs) -> Result<u8> {
     let dir = &args.dir;
     let run = read_run_file(dir)
         .with_context(|| format!("{} is not a results directory", dir.display()))?;

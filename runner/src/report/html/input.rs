@@ -1,0 +1,259 @@
+//! Reading a run folder for its page, leniently: a file that is missing or malformed gives a
+//! note ("n/a" and the reason) instead of an error, and a games.jsonl line that is not a game
+//! record is skipped and counted. Nothing here writes.
+
+use std::collections::HashMap;
+use std::fs::{self, File, TryLockError};
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::store::GameRecord;
+use crate::store::dir::LOCK_FILE;
+
+/// What kind of folder this is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Match,
+    Gauntlet,
+    Sweep,
+    Calibrate,
+    Searchtest,
+    Unknown,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Match => "match",
+            Kind::Gauntlet => "gauntlet",
+            Kind::Sweep => "sweep",
+            Kind::Calibrate => "calibrate",
+            Kind::Searchtest => "searchtest",
+            Kind::Unknown => "results",
+        }
+    }
+}
+
+/// Everything the page is made from.
+pub struct RunFiles {
+    pub dir: PathBuf,
+    pub kind: Kind,
+    /// run.json (`plan` inside), sweep.json, summary.json.
+    pub run: Option<Value>,
+    pub sweep: Option<Value>,
+    pub summary: Option<Value>,
+    /// games.jsonl records in file order, and the lines skipped with their reasons.
+    pub records: Vec<GameRecord>,
+    pub skipped: Vec<String>,
+    /// PGN text per (pairing label, round "P.G") from games.pgn.
+    pub pgn: HashMap<(String, String), String>,
+    pub table_md: Option<String>,
+    /// SVG files beside run.json (name, text), by name.
+    pub svgs: Vec<(String, String)>,
+    /// Files and folders beside the page, by name (folders end in '/').
+    pub files: Vec<String>,
+    /// Notes about files that could not be read.
+    pub notes: Vec<String>,
+}
+
+/// Reads the folder `dir`.
+pub fn read(dir: &Path) -> RunFiles {
+    let mut notes = Vec::new();
+    let mut json = |name: &str| -> Option<Value> {
+        let text = fs::read_to_string(dir.join(name)).ok()?;
+        match serde_json::from_str(&text) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                notes.push(format!("{name}: not valid JSON ({e})"));
+                None
+            }
+        }
+    };
+    let run = json("run.json");
+    let sweep = json("sweep.json");
+    let summary = json("summary.json");
+    let (records, skipped) = read_games(&dir.join("games.jsonl"));
+    let kind = kind_of(run.as_ref(), sweep.is_some(), summary.as_ref());
+    let pgn = fs::read_to_string(dir.join("games.pgn")).map(|t| split_pgn(&t)).unwrap_or_default();
+    let table_md = fs::read_to_string(dir.join("table.md")).ok();
+    let mut files: Vec<String> = Vec::new();
+    let mut svgs = Vec::new();
+    for e in fs::read_dir(dir).into_iter().flatten().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name == "report.html" || name.ends_with(".tmp") || name == LOCK_FILE {
+            continue;
+        }
+        let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+        if !is_dir
+            && name.ends_with(".svg")
+            && let Ok(text) = fs::read_to_string(e.path())
+        {
+            svgs.push((name.clone(), text));
+        }
+        files.push(if is_dir { format!("{name}/") } else { name });
+    }
+    files.sort();
+    svgs.sort();
+    RunFiles {
+        dir: dir.to_path_buf(),
+        kind,
+        run,
+        sweep,
+        summary,
+        records,
+        skipped,
+        pgn,
+        table_md,
+        svgs,
+        files,
+        notes,
+    }
+}
+
+impl RunFiles {
+    /// The run's plan (run.json's `plan`), if any.
+    pub fn plan(&self) -> Option<&Value> {
+        self.run.as_ref().map(|r| &r["plan"]).filter(|p| p.is_object())
+    }
+
+    /// The engine names of the plan, by index.
+    pub fn engine_names(&self) -> Vec<String> {
+        let list = self.plan().and_then(|p| p["engines"].as_array());
+        list.map(|l| l.iter().map(|e| e["name"].as_str().unwrap_or("?").to_string()).collect())
+            .unwrap_or_default()
+    }
+
+    /// The pairing labels of the plan (from the records when there is no plan).
+    pub fn pairing_labels(&self) -> Vec<String> {
+        if let Some(list) = self.plan().and_then(|p| p["pairings"].as_array()) {
+            return list.iter().map(|p| p["label"].as_str().unwrap_or("?").to_string()).collect();
+        }
+        let mut labels: Vec<String> = Vec::new();
+        for r in &self.records {
+            if labels.len() <= r.pairing {
+                labels.resize(r.pairing + 1, String::new());
+            }
+            labels[r.pairing] = r.label.clone();
+        }
+        labels
+    }
+
+    /// The SPRT of the plan, if any.
+    pub fn sprt(&self) -> Option<stats::SprtSpec> {
+        let v = self.plan()?.get("sprt")?;
+        serde_json::from_value(v.clone()).ok()
+    }
+
+    /// summary.json's `stopped_by`.
+    pub fn stopped_by(&self) -> Option<&str> {
+        self.summary.as_ref()?.get("stopped_by")?.as_str()
+    }
+}
+
+fn kind_of(run: Option<&Value>, sweep: bool, summary: Option<&Value>) -> Kind {
+    if sweep {
+        return Kind::Sweep;
+    }
+    if let Some(k) = run.and_then(|r| r["plan"]["kind"].as_str()) {
+        return if k == "match" { Kind::Match } else { Kind::Gauntlet };
+    }
+    match summary {
+        Some(s) if s.get("searched").is_some() => Kind::Calibrate,
+        Some(s) if s.get("variants").is_some() => Kind::Searchtest,
+        _ => Kind::Unknown,
+    }
+}
+
+/// The game records of a games.jsonl, and one note per line skipped.
+pub fn read_games(path: &Path) -> (Vec<GameRecord>, Vec<String>) {
+    let Ok(text) = fs::read(path) else { return (Vec::new(), Vec::new()) };
+    let text = String::from_utf8_lossy(&text);
+    let mut records = Vec::new();
+    let mut skipped = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<GameRecord>(line) {
+            Ok(r) if seen.insert(r.key()) => records.push(r),
+            Ok(_) => skipped.push(format!("games.jsonl line {}: a repeated game", i + 1)),
+            Err(e) => skipped.push(format!("games.jsonl line {}: not a game record ({e})", i + 1)),
+        }
+    }
+    (records, skipped)
+}
+
+/// games.pgn split into games, keyed by their `Pairing` and `Round` tags.
+pub fn split_pgn(text: &str) -> HashMap<(String, String), String> {
+    let mut out = HashMap::new();
+    let mut starts: Vec<usize> = text.match_indices("[Event ").map(|(i, _)| i).collect();
+    starts.retain(|&i| i == 0 || text[..i].ends_with('\n'));
+    for (k, &s) in starts.iter().enumerate() {
+        let game = text[s..starts.get(k + 1).copied().unwrap_or(text.len())].trim_end();
+        let tag = |name: &str| {
+            let open = format!("[{name} \"");
+            let at = game.find(&open)? + open.len();
+            let end = game[at..].find("\"]")?;
+            Some(game[at..at + end].to_string())
+        };
+        if let (Some(p), Some(r)) = (tag("Pairing"), tag("Round")) {
+            out.insert((p, r), game.to_string());
+        }
+    }
+    out
+}
+
+/// Whether the run is still going, and why the page says so.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Liveness {
+    Running(String),
+    Ended(String),
+}
+
+/// Live or ended, from the files: a runner holding run.lock's `flock` runs the folder unless the
+/// summary.json it writes last is newer than games.jsonl and run.lock (the run's end); without a
+/// runner, summary.json's `stopped_by` says how it ended, and no summary.json means the run is
+/// starting (no run.lock: an older runner) or was killed (an unheld run.lock).
+pub fn liveness(files: &RunFiles) -> Liveness {
+    let dir = &files.dir;
+    // Calibrate and searchtest write summary.json once, at their end.
+    let tool_end = match (files.kind, &files.summary) {
+        (Kind::Calibrate | Kind::Searchtest, Some(s)) => Some(match s["partial"].as_bool() {
+            Some(true) => "partial (not every position was searched)".to_string(),
+            _ => "complete".to_string(),
+        }),
+        _ => None,
+    };
+    let stopped = files.stopped_by().map(str::to_string).or(tool_end);
+    let mtime = |n: &str| fs::metadata(dir.join(n)).and_then(|m| m.modified()).ok();
+    let summary_last = match mtime("summary.json") {
+        Some(s) => ["games.jsonl", LOCK_FILE].iter().all(|n| mtime(n).is_none_or(|t| t <= s)),
+        None => false,
+    };
+    match (lock_state(&dir.join(LOCK_FILE)), stopped) {
+        (Lock::Held, Some(s)) if summary_last => Liveness::Ended(s),
+        (Lock::Held, _) => Liveness::Running("a runner holds run.lock".into()),
+        (_, Some(s)) => Liveness::Ended(s),
+        (Lock::Absent, None) => Liveness::Running("no summary.json yet".into()),
+        (Lock::Free, None) => {
+            Liveness::Ended("stopped without a summary.json (killed?); resume it to finish".into())
+        }
+    }
+}
+
+enum Lock {
+    Held,
+    Free,
+    Absent,
+}
+
+fn lock_state(path: &Path) -> Lock {
+    let Ok(f) = File::open(path) else { return Lock::Absent };
+    match f.try_lock_shared() {
+        Ok(()) => Lock::Free,
+        Err(TryLockError::WouldBlock) => Lock::Held,
+        Err(TryLockError::Error(_)) => Lock::Free,
+    }
+}

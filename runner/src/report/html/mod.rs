@@ -1,0 +1,94 @@
+//! A run's page: `report.html`, one self-contained file (inline CSS, SVG and a small script; no
+//! network) made from the run folder's files alone — run.json, sweep.json, summary.json,
+//! games.jsonl, games.pgn, table.md and the *.svg plots — so it can be written from a finished
+//! folder (`runner report DIR --html`) or from a live run's loop at any moment.
+//!
+//! One file per section: [`plan`] (command and plan), [`results`] (verdict, score table, Elo and
+//! pentanomial), [`trace`] (LLR or Elo against games), [`figures`] (the runner's plots, links),
+//! [`games`] (terminations, faults, the games list), [`timing`] (time use); [`page`] is the
+//! document around them, [`input`] reads the folder leniently, [`escape`] escapes.
+
+pub mod escape;
+pub mod figures;
+pub mod games;
+pub mod input;
+pub mod markdown;
+pub mod page;
+pub mod plan;
+pub mod results;
+pub mod svg;
+pub mod timing;
+pub mod trace;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Result, bail};
+
+use self::input::{Kind, Liveness, RunFiles};
+use crate::store::write_atomic;
+
+/// The page's file name inside the run folder.
+pub const REPORT_FILE: &str = "report.html";
+
+/// Writes `dir/report.html` (temporary file and rename) and returns its path. Whether the page
+/// reloads itself comes from the folder ([`input::liveness`]): a runner holding run.lock that
+/// has not yet written its final summary.json, or no summary.json at all, is a live run.
+pub fn write_report(dir: &Path) -> Result<PathBuf> {
+    if !dir.is_dir() {
+        bail!("{} is not a directory", dir.display());
+    }
+    let files = input::read(dir);
+    let live = input::liveness(&files);
+    let html = render(&files, &live);
+    let path = dir.join(REPORT_FILE);
+    write_atomic(&path, html.as_bytes())?;
+    Ok(path)
+}
+
+/// The page of `files`.
+pub fn render(files: &RunFiles, live: &Liveness) -> String {
+    let rows = results::rows(files);
+    let mut body = String::new();
+    let running = matches!(live, Liveness::Running(_));
+    if running {
+        body.push_str(&format!(
+            "<p class=\"live\">Live: this page reloads every {} s while the run goes on.</p>",
+            page::REFRESH_S
+        ));
+    }
+    let mut nav: Vec<(&str, &str)> =
+        vec![("verdict", "Verdict"), ("plan", "Plan"), ("table", "Table")];
+    body.push_str(&results::verdict_section(files, &rows, live));
+    body.push_str(&plan::section(files));
+    body.push_str(&results::table_section(files, &rows));
+    let games_kind = !matches!(files.kind, Kind::Calibrate | Kind::Searchtest);
+    if games_kind {
+        nav.extend([
+            ("elo", "Elo"),
+            ("trace", if files.sprt().is_some() { "LLR" } else { "Elo trace" }),
+        ]);
+        body.push_str(&results::elo_section(&rows));
+        body.push_str(&trace::section(&files.pairing_labels(), &files.records, files.sprt()));
+    }
+    let figs = figures::section(files);
+    if !figs.is_empty() {
+        nav.push(("figures", "Plots"));
+        body.push_str(&figs);
+    }
+    if games_kind {
+        nav.extend([("terminations", "Terminations"), ("time", "Time"), ("faults", "Faults")]);
+        body.push_str(&games::terminations_section(files));
+        body.push_str(&timing::section(files));
+        body.push_str(&games::faults_section(files));
+        nav.push(("games", "Games"));
+        body.push_str(&games::list_section(files));
+    }
+    nav.push(("files", "Files"));
+    body.push_str(&figures::files_section(files));
+    let name = files.dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let title = format!("{} {name}", files.kind.name());
+    page::document(&title, running, &nav, &body)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,244 @@
+//! The verdict line, the score table, and Elo / nElo with intervals and the pentanomial bars of
+//! each pairing (or sweep point), computed from games.jsonl with the `stats` crate, so a live
+//! run's page is as fresh as its last game.
+
+use serde_json::Value;
+use stats::{SprtSpec, Summary, Verdict};
+
+use super::escape::{esc, num, plain, signed, table};
+use super::input::{Kind, Liveness, RunFiles};
+use super::markdown;
+use super::svg::penta_bars;
+use crate::report::summary::PairingTally;
+
+/// Pairings drawn as cards with pentanomial bars; more are in the table only.
+const MAX_CARDS: usize = 24;
+
+/// One pairing's counts and statistics.
+pub struct Row {
+    pub label: String,
+    pub tally: PairingTally,
+    pub summary: Option<Summary>,
+}
+
+/// The rows of every pairing of the plan (or seen in the records).
+pub fn rows(files: &RunFiles) -> Vec<Row> {
+    let labels = files.pairing_labels();
+    let mut tallies = vec![PairingTally::default(); labels.len()];
+    for r in &files.records {
+        if let Some(t) = tallies.get_mut(r.pairing) {
+            t.add(r);
+        }
+    }
+    let sprt = files.sprt();
+    labels
+        .into_iter()
+        .zip(tallies)
+        .map(|(label, tally)| {
+            let summary = tally.summarize(sprt);
+            Row { label, tally, summary }
+        })
+        .collect()
+}
+
+/// "SPRT [0, 10] normalized: LLR -0.07 in [-2.94, 2.94]: continue", or the fixed-sample
+/// result when there is no SPRT.
+pub fn verdict_of(row: &Row, spec: Option<SprtSpec>) -> String {
+    let Some(s) = &row.summary else {
+        return format!("{}: no complete game pair yet", row.label);
+    };
+    match (&s.sprt, spec) {
+        (Some(r), _) => format!(
+            "{}: SPRT [{}, {}] ({}) LLR {} in [{}, {}]: {}",
+            row.label,
+            r.elo0,
+            r.elo1,
+            r.model,
+            num(Some(r.llr), 2),
+            num(Some(r.lower_bound), 2),
+            num(Some(r.upper_bound), 2),
+            match r.verdict {
+                Verdict::H1 => "H1 accepted (passed)",
+                Verdict::H0 => "H0 accepted (failed)",
+                Verdict::Continue => "continue (no decision yet)",
+            }
+        ),
+        _ => format!(
+            "{}: Elo {} [{}, {}], p = {} ({} at 5 %), LOS {} %",
+            row.label,
+            signed(s.elo, 1),
+            signed(s.elo_ci.map(|c| c[0]), 1),
+            signed(s.elo_ci.map(|c| c[1]), 1),
+            num(s.p_value, 3),
+            if s.p_value.is_some_and(|p| p < 0.05) { "significant" } else { "not significant" },
+            num(s.los.map(|l| l * 100.0), 1)
+        ),
+    }
+}
+
+/// The verdict section: the run's state, then one line per pairing (or the sweep's best point,
+/// the gauntlet's leader, the calibration's coverage).
+pub fn verdict_section(files: &RunFiles, rows: &[Row], live: &Liveness) -> String {
+    let state = match live {
+        Liveness::Running(why) => format!("Running ({why}); this page reloads every 10 s."),
+        Liveness::Ended(how) => format!("Ended: {how}."),
+    };
+    let mut lines: Vec<String> = Vec::new();
+    let sum = files.summary.as_ref();
+    match files.kind {
+        Kind::Sweep => {
+            let best = sum.map(|s| &s["best"]).filter(|b| b.is_object());
+            lines.push(match best {
+                Some(b) => format!(
+                    "Best point: {} (score {} %, Elo {}); probability it is the best: {} %",
+                    plain(&b["label"]),
+                    num(b["score"].as_f64().map(|x| x * 100.0), 1),
+                    signed(b["elo"].as_f64(), 1),
+                    num(b["p_best"].as_f64().map(|x| x * 100.0), 1)
+                ),
+                None => "Best point: n/a (summary.json has none yet)".into(),
+            });
+            if files.sprt().is_some() {
+                lines.extend(rows.iter().map(|r| verdict_of(r, files.sprt())));
+            }
+        }
+        Kind::Calibrate | Kind::Searchtest => {
+            let partial = sum.and_then(|s| s["partial"].as_bool());
+            lines.push(match partial {
+                Some(true) => "Partial run: not every position was searched.".into(),
+                Some(false) => "Every position was searched.".into(),
+                None => "n/a: no summary.json yet".into(),
+            });
+        }
+        _ => {
+            lines.extend(rows.iter().map(|r| verdict_of(r, files.sprt())));
+            if files.kind == Kind::Gauntlet
+                && let Some(top) = gauntlet_leader(sum)
+            {
+                lines.push(top);
+            }
+        }
+    }
+    let mut s =
+        format!("<section id=\"verdict\"><h2>Verdict</h2><p class=\"state\">{}</p>", esc(&state));
+    s.push_str("<ul class=\"verdict\">");
+    for l in lines {
+        s.push_str(&format!("<li>{}</li>", esc(&l)));
+    }
+    s.push_str("</ul></section>");
+    s
+}
+
+fn gauntlet_leader(sum: Option<&Value>) -> Option<String> {
+    let g = &sum?["gauntlet"];
+    let names = g["engines"].as_array()?;
+    let mut out = Vec::new();
+    for block in g["ratings"].as_array()? {
+        let list = block["ratings"]["ratings"].as_array()?;
+        let best = list.iter().max_by(|a, b| {
+            a["elo"].as_f64().unwrap_or(f64::MIN).total_cmp(&b["elo"].as_f64().unwrap_or(f64::MIN))
+        })?;
+        let name = best["engine"].as_u64().and_then(|i| names.get(i as usize)).map(plain);
+        out.push(format!(
+            "Highest rated at {}: {} ({} Elo +/- {})",
+            plain(&block["tc"]),
+            name.unwrap_or_else(|| "?".into()),
+            num(best["elo"].as_f64(), 1),
+            num(best["err95"].as_f64(), 1)
+        ));
+    }
+    (!out.is_empty()).then(|| out.join("; "))
+}
+
+/// The score table: table.md as the runner wrote it, else one built from the games.
+pub fn table_section(files: &RunFiles, rows: &[Row]) -> String {
+    let heading = match files.kind {
+        Kind::Calibrate | Kind::Searchtest => "Tables",
+        _ => "Score table",
+    };
+    let mut s = format!("<section id=\"table\"><h2>{heading}</h2>");
+    if let Some(md) = &files.table_md {
+        s.push_str("<p class=\"note\">From table.md.</p>");
+        s.push_str(&markdown::to_html(md));
+    } else if !rows.is_empty() {
+        s.push_str("<p class=\"note\">From games.jsonl (no table.md: <code>runner report DIR</code> writes one).</p>");
+        s.push_str(&own_table(rows));
+    } else {
+        s.push_str("<p>n/a: no table.md and no games.</p>");
+    }
+    s.push_str("</section>");
+    s
+}
+
+fn own_table(rows: &[Row]) -> String {
+    let body: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            let w = &r.tally.wdl_all;
+            let s = r.summary.as_ref();
+            let p = r.tally.penta;
+            vec![
+                esc(&r.label),
+                w.games().to_string(),
+                format!("{}-{}-{}", w.wins, w.draws, w.losses),
+                format!("{}-{}-{}-{}-{}", p.ll, p.ld, p.dd, p.wd, p.ww),
+                num(s.and_then(|s| s.score).map(|x| x * 100.0), 1),
+                interval(s.and_then(|s| s.elo), s.and_then(|s| s.elo_ci)),
+                interval(s.and_then(|s| s.nelo), s.and_then(|s| s.nelo_ci)),
+                num(s.and_then(|s| s.los).map(|x| x * 100.0), 1),
+                s.and_then(|s| s.sprt.as_ref())
+                    .map_or("-".into(), |r| format!("{} ({})", num(Some(r.llr), 2), r.verdict)),
+            ]
+        })
+        .collect();
+    let head = [
+        "pairing",
+        "games",
+        "W-D-L",
+        "penta LL-LD-DD-WD-WW",
+        "score %",
+        "Elo [95%]",
+        "nElo [95%]",
+        "LOS %",
+        "LLR",
+    ];
+    table("sortable", &head, &body)
+}
+
+/// "+12.3 [-4.0, +28.1]" or "n/a".
+pub fn interval(v: Option<f64>, ci: Option<[f64; 2]>) -> String {
+    match ci {
+        Some([lo, hi]) => {
+            format!("{} [{}, {}]", signed(v, 1), signed(Some(lo), 1), signed(Some(hi), 1))
+        }
+        None => format!("{} [n/a]", signed(v, 1)),
+    }
+}
+
+/// Elo, nElo and the pentanomial bars, one card per pairing.
+pub fn elo_section(rows: &[Row]) -> String {
+    let mut s = String::from("<section id=\"elo\"><h2>Elo and pentanomial</h2>");
+    if rows.len() > MAX_CARDS {
+        s.push_str(&format!(
+            "<p>{} pairings: the table above has each one.</p></section>",
+            rows.len()
+        ));
+        return s;
+    }
+    s.push_str("<div class=\"cards\">");
+    for r in rows {
+        let sm = r.summary.as_ref();
+        let p = r.tally.penta;
+        s.push_str(&format!(
+            "<figure class=\"card\"><figcaption><strong>{}</strong><br>Elo {}<br>nElo {}<br>{} pairs, LOS {} %</figcaption>{}</figure>",
+            esc(&r.label),
+            esc(&interval(sm.and_then(|s| s.elo), sm.and_then(|s| s.elo_ci))),
+            esc(&interval(sm.and_then(|s| s.nelo), sm.and_then(|s| s.nelo_ci))),
+            p.pairs(),
+            num(sm.and_then(|s| s.los).map(|x| x * 100.0), 1),
+            penta_bars(&format!("pentanomial of {}", r.label), p.ascending())
+        ));
+    }
+    s.push_str("</div><p class=\"note\">Game pairs (the same opening, colours swapped) from the first engine's side: LL lost both … WW won both; DD includes one win and one loss.</p></section>");
+    s
+}

@@ -1,0 +1,86 @@
+//! Time use: each engine's mean and longest time per move (runner-measured, from games.jsonl)
+//! and the runner's turnaround and overhead figures from summary.json.
+
+use std::collections::BTreeMap;
+
+use super::escape::{esc, num, plain, table};
+use super::input::RunFiles;
+use crate::store::GameRecord;
+
+/// (engine, time in ms) of each engine move of a game; book moves are skipped.
+pub fn move_times(r: &GameRecord) -> impl Iterator<Item = (&str, f64)> + '_ {
+    let white_first = r.fen.split_whitespace().nth(1) != Some("b");
+    r.times_ms.iter().enumerate().map(move |(k, &ms)| {
+        let ply = r.book_plies + k;
+        let white = ply.is_multiple_of(2) == white_first;
+        (if white { r.white.as_str() } else { r.black.as_str() }, ms)
+    })
+}
+
+/// The section.
+pub fn section(files: &RunFiles) -> String {
+    let mut per: BTreeMap<&str, (u64, f64, f64)> = BTreeMap::new();
+    for r in &files.records {
+        for (e, ms) in move_times(r) {
+            let t = per.entry(e).or_insert((0, 0.0, 0.0));
+            t.0 += 1;
+            t.1 += ms;
+            t.2 = t.2.max(ms);
+        }
+    }
+    let mut s = String::from("<section id=\"time\"><h2>Time use</h2>");
+    if per.is_empty() {
+        s.push_str("<p>No moves recorded yet.</p>");
+    } else {
+        let rows: Vec<Vec<String>> = per
+            .iter()
+            .map(|(e, (n, sum, max))| {
+                vec![esc(e), n.to_string(), num(Some(sum / *n as f64), 2), num(Some(*max), 1)]
+            })
+            .collect();
+        s.push_str(&table(
+            "sortable",
+            &["engine", "moves", "mean ms per move", "longest move ms"],
+            &rows,
+        ));
+    }
+    let o = files.summary.as_ref().map(|v| &v["runner_overhead"]).filter(|o| o.is_object());
+    match o {
+        Some(o) => {
+            let facts = [
+                ("bestmove→go turnaround mean (µs)", num(o["turnaround_us_mean"].as_f64(), 0)),
+                ("turnaround p99 (µs)", plain(&o["turnaround_us_p99"])),
+                ("turnaround max (µs)", plain(&o["turnaround_us_max"])),
+                ("runner CPU per game (ms)", num(o["runner_cpu_per_game_ms"].as_f64(), 2)),
+                ("runner CPU per move (µs)", num(o["runner_cpu_per_move_us"].as_f64(), 1)),
+                (
+                    "runner CPU / engines' CPU (%)",
+                    num(o["runner_cpu_share"].as_f64().map(|x| x * 100.0), 2),
+                ),
+                (
+                    "measured minus reported time per move (ms)",
+                    num(o["measured_minus_reported_ms_mean"].as_f64(), 3),
+                ),
+            ];
+            s.push_str(&super::plan::facts_list(&facts));
+        }
+        None => {
+            s.push_str("<p>Runner overhead and turnaround: n/a (summary.json has none yet).</p>")
+        }
+    }
+    s.push_str("</section>");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn black_to_move_starts_with_black() {
+        let line = r#"{"seq":0,"pairing":0,"label":"A vs B","pair":0,"game":0,"opening":1,"fen":"8/8/8/8/8/8/8/K1k5 b - - 0 1","white":"A","black":"B","result":"1/2-1/2","termination":"stalemate","plies":2,"book_plies":0,"moves":["c1c2","a1a2"],"scores":[null,null],"depths":[null,null],"times_ms":[3.0,5.0],"engine_times_ms":[null,null],"latency":{},"duration_ms":1,"date":"2026.01.01"}"#;
+        let r: GameRecord = serde_json::from_str(line).expect("record");
+        let v: Vec<(&str, f64)> = move_times(&r).collect();
+        assert_eq!(v, vec![("B", 3.0), ("A", 5.0)]);
+    }
+}

@@ -1,0 +1,124 @@
+//! The run's page (`runner report DIR --html`) of small real runs (a match with an SPRT, a
+//! gauntlet of three engines, a two-point sweep), opened in headless Chromium:
+//! what a person would see — the verdict, the table's rows, an SVG plot with its axes, one
+//! games-list entry per game with a game's PGN when it is opened, and no console errors. A
+//! screenshot of each page is kept as report.png in the run's folder.
+
+use std::path::Path;
+
+use e2e::*;
+
+/// Runs `runner report OUT --html` and opens the page (DOM, at `#game-2`) and its screenshot.
+fn open_page(dir: &Path, out: &Path) -> String {
+    let o = ok(run_runner(dir, &["report", "out", "--html"]), "runner report --html");
+    assert!(stdout(&o).contains("report.html"), "{}", stdout(&o));
+    let page = out.join("report.html");
+    assert!(page.is_file());
+    assert!(!out.join("report.html.tmp").exists(), "written through a temporary file");
+    let url = format!("file://{}", page.display());
+    let shot = out.join("report.png");
+    let seen = browse(&url, dir, Some(&shot));
+    assert!(seen.console.is_empty(), "console messages: {:?}", seen.console);
+    assert!(shot.is_file(), "screenshot {}", shot.display());
+    let seen = browse(&format!("{url}#game-2"), dir, None);
+    assert!(seen.console.is_empty(), "console messages: {:?}", seen.console);
+    let dom = seen.dom;
+    assert!(dom.contains("data-script=\"ok\""), "the page's script ran to its end");
+    assert!(!dom.contains("http-equiv=\"refresh\""), "an ended run's page does not reload");
+    assert!(dom.contains("Ended: complete."), "{}", html_section(&dom, "verdict"));
+    let games = read_games(out).len();
+    let games_section = html_section(&dom, "games");
+    assert_eq!(games_section.matches("<li class=\"game\"").count(), games, "one entry per game");
+    assert!(games_section.contains(&format!("<h2>Games ({games})</h2>")));
+    // Game 2 was opened by its link: its PGN is shown.
+    let opened = &games_section[games_section.find("id=\"game-2\"").expect("game 2")..];
+    let opened = &opened[..opened.find("</li>").expect("end of game 2")];
+    assert!(opened.contains("<details open=\"\">"), "{opened}");
+    assert!(opened.contains("[Event \"runner ") && opened.contains("[Result "), "{opened}");
+    assert!(opened.contains("[PlyCount "), "{opened}");
+    dom
+}
+
+/// Plays `args` (then `--book`, `--concurrency 2`, `--progress quiet`, `--out out`) in a scratch
+/// folder, checks that `games` games were played, and opens the page.
+fn play_and_open(name: &str, args: &[&str], games: usize) -> String {
+    let dir = scratch(name);
+    let book = write_book(&dir, 4);
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend(["--book", &book]);
+    all.extend("--concurrency 2 --progress quiet --out out".split(' '));
+    let out = dir.join("out");
+    assert_eq!(run_games(&dir, &all, &out).len(), games);
+    open_page(&dir, &out)
+}
+
+#[test]
+fn match_page_in_a_browser() {
+    let engine = engine_bin();
+    let a = format!("name=A,cmd={},option.LMR=false", engine.display());
+    let b = format!("name=B,cmd={}", engine.display());
+    let mut args = vec!["match", "--engine", &a, "--engine", &b];
+    args.extend("--nodes 2000 --games 6 --sprt elo0=0,elo1=10".split(' '));
+    let dom = play_and_open("report-html-match", &args, 6);
+
+    let verdict = html_section(&dom, "verdict");
+    assert!(verdict.contains("A vs B: SPRT [0, 10] (normalized) LLR"), "{verdict}");
+    let table = html_section(&dom, "table");
+    assert!(table.contains("<thead><tr><th scope=\"col\""), "{table}");
+    assert_eq!(table.matches("<tr>").count(), 2, "a header row and A vs B: {table}");
+    assert!(table.contains("<td>A vs B</td>"), "{table}");
+    let plan = html_section(&dom, "plan");
+    assert!(plan.contains("LMR=false") && plan.contains("nodes=2000"), "{plan}");
+    let trace = html_section(&dom, "trace");
+    assert!(trace.contains("<svg class=\"plot\""), "{trace}");
+    for axis in [">games played</text>", ">LLR</text>", "H1 accepted 2.94", "H0 accepted -2.94"] {
+        assert!(trace.contains(axis), "{axis} in {trace}");
+    }
+    let elo = html_section(&dom, "elo");
+    assert!(elo.contains(">LL</text>") && elo.contains(">WW</text>"), "pentanomial bars: {elo}");
+    assert!(html_section(&dom, "terminations").contains("By engine"));
+    assert!(html_section(&dom, "files").contains("<a href=\"games.pgn\">games.pgn</a>"));
+}
+
+#[test]
+fn sweep_page_in_a_browser() {
+    let args: Vec<&str> =
+        "sweep --param t_mid --values 0.9,1.1 --nodes 2000 --games 2".split(' ').collect();
+    let dom = play_and_open("report-html-sweep", &args, 4);
+
+    let verdict = html_section(&dom, "verdict");
+    assert!(verdict.contains("Best point: t_mid="), "{verdict}");
+    let table = html_section(&dom, "table");
+    assert_eq!(table.matches("<tr>").count(), 3, "a header row and two points: {table}");
+    assert!(table.contains("<td>0.9</td>") && table.contains("<td>1.1</td>"), "{table}");
+    let figures = html_section(&dom, "figures");
+    assert!(figures.contains("<figure class=\"inlined\"><svg"), "plot.svg inlined: {figures}");
+    assert!(figures.contains("t_mid"), "the plot's axis label: {figures}");
+    let trace = html_section(&dom, "trace");
+    assert!(trace.contains(">games played</text>") && trace.contains(">Elo</text>"), "{trace}");
+}
+
+#[test]
+fn gauntlet_page_in_a_browser() {
+    let engine = engine_bin();
+    let specs = [
+        format!("name=A,cmd={},option.LMR=false", engine.display()),
+        format!("name=B,cmd={}", engine.display()),
+        format!("name=C,cmd={},option.NullMove=false", engine.display()),
+    ];
+    let mut args = vec!["match"];
+    for s in &specs {
+        args.extend(["--engine", s]);
+    }
+    args.extend("--nodes 1000 --games 2".split(' '));
+    let dom = play_and_open("report-html-gauntlet", &args, 4);
+
+    let verdict = html_section(&dom, "verdict");
+    assert!(verdict.contains("A vs B: Elo") && verdict.contains("A vs C: Elo"), "{verdict}");
+    assert!(verdict.contains("Highest rated at nodes=1000: "), "{verdict}");
+    let table = html_section(&dom, "table");
+    assert!(table.contains("<h4>Ratings (nodes=1000; anchor A = 0)</h4>"), "{table}");
+    assert!(table.contains("Table 4 layout"), "{table}");
+    let trace = html_section(&dom, "trace");
+    assert!(trace.contains(">A vs B</text>") && trace.contains(">A vs C</text>"), "{trace}");
+}
