@@ -122,3 +122,27 @@ fn gauntlet_page_in_a_browser() {
     let trace = html_section(&dom, "trace");
     assert!(trace.contains(">A vs B</text>") && trace.contains(">A vs C</text>"), "{trace}");
 }
+
+/// Every match and sweep writes its page at the end (no `runner report` needed); a page written
+/// while the run goes reloads itself, the last one does not.
+#[test]
+fn runs_write_their_page_live_and_at_the_end() {
+    let dir = scratch("report-html-live");
+    let book = write_book(&dir, 4);
+    let engine = format!("name=engine,cmd={}", engine_bin().display());
+    let nompc = format!("name=nompc,cmd={},option.MPC=false", engine_bin().display());
+    for (kind, args) in [
+        ("match", vec!["match", "--engine", &engine, "--engine", &nompc]),
+        ("sweep", vec!["sweep", "--engine", &engine, "--param", "t_mid", "--values", "0.9,1.2"]),
+    ] {
+        let out = dir.join(kind);
+        let mut all = args.clone();
+        all.extend(["--depth", "2", "--games", "2", "--book", &book, "--progress", "quiet"]);
+        all.extend(["--out", out.to_str().unwrap()]);
+        let o = ok(run_runner(&dir, &all), kind);
+        assert!(stdout(&o).contains("page: "), "{kind}: {}", stdout(&o));
+        let page = read_text(&out.join("report.html"));
+        assert!(!page.contains("http-equiv=\"refresh\""), "{kind}: an ended run's page reloads");
+        assert!(page.contains("Ended: complete."), "{kind}");
+    }
+}

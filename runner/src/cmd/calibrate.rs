@@ -17,6 +17,7 @@ use crate::play::cancel::{Cancel, cancel_on_signals};
 use crate::play::probe::timeout_from_secs;
 use crate::play::probe_pool::{PoolConfig, STOPPING};
 use crate::play::worker::default_concurrency;
+use crate::report::html::live::LivePage;
 use crate::store::default_out;
 
 /// Runs the command; the exit code is 0, or 130 when stopped by a signal (partial results).
@@ -69,6 +70,7 @@ pub async fn run(args: &CalibrateArgs) -> Result<u8> {
         },
         outcome.out.display()
     );
+    LivePage::new(outcome.out.clone()).finish_or_warn();
     Ok(if cancel.is_cancelled() { 130 } else { 0 })
 }
 

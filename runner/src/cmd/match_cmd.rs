@@ -13,6 +13,7 @@ use crate::plan::time_control::time_controls;
 use crate::plan::tournament;
 use crate::play::cancel::{Cancel, cancel_on_signals};
 use crate::play::game::GameSettings;
+use crate::report::html::live::LivePage;
 use crate::report::match_files;
 use crate::run::args as run_args;
 use crate::run::live::LiveOutputs;
@@ -97,12 +98,15 @@ pub async fn run(args: &MatchArgs) -> Result<u8> {
     }
     let anchor_elo = args.tournament.anchor_elo;
     let out = opts.out_dir.clone();
+    let page = LivePage::new(out.clone());
     let mut write = |records: &[GameRecord]| -> Result<()> {
-        if tournament {
+        let written = if tournament {
             gauntlet::files::write_tables(&out, &plan, records, anchor, anchor_elo).map(|_| ())
         } else {
             match_files::write(&out, &plan, records).map(|_| ())
-        }
+        };
+        page.refresh();
+        written
     };
     let live = Some(LiveOutputs::new(&mut write));
     let outcome = match execute_with(&plan, openings, &opts, settings, cancel, None, live).await {
@@ -127,6 +131,7 @@ pub async fn run(args: &MatchArgs) -> Result<u8> {
             ),
         }
     }
+    page.finish_or_warn();
     println!("results: {}", outcome.dir.display());
     Ok(match outcome.stop {
         StopReason::Interrupted => {

@@ -12,6 +12,7 @@ use crate::play::cancel::{Cancel, cancel_on_signals};
 use crate::play::probe::{Limit, timeout_from_secs};
 use crate::play::probe_pool::STOPPING;
 use crate::play::worker::default_concurrency;
+use crate::report::html::live::LivePage;
 use crate::searchtest::variant::parse_variants;
 use crate::searchtest::{SearchTestPlan, run as run_test};
 use crate::store::default_out;
@@ -48,5 +49,6 @@ pub async fn run(args: &SearchTestArgs) -> Result<u8> {
         outcome.out.display(),
         if outcome.partial { " - stopped early: partial results" } else { "" }
     );
+    LivePage::new(outcome.out.clone()).finish_or_warn();
     Ok(if cancel.is_cancelled() { 130 } else { 0 })
 }

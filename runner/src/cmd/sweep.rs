@@ -18,6 +18,7 @@ use crate::plan::engines::{bundled_engine_path, resolve_engines};
 use crate::plan::time_control::time_control;
 use crate::play::cancel::{Cancel, cancel_on_signals};
 use crate::play::game::GameSettings;
+use crate::report::html::live::LivePage;
 use crate::run::live::LiveOutputs;
 use crate::run::{self, INTERRUPTED, RunOptions, StopReason, execute_with};
 use crate::store::dir::resume_command;
@@ -207,8 +208,11 @@ pub async fn run(args: &SweepArgs) -> Result<u8> {
         opts.concurrency,
         out.display()
     );
+    let page = LivePage::new(out.clone());
     let mut write = |records: &[GameRecord]| -> Result<()> {
-        write_sweep_stopped_by(&out, &sweep, &plan, records, "running").map(|_| ())
+        let written = write_sweep_stopped_by(&out, &sweep, &plan, records, "running").map(|_| ());
+        page.refresh();
+        written
     };
     let live = Some(LiveOutputs::new(&mut write));
     let played = match sweep.race {
@@ -235,6 +239,7 @@ pub async fn run(args: &SweepArgs) -> Result<u8> {
     };
     let table = write_sweep(&out, &sweep, &plan, &records, stop)?;
     print!("{table}");
+    page.finish_or_warn();
     println!("results: {}", out.display());
     Ok(match stop {
         StopReason::Interrupted => {

@@ -18,9 +18,15 @@ pub fn loser(r: &GameRecord) -> Option<&str> {
     }
 }
 
-/// The PGN round tag of a record ("pair+1.game+1").
-pub fn round(r: &GameRecord) -> String {
-    format!("{}.{}", r.pair.saturating_add(1), u16::from(r.game) + 1)
+/// The PGN round tag of a record, as the store writes it ([`GameRecord::pgn_round`]: with
+/// several pairings the pairing comes first).
+pub fn round(files: &RunFiles, r: &GameRecord) -> String {
+    let pairings = files
+        .run
+        .as_ref()
+        .and_then(|run| run.pointer("/plan/pairings")?.as_array().map(Vec::len))
+        .unwrap_or(1);
+    r.pgn_round(pairings)
 }
 
 /// Games listed at the most (the latest ones; the page of a long run stays a few MB).
@@ -45,7 +51,7 @@ pub fn list_section(files: &RunFiles) -> String {
     }
     s.push_str("<ol class=\"games\">");
     for (i, r) in files.records.iter().enumerate().skip(skip) {
-        let pgn = files.pgn.get(&(r.label.clone(), round(r)));
+        let pgn = files.pgn.get(&(r.label.clone(), round(files, r)));
         let _ = write!(
             s,
             "<li class=\"game\" id=\"game-{}\"><details><summary>{}. {} – {}: <strong>{}</strong>, {}, {} plies, opening #{} <span class=\"dim\">({} round {})</span></summary>",
@@ -58,7 +64,7 @@ pub fn list_section(files: &RunFiles) -> String {
             r.plies,
             r.opening,
             esc(&r.label),
-            round(r)
+            round(files, r)
         );
         match pgn {
             Some(text) => {

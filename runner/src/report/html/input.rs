@@ -226,7 +226,8 @@ pub fn liveness(files: &RunFiles) -> Liveness {
         }),
         _ => None,
     };
-    let stopped = files.stopped_by().map(str::to_string).or(tool_end);
+    // A sweep's live outputs write summary.json with `stopped_by: "running"`.
+    let stopped = files.stopped_by().filter(|s| *s != "running").map(str::to_string).or(tool_end);
     let mtime = |n: &str| fs::metadata(dir.join(n)).and_then(|m| m.modified()).ok();
     let summary_last = match mtime("summary.json") {
         Some(s) => ["games.jsonl", LOCK_FILE].iter().all(|n| mtime(n).is_none_or(|t| t <= s)),

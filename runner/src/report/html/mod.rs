@@ -6,12 +6,14 @@
 //! One file per section: [`plan`] (command and plan), [`results`] (verdict, score table, Elo and
 //! pentanomial), [`trace`] (LLR or Elo against games), [`figures`] (the runner's plots, links),
 //! [`games`] (terminations, faults, the games list), [`timing`] (time use); [`page`] is the
-//! document around them, [`input`] reads the folder leniently, [`escape`] escapes.
+//! document around them, [`input`] reads the folder leniently, [`escape`] escapes, [`live`]
+//! rewrites the page of a running run in the background.
 
 pub mod escape;
 pub mod figures;
 pub mod games;
 pub mod input;
+pub mod live;
 pub mod markdown;
 pub mod page;
 pub mod plan;

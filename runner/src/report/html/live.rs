@@ -1,0 +1,59 @@
+//! The page of a run that is still going: rewritten in a thread of its own so that the run's
+//! loop (and the games' clocks) never wait for it, at most one rewrite at a time, and once more
+//! when the run has ended.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+
+use super::write_report;
+
+/// A run folder's page, refreshed in the background while the run goes.
+pub struct LivePage {
+    dir: PathBuf,
+    busy: Arc<AtomicBool>,
+}
+
+impl LivePage {
+    pub fn new(dir: PathBuf) -> LivePage {
+        LivePage { dir, busy: Arc::new(AtomicBool::new(false)) }
+    }
+
+    /// Starts a rewrite unless one is still going. A failure here is not reported: the rewrite
+    /// at the end ([`LivePage::finish`]) reports it.
+    pub fn refresh(&self) {
+        if self.busy.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let (dir, busy) = (self.dir.clone(), self.busy.clone());
+        let spawned = std::thread::Builder::new().name("report-page".into()).spawn(move || {
+            let _ = write_report(&dir);
+            busy.store(false, Ordering::Release);
+        });
+        if spawned.is_err() {
+            self.busy.store(false, Ordering::Release);
+        }
+    }
+
+    /// The final page, written after the run's last files: waits (up to a minute) for a
+    /// background rewrite to finish so that the last word is this one.
+    pub fn finish(&self) -> Result<PathBuf> {
+        let start = Instant::now();
+        while self.busy.load(Ordering::Acquire) && start.elapsed() < Duration::from_secs(60) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        write_report(&self.dir)
+    }
+
+    /// [`LivePage::finish`], saying where the page is; a failure is a warning (the games and
+    /// tables are kept; `runner report DIR --html` tries again).
+    pub fn finish_or_warn(&self) {
+        match self.finish() {
+            Ok(path) => println!("page: {}", path.display()),
+            Err(e) => eprintln!("warning: no report.html: {e:#}"),
+        }
+    }
+}
