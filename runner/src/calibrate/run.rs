@@ -21,6 +21,7 @@ use crate::play::cancel::Cancel;
 use crate::play::probe::{Limit, ScoreMode, SearchReport};
 use crate::play::probe_pool::{EngineSetup, Job, PoolConfig, check_setups, spawn_pool};
 use crate::report::counter::Progress;
+use crate::report::html::live::LivePage;
 
 /// Everything a calibration run needs.
 #[derive(Clone, Debug)]
@@ -119,6 +120,7 @@ pub async fn run(plan: CalibratePlan, cancel: Cancel) -> Result<CalibrateOutcome
         .append(true)
         .open(&searches_path)
         .with_context(|| format!("cannot open {}", searches_path.display()))?;
+    let mut page = LivePage::new(out.to_path_buf());
     let mut progress = Progress::new("calibrate", plan.positions.len() as u64, done.len() as u64);
     let (mut rx, handle) = spawn_pool(setups, jobs, cfg, cancel.clone());
     let mut faults = records.iter().filter(|r| r.fault.is_some()).count();
@@ -147,12 +149,14 @@ pub async fn run(plan: CalibratePlan, cancel: Cancel) -> Result<CalibrateOutcome
             .with_context(|| format!("writing {}", searches_path.display()))?;
         records.push(rec);
         progress.inc(&format!("{faults} faults"));
+        page.refresh_due();
     }
     progress.finish();
     let pool_result = handle.await.context("calibration workers")?;
     let partial = records.len() < plan.positions.len();
     records.sort_by_key(|r| r.index);
     let outcome = write_results(&plan, &records, faults, partial, started.elapsed())?;
+    page.wait();
     pool_result?;
     Ok(outcome)
 }

@@ -19,6 +19,7 @@ use crate::play::cancel::Cancel;
 use crate::play::probe::Limit;
 use crate::play::probe_pool::{EngineSetup, Job, PoolConfig, check_setups, spawn_pool};
 use crate::report::counter::Progress;
+use crate::report::html::live::LivePage;
 use summary::{SearchRecord, VariantSummary, parse_mpc_counters, summarize};
 use variant::Variant;
 
@@ -103,6 +104,7 @@ pub async fn run(plan: SearchTestPlan, cancel: Cancel) -> Result<SearchTestOutco
     let total = jobs.len() as u64;
     let mut file = fs::File::create(&searches_path)
         .with_context(|| format!("cannot create {}", searches_path.display()))?;
+    let mut page = LivePage::new(out.to_path_buf());
     let mut progress = Progress::new("searchtest", total, 0);
     let (mut rx, handle) = spawn_pool(setups, jobs, cfg, cancel);
     let mut records = Vec::new();
@@ -151,6 +153,7 @@ pub async fn run(plan: SearchTestPlan, cancel: Cancel) -> Result<SearchTestOutco
             .with_context(|| format!("writing {}", searches_path.display()))?;
         records.push(rec);
         progress.inc(&format!("{faults} faults"));
+        page.refresh_due();
     }
     progress.finish();
     let pool_result = handle.await.context("search test workers")?;
@@ -205,6 +208,7 @@ pub async fn run(plan: SearchTestPlan, cancel: Cancel) -> Result<SearchTestOutco
         "by_stage": by_stage,
     });
     write("summary.json", serde_json::to_string_pretty(&summary)? + "\n")?;
+    page.wait();
     pool_result?;
     Ok(SearchTestOutcome { summaries, table, partial, out: out.clone() })
 }

@@ -15,11 +15,24 @@ use super::write_report;
 pub struct LivePage {
     dir: PathBuf,
     busy: Arc<AtomicBool>,
+    last: Option<Instant>,
 }
+
+/// Shortest time between two rewrites through [`LivePage::refresh_due`].
+pub const PAGE_EVERY: Duration = Duration::from_secs(5);
 
 impl LivePage {
     pub fn new(dir: PathBuf) -> LivePage {
-        LivePage { dir, busy: Arc::new(AtomicBool::new(false)) }
+        LivePage { dir, busy: Arc::new(AtomicBool::new(false)), last: None }
+    }
+
+    /// [`LivePage::refresh`] at most every [`PAGE_EVERY`] (for loops without a rhythm of their
+    /// own, such as the tools' positions).
+    pub fn refresh_due(&mut self) {
+        if self.last.is_none_or(|t| t.elapsed() >= PAGE_EVERY) {
+            self.last = Some(Instant::now());
+            self.refresh();
+        }
     }
 
     /// Starts a rewrite unless one is still going. A failure here is not reported: the rewrite
@@ -41,11 +54,17 @@ impl LivePage {
     /// The final page, written after the run's last files: waits (up to a minute) for a
     /// background rewrite to finish so that the last word is this one.
     pub fn finish(&self) -> Result<PathBuf> {
+        self.wait();
+        write_report(&self.dir)
+    }
+
+    /// Waits (up to a minute) until no background rewrite is going, so that a page written next
+    /// (by this or another `LivePage` of the folder) is not overwritten by an older one.
+    pub fn wait(&self) {
         let start = Instant::now();
         while self.busy.load(Ordering::Acquire) && start.elapsed() < Duration::from_secs(60) {
             std::thread::sleep(Duration::from_millis(5));
         }
-        write_report(&self.dir)
     }
 
     /// [`LivePage::finish`], saying where the page is; a failure is a warning (the games and
