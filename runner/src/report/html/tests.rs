@@ -150,3 +150,23 @@ fn thousand_games_page_size_and_time() {
     );
     assert!(size < 5_000_000, "{size} bytes");
 }
+
+#[test]
+fn clock_left_replays_the_runner_clock() {
+    let d = folder("clock");
+    let mut run = run_json(false);
+    run["plan"]["tc"] = json!({"kind": "fischer", "moves": null, "base_ms": 1000, "inc_ms": 10});
+    std::fs::write(d.join("run.json"), run.to_string()).unwrap();
+    // 80 moves of 1.5 ms each, 40 per side: 1000 - 40 * 1.5 + 40 * 10 = 1340 ms left each; in
+    // the time forfeit, B (White there, to move after 80 plies) flagged and ends at 0.
+    let lines = record(0, 0, "1/2-1/2", "threefold") + "\n" + &record(0, 1, "0-1", "time-forfeit");
+    std::fs::write(d.join("games.jsonl"), lines + "\n").unwrap();
+    let left = timing::clock_left(&input::read(&d));
+    assert_eq!(left["A<script>"], (2, 2680.0, 1340), "{left:?}");
+    assert_eq!(left["B"], (2, 1340.0, 0), "{left:?}");
+    let page = std::fs::read_to_string(write_report(&d).unwrap()).unwrap();
+    assert!(page.contains("Clock left at the end of a game"), "{page}");
+    // Under a node limit there is no clock to show.
+    std::fs::write(d.join("run.json"), run_json(false).to_string()).unwrap();
+    assert!(timing::clock_left(&input::read(&d)).is_empty());
+}

@@ -1,20 +1,67 @@
-//! Time use: each engine's mean and longest time per move (runner-measured, from games.jsonl)
+//! Time use: each engine's mean and longest time per move (runner-measured, from games.jsonl),
+//! the clock each engine had left at the end of its games (replayed with the runner's own clock),
 //! and the runner's turnaround and overhead figures from summary.json.
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use super::escape::{esc, num, plain, table};
 use super::input::RunFiles;
+use crate::plan::run_plan::RunPlan;
+use crate::plan::time_control::TimeControl;
+use crate::play::clock::Clock;
+use crate::play::termination::Termination;
 use crate::store::GameRecord;
 
-/// (engine, time in ms) of each engine move of a game; book moves are skipped.
-pub fn move_times(r: &GameRecord) -> impl Iterator<Item = (&str, f64)> + '_ {
+/// (whether White moved, time in ms) of each engine move of a game; book moves are skipped.
+fn side_times(r: &GameRecord) -> impl Iterator<Item = (bool, f64)> + '_ {
     let white_first = r.fen.split_whitespace().nth(1) != Some("b");
     r.times_ms.iter().enumerate().map(move |(k, &ms)| {
         let ply = r.book_plies + k;
-        let white = ply.is_multiple_of(2) == white_first;
-        (if white { r.white.as_str() } else { r.black.as_str() }, ms)
+        (ply.is_multiple_of(2) == white_first, ms)
     })
+}
+
+/// (engine, time in ms) of each engine move of a game; book moves are skipped.
+pub fn move_times(r: &GameRecord) -> impl Iterator<Item = (&str, f64)> + '_ {
+    side_times(r).map(|(white, ms)| (if white { r.white.as_str() } else { r.black.as_str() }, ms))
+}
+
+/// Each engine's clock at the end of its games under a Fischer control, in ms: (games, sum,
+/// lowest). The recorded move times are charged to the runner's own [`Clock`] with the plan's
+/// margin; the side that lost on time ends at 0. Empty without a plan or a clock.
+pub fn clock_left(files: &RunFiles) -> BTreeMap<String, (u64, f64, u64)> {
+    let mut per: BTreeMap<String, (u64, f64, u64)> = BTreeMap::new();
+    let plan: Option<RunPlan> =
+        files.run.as_ref().and_then(|r| serde_json::from_value(r["plan"].clone()).ok());
+    let Some(plan) = plan else { return per };
+    let margin = Duration::from_millis(plan.timemargin_ms);
+    for r in &files.records {
+        let tc = plan.pairing_tc(r.pairing);
+        if !matches!(tc, TimeControl::Fischer { .. }) {
+            continue;
+        }
+        let (mut white, mut black) = (Clock::new(tc), Clock::new(tc));
+        for (is_white, ms) in side_times(r) {
+            let clock = if is_white { &mut white } else { &mut black };
+            clock.charge(Duration::from_secs_f64(ms.max(0.0) / 1000.0), margin);
+        }
+        // On time forfeit the side to move after the last recorded move flagged (its late move,
+        // if any, is not part of the game).
+        let white_first = r.fen.split_whitespace().nth(1) != Some("b");
+        let white_to_move = (r.book_plies + r.times_ms.len()).is_multiple_of(2) == white_first;
+        let lost_on_time = |white_side: bool| {
+            r.termination == Termination::TimeForfeit && white_side == white_to_move
+        };
+        for (is_white, name, clock) in [(true, &r.white, &white), (false, &r.black, &black)] {
+            let left = if lost_on_time(is_white) { 0 } else { clock.remaining_ms() };
+            let t = per.entry(name.clone()).or_insert((0, 0.0, u64::MAX));
+            t.0 += 1;
+            t.1 += left as f64;
+            t.2 = t.2.min(left);
+        }
+    }
+    per
 }
 
 /// The section.
@@ -43,6 +90,22 @@ pub fn section(files: &RunFiles) -> String {
             &["engine", "moves", "mean ms per move", "longest move ms"],
             &rows,
         ));
+    }
+    let left = clock_left(files);
+    if !left.is_empty() {
+        let rows: Vec<Vec<String>> = left
+            .iter()
+            .map(|(e, (n, sum, min))| {
+                vec![
+                    esc(e),
+                    n.to_string(),
+                    num(Some(sum / *n as f64 / 1000.0), 2),
+                    num(Some(*min as f64 / 1000.0), 2),
+                ]
+            })
+            .collect();
+        s.push_str("<h3>Clock left at the end of a game</h3>");
+        s.push_str(&table("sortable", &["engine", "games", "mean s left", "least s left"], &rows));
     }
     let o = files.summary.as_ref().map(|v| &v["runner_overhead"]).filter(|o| o.is_object());
     match o {
