@@ -30,6 +30,14 @@ fn play(dir: &Path, a: &str, b: &str, extra: &[&str]) -> (Output, PathBuf) {
     (run_runner(dir, &args), out)
 }
 
+/// `runner match` between `a` and `b` with `extra`, quiet, into `out`.
+fn match_args<'a>(a: &'a str, b: &'a str, out: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut v = vec!["match", "--engine", a, "--engine", b];
+    v.extend_from_slice(extra);
+    v.extend(["--progress", "quiet", "--out", out]);
+    v
+}
+
 /// Kills what a failed test left behind (processes this test started, by pid).
 fn kill_pids(pids: &[u32]) {
     for p in pids {
@@ -103,23 +111,8 @@ fn no_engine_survives_a_killed_runner() {
     let (a, b) = (spec("a"), spec("b"));
     let out = dir.join("run");
     let out_s = out.to_string_lossy().into_owned();
-    let args = [
-        "match",
-        "--engine",
-        &a,
-        "--engine",
-        &b,
-        "--nodes",
-        "100",
-        "--games",
-        "2",
-        "--stall-timeout",
-        "600",
-        "--progress",
-        "quiet",
-        "--out",
-        &out_s,
-    ];
+    let args =
+        match_args(&a, &b, &out_s, &["--nodes", "100", "--games", "2", "--stall-timeout", "600"]);
     let mut child = spawn_runner(&dir, &args);
     // The engine with White writes `stuck` to its stderr log once it stopped reading input.
     let stuck = wait_until(Duration::from_secs(60), || {
@@ -227,23 +220,8 @@ fn ctrl_c_during_a_slow_handshake_stops_at_once() {
     let (a, b) = (spec("a"), spec("b"));
     let out = dir.join("run");
     let out_s = out.to_string_lossy().into_owned();
-    let args = [
-        "match",
-        "--engine",
-        &a,
-        "--engine",
-        &b,
-        "--nodes",
-        "100",
-        "--games",
-        "2",
-        "--start-timeout",
-        "900",
-        "--progress",
-        "quiet",
-        "--out",
-        &out_s,
-    ];
+    let args =
+        match_args(&a, &b, &out_s, &["--nodes", "100", "--games", "2", "--start-timeout", "900"]);
     let mut child = spawn_runner(&dir, &args);
     let started = wait_until(Duration::from_secs(60), || processes_with(&token).len() >= 2);
     let _ = Command::new("kill").args(["-INT", &child.id().to_string()]).status();
@@ -295,25 +273,12 @@ fn an_interrupted_summary_counts_the_engines_cpu() {
     let (a, b) = (bad_spec("a", "burn", Some(20)), bad_spec("b", "burn", Some(20)));
     let out = dir.join("run");
     let out_s = out.to_string_lossy().into_owned();
-    let args = [
-        "match",
-        "--engine",
+    let args = match_args(
         &a,
-        "--engine",
         &b,
-        "--nodes",
-        "1",
-        "--games",
-        "40",
-        "--concurrency",
-        "1",
-        "--maxmoves",
-        "20",
-        "--progress",
-        "quiet",
-        "--out",
         &out_s,
-    ];
+        &["--nodes", "1", "--games", "40", "--concurrency", "1", "--maxmoves", "20"],
+    );
     let child = spawn_runner(&dir, &args);
     let played = wait_until(Duration::from_secs(120), || !read_games(&out).is_empty());
     let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
