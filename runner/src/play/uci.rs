@@ -193,25 +193,20 @@ impl UciEngine {
         let mut stderr_log = None;
         match &opts.log_dir {
             Some(dir) => {
-                let path = dir.join(format!("{file_stem}.stderr.log"));
-                stderr_log = Some(path.display().to_string());
-                let f = File::options().create(true).append(true).open(&path).map_err(|e| {
-                    UciError::Log {
-                        engine: spec.name.clone(),
-                        path: path.display().to_string(),
-                        source: e,
-                    }
-                })?;
-                cmd.stderr(Stdio::from(f));
-                if opts.protocol_log {
-                    let path = dir.join(format!("{file_stem}.uci.log"));
-                    let f = File::options().create(true).append(true).open(&path).map_err(|e| {
+                let open_log = |path: &std::path::Path| {
+                    File::options().create(true).append(true).open(path).map_err(|e| {
                         UciError::Log {
                             engine: spec.name.clone(),
                             path: path.display().to_string(),
                             source: e,
                         }
-                    })?;
+                    })
+                };
+                let path = dir.join(format!("{file_stem}.stderr.log"));
+                stderr_log = Some(path.display().to_string());
+                cmd.stderr(Stdio::from(open_log(&path)?));
+                if opts.protocol_log {
+                    let f = open_log(&dir.join(format!("{file_stem}.uci.log")))?;
                     proto_log = Some(Arc::new(Mutex::new(std::io::BufWriter::new(f))));
                 }
             }
