@@ -334,18 +334,36 @@ pub struct BookGenArgs {
     /// table, 518 being the usual start): all 960, or --count of them drawn with --seed.
     #[arg(long)]
     pub chess960: bool,
-    /// Openings wanted [default: 4000; with --chess960, all 960].
+    /// Openings wanted [default: 4000 random walks; with --from, every line kept; with
+    /// --chess960, all 960].
     #[arg(long)]
     pub count: Option<usize>,
-    /// Plies of each random walk from the start position.
-    #[arg(long, default_value_t = 8)]
-    pub plies: usize,
-    /// Depth of the search that scores each finished walk.
+    /// Start from these opening lines instead of random walks: a .tsv (with a header naming a
+    /// `pgn` or `moves` column, and `eco`, `name`: lichess's chess-openings layout), .pgn or .epd
+    /// file, or a directory of them. Repeatable.
+    #[arg(long, value_name = "FILE|DIR")]
+    pub from: Vec<PathBuf>,
+    /// Candidates per --from line, each extended by its own random moves (needs --plies longer
+    /// than the line).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub per_line: usize,
+    /// Extend each opening with random sane moves to this many plies [default: 8 for random
+    /// walks; with --from, 0: the lines as they are].
+    #[arg(long)]
+    pub plies: Option<usize>,
+    /// Depth of the search that scores each finished opening.
     #[arg(long, default_value_t = 8)]
     pub depth: u32,
-    /// Keep a walk when its score is within +-CP of equality.
+    /// Keep an opening when its score is within +-CP of equality.
     #[arg(long, value_name = "CP", default_value_t = 60)]
     pub window: i32,
+    /// Keep unbalanced openings instead (as fishtest's UHO books): White ahead by MIN..MAX cp
+    /// (see --uho-side).
+    #[arg(long, value_name = "MIN:MAX")]
+    pub uho: Option<String>,
+    /// Who is ahead in --uho: white, or mover (the side to move).
+    #[arg(long, default_value = "white", value_parser = ["white", "mover"])]
+    pub uho_side: String,
     /// Depth of the sanity search after each random move.
     #[arg(long, default_value_t = 4)]
     pub guard_depth: u32,

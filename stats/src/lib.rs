@@ -33,6 +33,7 @@ pub mod fixed_sample;
 pub mod holm;
 pub mod mle;
 pub mod sprt;
+pub mod sprt_length;
 pub mod summary;
 
 pub use counts::{Counts, GameScore, Penta, Wdl};
@@ -42,4 +43,5 @@ pub use estimate::{Estimates, ScoreMoments};
 pub use fixed_sample::{DrawAwareTest, draw_aware_test, pair_variance_test};
 pub use holm::holm;
 pub use sprt::{EloModel, SprtResult, SprtSpec, Verdict, llr, sprt};
+pub use sprt_length::expected_pairs;
 pub use summary::{Options, Summary, TestBasis, summarize};

@@ -7,6 +7,7 @@ use crate::error::StatsError;
 use crate::estimate::ScoreMoments;
 use crate::fixed_sample::{check_alpha, check_draws_floor, draw_aware_test, pair_variance_test};
 use crate::sprt::{SprtResult, SprtSpec, sprt};
+use crate::sprt_length::expected_pairs;
 
 /// What to compute besides the estimates.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -76,6 +77,13 @@ pub struct Summary {
     /// What the fixed-sample test's variance came from (`None` if no games).
     pub test_basis: Option<TestBasis>,
     pub sprt: Option<SprtResult>,
+    /// Standard deviation of a pair's score (points per game averaged over the two games of the
+    /// pair; sample deviation, at least two pairs): compares how much books (or conditions)
+    /// spread the results of the same engines.
+    pub pair_sd: Option<f64>,
+    /// Pairs the SPRT is expected to take in all if the true difference is the one measured
+    /// (Wald's approximation, [`crate::sprt_length`]); with an SPRT and pentanomial counts.
+    pub sprt_expected_pairs: Option<f64>,
 }
 
 /// Computes the [`Summary`] of some counts.
@@ -108,6 +116,15 @@ pub fn summarize(counts: &Counts, opts: &Options) -> Result<Summary, StatsError>
         (None, None, None) => (None, TestBasis::ObservedDraws),
     };
     let sprt = opts.sprt.as_ref().map(|spec| sprt(counts, spec)).transpose()?;
+    let pair_sd = penta.and_then(|p| {
+        let m = ScoreMoments::from_penta(&p)?;
+        let n = p.pairs() as f64;
+        (p.pairs() >= 2).then(|| m.std_error * n / (n - 1.0).sqrt())
+    });
+    let sprt_expected_pairs = match (opts.sprt.as_ref(), moments, pair_sd) {
+        (Some(spec), Some(m), Some(sd)) if penta.is_some() => expected_pairs(m.score, sd, spec),
+        _ => None,
+    };
     Ok(Summary {
         games,
         pairs: penta.map(|p| p.pairs()),
@@ -127,6 +144,8 @@ pub fn summarize(counts: &Counts, opts: &Options) -> Result<Summary, StatsError>
         critical_score: test.and_then(|t| t.critical_score),
         test_basis: (games > 0).then_some(basis),
         sprt,
+        pair_sd,
+        sprt_expected_pairs,
     })
 }
 

@@ -285,3 +285,60 @@ fn runner_book_writes_the_960_start_positions() {
     assert_eq!(s.lines().count(), 12);
     assert!(s.lines().all(|l| lines.contains(&l)));
 }
+
+/// Issue 13: `runner book --from` plays named human lines, scores them with an engine and keeps
+/// those in the window, writing `eco`, `c0`, `ce` and the counters; `--uho` keeps the unbalanced
+/// ones instead; a bad line is refused naming its file and line.
+#[test]
+fn books_from_named_lines_carry_eco_name_and_score() {
+    let dir = scratch("books-from-lines");
+    std::fs::create_dir_all(&dir).unwrap();
+    // Two quiet lines and one that gives White a queen.
+    std::fs::write(
+        dir.join("lines.tsv"),
+        "eco\tname\tpgn\n\
+         C20\tKing's Pawn Game\t1. e4 e5\n\
+         D00\tQueen's Pawn Game\t1. d4 d5\n\
+         A00\tQueen Blunder\t1. e4 e5 2. Qh5 Qg5 3. Qxg5\n",
+    )
+    .unwrap();
+    let book = |extra: &[&str], out: &str| {
+        let mut args = vec!["book", "--from", "lines.tsv", "--depth", "3", "--concurrency", "1"];
+        args.extend_from_slice(&["--progress", "quiet", "--out", out]);
+        args.extend_from_slice(extra);
+        run_runner(&dir, &args)
+    };
+    let o = book(&["--window", "150"], "balanced.epd");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(dir.join("balanced.epd")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert!(lines[0].starts_with("rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - "));
+    assert!(lines[0].contains("eco \"C20\"; c0 \"King's Pawn Game\"; ce "), "{}", lines[0]);
+    assert!(lines[0].ends_with("hmvc 0; fmvn 2;"), "{}", lines[0]);
+    assert!(lines[1].contains("eco \"D00\""), "{}", lines[1]);
+    // The queen line: Black to move, a queen down: ce far below zero, kept only by --uho.
+    let o = book(&["--uho", "500:2000"], "uho.epd");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(dir.join("uho.epd")).unwrap();
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(text.contains("c0 \"Queen Blunder\"") && text.contains(" b KQkq - "), "{text}");
+    let ce: i32 = text.split("ce ").nth(1).unwrap().split(';').next().unwrap().parse().unwrap();
+    assert!(ce < -500, "ce is from the side to move (Black, a queen down): {ce}");
+    // The books play.
+    let o = play(
+        &dir,
+        &dir.join("balanced.epd").to_string_lossy(),
+        [&bundled("a"), &bundled("b")],
+        &["--depth", "2"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    std::fs::write(dir.join("bad.tsv"), "eco\tname\tpgn\nA00\tOops\t1. e4 e5 2. Ke3\n").unwrap();
+    let o = run_runner(&dir, &["book", "--from", "bad.tsv", "--depth", "2", "--out", "x.epd"]);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(err.contains("bad.tsv:2: illegal move Ke3 after 2 plies"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(!dir.join("x.epd").exists());
+}

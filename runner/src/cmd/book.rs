@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use crate::book::{BookGenConfig, BookProgress, chess960, generate};
+use crate::book::lines::{SourceLine, read_sources};
+use crate::book::{BookGenConfig, BookProgress, Keep, chess960, generate};
 use crate::cli::BookGenArgs;
 use crate::plan::engines::resolve_engines;
 use crate::play::cancel::{Cancel, cancel_on_signals};
@@ -21,6 +22,8 @@ const DEFAULT_OUT: &str = "openings/default.epd";
 const DEFAULT_960_OUT: &str = "openings/chess960.epd";
 /// Default number of openings an engine makes.
 const DEFAULT_COUNT: usize = 4000;
+/// Default length of a random walk.
+const DEFAULT_PLIES: usize = 8;
 
 fn write_book(out: &Path, text: &str) -> Result<()> {
     if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -44,32 +47,58 @@ fn chess960_book(args: &BookGenArgs) -> Result<u8> {
     Ok(0)
 }
 
+/// `--uho MIN:MAX` and `--uho-side`, or the balanced `--window`.
+fn keep(args: &BookGenArgs) -> Result<Keep> {
+    let Some(text) = &args.uho else {
+        if args.window < 0 {
+            bail!("--window must be at least 0");
+        }
+        return Ok(Keep::Balanced { window: args.window });
+    };
+    let parsed = text
+        .split_once(':')
+        .and_then(|(a, b)| Some((a.trim().parse::<i32>().ok()?, b.trim().parse::<i32>().ok()?)));
+    match parsed {
+        Some((min, max)) if min <= max => {
+            Ok(Keep::Unbalanced { min, max, mover: args.uho_side == "mover" })
+        }
+        _ => bail!("--uho wants MIN:MAX in centipawns with MIN <= MAX, e.g. 80:160 (got {text:?})"),
+    }
+}
+
 pub async fn run(args: &BookGenArgs) -> Result<u8> {
     if args.chess960 {
         return chess960_book(args);
     }
-    let count = args.count.unwrap_or(DEFAULT_COUNT);
+    let from_lines = !args.from.is_empty();
+    let lines = if from_lines { read_sources(&args.from)? } else { vec![SourceLine::startpos()] };
+    let per_line = if from_lines { args.per_line } else { 1 };
+    let count = args.count.unwrap_or(if from_lines { usize::MAX } else { DEFAULT_COUNT });
+    let plies = args.plies.unwrap_or(if from_lines { 0 } else { DEFAULT_PLIES });
     let out = args.out.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_OUT));
     let e = &args.engines;
     let specs = resolve_engines(&e.engines, e.each.as_deref(), e.engines_file.as_deref())?;
     if specs.len() != 1 {
         bail!("runner book uses one engine; {} were given", specs.len());
     }
-    if count == 0 || args.plies == 0 || args.depth == 0 {
-        bail!("--count, --plies and --depth must be at least 1");
+    if count == 0 || args.depth == 0 || per_line == 0 || (!from_lines && plies == 0) {
+        bail!("--count, --per-line, --plies (for random walks) and --depth must be at least 1");
     }
     let concurrency = args.concurrency.unwrap_or_else(default_concurrency).max(1);
+    let candidates = lines.len().saturating_mul(per_line);
     let cfg = BookGenConfig {
         count,
-        plies: args.plies,
+        lines: Arc::new(lines),
+        per_line,
+        plies,
         depth: args.depth,
-        window: args.window,
+        keep: keep(args)?,
         guard_depth: args.guard_depth,
         guard: args.guard,
         tries_per_ply: 8,
         seed: args.seed,
         concurrency,
-        max_candidates: count.saturating_mul(50).max(1000),
+        max_candidates: if from_lines { candidates } else { count.saturating_mul(50).max(1000) },
     };
     let cancel = Cancel::new();
     cancel_on_signals(cancel.clone(), INTERRUPTED);
@@ -78,14 +107,23 @@ pub async fn run(args: &BookGenArgs) -> Result<u8> {
     let started = Instant::now();
     let display = {
         let progress = progress.clone();
-        let count = count as u64;
+        // With lines, progress counts candidates tried; for random walks, openings kept.
+        let (total, unit) = if from_lines {
+            (cfg.max_candidates as u64, "lines")
+        } else {
+            (count as u64, "openings")
+        };
         tokio::spawn(async move {
-            let mut bar = Progress::new(mode, count, 0).with_unit("openings");
+            let mut bar = Progress::new(mode, total, 0).with_unit(unit);
             loop {
                 tokio::time::sleep(Duration::from_millis(250)).await;
                 let accepted = progress.accepted.load(Ordering::SeqCst) as u64;
                 let tried = progress.tried.load(Ordering::SeqCst);
-                bar.update(accepted.min(count), &format!("{tried} walks tried"));
+                if from_lines {
+                    bar.update(tried as u64, &format!("{accepted} kept"));
+                } else {
+                    bar.update(accepted.min(total), &format!("{tried} walks tried"));
+                }
             }
         })
     };
@@ -99,12 +137,13 @@ pub async fn run(args: &BookGenArgs) -> Result<u8> {
     }
     write_book(&out, &text)?;
     eprintln!(
-        "wrote {} openings to {} ({} walks tried, {:.0} s){}",
+        "wrote {} openings to {} ({} candidates tried, {:.0} s){}",
         book.len(),
         out.display(),
         progress.tried.load(Ordering::SeqCst),
         started.elapsed().as_secs_f64(),
         if cancel.is_cancelled() { " — interrupted, the book is partial" } else { "" }
     );
-    Ok(if book.len() < count && !cancel.is_cancelled() { 1 } else { 0 })
+    let short = !from_lines && book.len() < count;
+    Ok(if (short || book.is_empty()) && !cancel.is_cancelled() { 1 } else { 0 })
 }

@@ -120,6 +120,14 @@ fn table(s: &Summary, opts: &Options) -> String {
     rows.push(("Elo", format!("{}{}", s.format_elo(), interval(s.elo_ci))));
     rows.push(("nElo", format!("{}{}", s.format_nelo(), interval(s.nelo_ci))));
     rows.push(("LOS", or_na(s.los, probability_percent)));
+    if s.pairs.is_some() {
+        rows.push((
+            "pair SD",
+            or_na(s.pair_sd, |v| {
+                format!("{v:.4}  (points per game, a pair's average; books compare by it)")
+            }),
+        ));
+    }
     let basis = match (s.test_basis, opts.draws_floor, s.draw_ratio) {
         (Some(TestBasis::DrawsFloor), Some(d), Some(obs)) if obs > d => format!(
             "draws floor {} used; the observed {} is higher, so the floor's larger variance is \
@@ -156,6 +164,14 @@ fn table(s: &Summary, opts: &Options) -> String {
                 r.llr, r.lower_bound, r.upper_bound, r.elo0, r.elo1, r.verdict
             ),
         ));
+        if s.pairs.is_some() {
+            rows.push((
+                "SPRT length",
+                or_na(s.sprt_expected_pairs, |n| {
+                    format!("about {n:.0} pairs in all if the true difference is the measured one")
+                }),
+            ));
+        }
     }
     let width = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
     let mut out = String::new();
@@ -206,6 +222,8 @@ mod tests {
             "p_value",
             "critical_score",
             "sprt",
+            "pair_sd",
+            "sprt_expected_pairs",
         ] {
             assert!(v.get(k).is_some(), "missing {k}");
         }

@@ -103,6 +103,8 @@ pub fn summarize_or_na(
         critical_score: None,
         test_basis: None,
         sprt: None,
+        pair_sd: None,
+        sprt_expected_pairs: None,
     };
     (empty, Some(format!("statistics n/a: {err}")))
 }
