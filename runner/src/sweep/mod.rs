@@ -18,6 +18,7 @@ pub mod plan;
 pub mod plot;
 pub mod racing;
 pub mod report;
+pub mod surface;
 pub mod table;
 pub mod tracker;
 pub mod values;
