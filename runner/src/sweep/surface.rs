@@ -149,6 +149,9 @@ pub struct Surface {
     pub draws: usize,
     /// Draws whose curve had no maximum.
     pub draws_without_maximum: usize,
+    /// The optimum and interval in a few words, for the plot (empty unless `Ok`).
+    #[serde(skip)]
+    pub brief: String,
 }
 
 impl Surface {
@@ -169,6 +172,7 @@ impl Surface {
             elo_at_optimum: None,
             draws: 0,
             draws_without_maximum: 0,
+            brief: String::new(),
         }
     }
 
@@ -399,6 +403,7 @@ pub fn fit(
         elo_at_optimum: None,
         draws,
         draws_without_maximum: without_max,
+        brief: String::new(),
     };
     let fit_text = match p_value {
         Some(pv) => format!("chi-square {chi2:.1} on {dof} dof, p = {}", short_p(pv)),
@@ -470,6 +475,18 @@ pub fn fit(
     let cis: Vec<String> = (0..dim)
         .map(|k| format!("{} [{}, {}]", name(k), fmt(k, ends[k][0]), fmt(k, ends[k][1])))
         .collect();
+    s.brief = (0..dim)
+        .map(|k| {
+            format!(
+                "{} = {} [{}, {}]",
+                name(k),
+                fmt(k, xs[k]),
+                fmt(k, ends[k][0]),
+                fmt(k, ends[k][1])
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
     s.note = format!(
         "{} (95 % interval {}; Elo there {:+.1}; {fit_text})",
         at.join(", "),
@@ -576,6 +593,19 @@ pub fn line(s: &Surface) -> String {
             s.note
         ),
         _ => format!("Fitted optimum (quadratic {what} in Elo over all points): none: {}.", s.note),
+    }
+}
+
+/// The line under the plot: shorter than [`line`].
+pub fn plot_line(s: &Surface) -> String {
+    match s.status {
+        Status::Ok => format!(
+            "Fitted optimum (quadratic in Elo{}): {} (95 % interval, parametric bootstrap{}).",
+            if s.params.len() == 1 { ", orange" } else { "" },
+            s.brief,
+            if s.params.len() == 1 { ", shaded" } else { "; the cross and box" }
+        ),
+        _ => format!("Fitted optimum (quadratic in Elo): none: {}.", s.note),
     }
 }
 
