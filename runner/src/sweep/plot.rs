@@ -71,9 +71,8 @@ pub fn svg(a: &SweepAnalysis, title: &str) -> Result<String, PlotError> {
             "Cells: score % vs the baseline (games); green above 50 %, red below; the best point \
              is outlined; orange cross and box: fitted optimum and its 95 % interval."
         } else {
-            "Dots: score % with 95 % bar and games played; red: best; pale: fewer than 10 pairs; \
-             open circle: no interval yet (every pair scored the same); grey: baseline 50%; \
-             orange: the fitted curve."
+            "Dots: score % with 95 % bar and games; red: best; pale: fewer than 10 pairs; open \
+             circle: no interval yet (every pair scored the same); grey: baseline 50%; orange: fit."
         };
         foot.draw(&Text::new(key, (10, 22), font())).map_err(perr)?;
         if let Some(sf) = &a.surface {
