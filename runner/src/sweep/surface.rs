@@ -60,7 +60,7 @@ pub const DRAWS: usize = 2000;
 /// Goodness-of-fit p-value below which the fit is called poor.
 pub const FIT_P_MIN: f64 = 0.01;
 /// Mixed into the run's seed for the bootstrap generator ("surface" in ASCII).
-const SEED_SALT: u64 = 0x7375_7266_6163_65;
+const SEED_SALT: u64 = 0x0073_7572_6661_6365;
 
 pub const MODEL_1D: &str = "quadratic in logistic Elo: elo = b0 + b1 u + b2 u^2, weighted least \
      squares (weights 1/se^2 from each point's pair scores), u = (x - centre) / half_width";
@@ -211,10 +211,11 @@ fn solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Option<Vec<f64>> {
         }
         a.swap(col, piv);
         b.swap(col, piv);
+        let pivot_row = a[col].clone();
         for r in col + 1..n {
-            let f = a[r][col] / a[col][col];
-            for c in col..n {
-                a[r][c] -= f * a[col][c];
+            let f = a[r][col] / pivot_row[col];
+            for (x, p) in a[r][col..].iter_mut().zip(&pivot_row[col..]) {
+                *x -= f * p;
             }
             b[r] -= f * b[col];
         }
@@ -410,7 +411,7 @@ pub fn fit(
         None => "no degrees of freedom left to check the fit".to_string(),
     };
     if let Some(pv) = p_value
-        && !(pv >= FIT_P_MIN)
+        && (pv < FIT_P_MIN || pv.is_nan())
     {
         s.status = Status::PoorFit;
         s.note = format!(

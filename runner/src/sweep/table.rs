@@ -213,7 +213,7 @@ pub fn markdown(a: &SweepAnalysis, title: &str) -> String {
     if let Some(s) = &a.surface {
         let _ = write!(out, "{}\n\n", surface::line(s));
     }
-    let _ = write!(out, "{warn}{}\n", notes(a));
+    let _ = writeln!(out, "{warn}{}", notes(a));
     out
 }
 
