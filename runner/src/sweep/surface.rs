@@ -597,7 +597,7 @@ pub fn line(s: &Surface) -> String {
     }
 }
 
-/// The line under the plot: shorter than [`line`].
+/// The line under the plot: shorter than [`line()`].
 pub fn plot_line(s: &Surface) -> String {
     match s.status {
         Status::Ok => format!(
