@@ -11,6 +11,7 @@ use crate::report::summary::summarize_or_na;
 
 use super::best::{argmax, prob_best};
 use super::racing::Dropped;
+use super::surface::Surface;
 use super::values::Point;
 
 /// The counts of one point, from the swept engine's view, over complete game pairs.
@@ -108,6 +109,9 @@ pub struct SweepAnalysis {
     pub options: AnalysisOptions,
     /// Statistics that could not be computed, one line per point (shown as n/a).
     pub problems: Vec<String>,
+    /// The quadratic fitted across the points ([`super::surface`]); set by the report, which
+    /// knows the run's seed (`None` straight from [`analyze`]).
+    pub surface: Option<Surface>,
 }
 
 pub const BEST_METHOD: &str = "normal approximation: P(point has the highest true score), each \
@@ -194,7 +198,14 @@ pub fn analyze(
             status: status.get(i).cloned().unwrap_or(PointStatus::Active),
         })
         .collect();
-    Ok(SweepAnalysis { params: params.to_vec(), rows, best, options: *opts, problems })
+    Ok(SweepAnalysis {
+        params: params.to_vec(),
+        rows,
+        best,
+        options: *opts,
+        problems,
+        surface: None,
+    })
 }
 
 /// The smallest standard error P(best) gives a point with `n` complete pairs: that of `n` pair

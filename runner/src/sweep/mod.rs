@@ -5,8 +5,9 @@
 //! pairing per point, `crate::run` plays them (with a game hook under `--adaptive`), and the outputs
 //! are computed from the store alone: [`tracker`] replays the stored games (counts per point,
 //! racing and SPRT stops), [`analysis`] summarises every point with the `stats` crate and applies
-//! Holm's correction, [`best`] says which point is best and how sure we are, [`table`] and
-//! [`plot`] render, [`report`] writes the files. `runner report DIR` runs the same path again.
+//! Holm's correction, [`best`] says which point is best and how sure we are, [`surface`] fits one
+//! quadratic (in Elo) across the points and gives its optimum with a bootstrap interval, [`table`]
+//! and [`plot`] render, [`report`] writes the files. `runner report DIR` runs the same path again.
 //!
 //! Files in the results directory, besides the runner's run.json, games.jsonl, games.pgn, logs/:
 //! sweep.json (this plan), table.md, table.csv, summary.json (the runner's summary keys plus the
@@ -18,6 +19,7 @@ pub mod plan;
 pub mod plot;
 pub mod racing;
 pub mod report;
+pub mod surface;
 pub mod table;
 pub mod tracker;
 pub mod values;

@@ -8,6 +8,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use stats::ScoreMoments;
 
 use super::analysis::{PointRow, SweepAnalysis};
+use super::surface::{self, Interval, Loc};
 use super::values::numeric;
 use crate::report::figures::{MIN_PAIRS, prob_pct, too_few};
 pub use crate::report::match_plot::PlotError;
@@ -17,6 +18,8 @@ const WIDTH: u32 = 960;
 const HEIGHT: u32 = 600;
 /// z for a two-sided 95 % interval.
 const Z95: f64 = 1.959_963_984_540_054;
+/// The fitted curve and the optimum's interval.
+const ORANGE: RGBColor = RGBColor(230, 120, 0);
 
 /// Score in % with its 95 % interval (from the pair scores), if the point has games. The two
 /// ends are equal when every pair scored the same (no interval).
@@ -61,17 +64,20 @@ pub fn svg(a: &SweepAnalysis, title: &str) -> Result<String, PlotError> {
     {
         let root = SVGBackend::with_string(&mut out, (WIDTH, HEIGHT)).into_drawing_area();
         root.fill(&WHITE).map_err(perr)?;
-        let (chart_area, foot) = root.split_vertically(HEIGHT - 40);
+        let (chart_area, foot) = root.split_vertically(HEIGHT - 56);
         let font = || ("sans-serif", 13).into_font().color(&BLACK);
         foot.draw(&Text::new(footer(a), (10, 6), font())).map_err(perr)?;
         let key = if a.params.len() == 2 {
             "Cells: score % vs the baseline (games); green above 50 %, red below; the best point \
-             is outlined."
+             is outlined; orange cross and box: fitted optimum and its 95 % interval."
         } else {
-            "Dots: score % with 95 % bar and games played; red: best; pale: fewer than 10 pairs; \
-             open circle: no interval yet (every pair scored the same); grey: baseline 50%."
+            "Dots: score % with 95 % bar and games; red: best; pale: fewer than 10 pairs; open \
+             circle: no interval yet (every pair scored the same); grey: baseline 50%; orange: fit."
         };
         foot.draw(&Text::new(key, (10, 22), font())).map_err(perr)?;
+        if let Some(sf) = &a.surface {
+            foot.draw(&Text::new(surface::plot_line(sf), (10, 38), font())).map_err(perr)?;
+        }
         if a.params.len() == 2 {
             heatmap(&chart_area, a, title)?;
         } else {
@@ -107,6 +113,17 @@ fn line_chart<DB: DrawingBackend>(
     let (ymin, ymax) =
         bars.iter().flatten().fold((40.0f64, 60.0f64), |(l, h), b| (l.min(b.1), h.max(b.2)));
     // Room above the highest bar for its games label.
+    // The fitted curve (one numeric parameter), in score %, over the swept range.
+    let curve: Vec<(f64, f64)> = match &a.surface {
+        Some(sf) if !categorical && a.params.len() == 1 && sf.coefficients.is_some() => (0..=200)
+            .filter_map(|i| {
+                let x = xmin + (xmax - xmin) * f64::from(i) / 200.0;
+                sf.predict(&[x]).map(|e| (x, 100.0 * stats::logistic_score(e)))
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    let (ymin, ymax) = curve.iter().fold((ymin, ymax), |(l, h), c| (l.min(c.1), h.max(c.1)));
     let (ymin, ymax) = ((ymin - 2.0).max(0.0), (ymax + 5.0).min(100.0));
 
     let labels: Vec<String> = a
@@ -158,6 +175,20 @@ fn line_chart<DB: DrawingBackend>(
     let pts: Vec<(f64, f64)> =
         xs.iter().zip(&bars).filter_map(|(&x, b)| b.map(|b| (x, b.0))).collect();
     chart.draw_series(LineSeries::new(pts, BLUE.mix(0.4))).map_err(perr)?;
+    // The optimum's interval (shaded) and the optimum, under the curve and the points.
+    if let (false, Some(sf)) = (curve.is_empty(), &a.surface)
+        && let (Some(Loc::One(x)), Some(Interval::One([lo, hi]))) = (&sf.optimum, &sf.ci)
+    {
+        chart
+            .draw_series([Rectangle::new([(*lo, ymin), (*hi, ymax)], ORANGE.mix(0.15).filled())])
+            .map_err(perr)?;
+        chart
+            .draw_series([PathElement::new([(*x, ymin), (*x, ymax)], ORANGE.stroke_width(1))])
+            .map_err(perr)?;
+    }
+    if !curve.is_empty() {
+        chart.draw_series(LineSeries::new(curve, ORANGE.stroke_width(2))).map_err(perr)?;
+    }
     let cap = (xmax - xmin + 2.0 * pad) / 120.0;
     let best = a.best.as_ref().map(|b| b.index);
     let label_font =
@@ -189,6 +220,21 @@ fn line_chart<DB: DrawingBackend>(
             .map_err(perr)?;
     }
     Ok(())
+}
+
+/// Where `v` falls on a heatmap axis whose cells hold the ascending values `cells` (centre of
+/// cell i at i + 0.5), interpolated linearly; `None` outside or when the values are not
+/// ascending numbers.
+fn cell_coord(cells: &[String], v: f64) -> Option<f64> {
+    let nums: Vec<f64> = cells.iter().map(|c| numeric(c)).collect::<Option<_>>()?;
+    if nums.windows(2).any(|w| w[1] <= w[0]) {
+        return None;
+    }
+    if nums.len() == 1 {
+        return ((v - nums[0]).abs() < 1e-12).then_some(0.5);
+    }
+    let i = nums.windows(2).position(|w| w[0] <= v && v <= w[1])?;
+    Some(i as f64 + 0.5 + (v - nums[i]) / (nums[i + 1] - nums[i]))
 }
 
 /// White at 50 %, green above, red below, saturated at +/-`span` points.
@@ -279,6 +325,26 @@ fn heatmap<DB: DrawingBackend>(
                 (x + 0.5, y + 0.5),
                 style,
             )])
+            .map_err(perr)?;
+    }
+    // The fitted optimum and its interval, placed between the cell centres (values ascending).
+    if let Some(sf) = &a.surface
+        && let (Some(Loc::Two([ox, oy])), Some(Interval::Two([cx, cy]))) = (&sf.optimum, &sf.ci)
+        && let (Some(px), Some(py)) = (cell_coord(&xv, *ox), cell_coord(&yv, *oy))
+    {
+        let (x0, x1) = (cell_coord(&xv, cx[0]), cell_coord(&xv, cx[1]));
+        let (y0, y1) = (cell_coord(&yv, cy[0]), cell_coord(&yv, cy[1]));
+        if let (Some(x0), Some(x1), Some(y0), Some(y1)) = (x0, x1, y0, y1) {
+            chart
+                .draw_series([Rectangle::new([(x0, y0), (x1, y1)], ORANGE.stroke_width(2))])
+                .map_err(perr)?;
+        }
+        let d = 0.12;
+        chart
+            .draw_series([
+                PathElement::new([(px - d, py), (px + d, py)], ORANGE.stroke_width(3)),
+                PathElement::new([(px, py - d), (px, py + d)], ORANGE.stroke_width(3)),
+            ])
             .map_err(perr)?;
     }
     Ok(())

@@ -12,6 +12,7 @@ use serde_json::json;
 use super::analysis::{SweepAnalysis, analyze};
 use super::plan::SweepPlan;
 use super::plot;
+use super::surface;
 use super::table;
 use super::tracker::Tracker;
 use super::values::Point;
@@ -47,6 +48,7 @@ pub fn summary_json(
         "options": a.options,
         "best": a.best,
         "points": a.rows,
+        "surface": a.surface,
     });
     if let (Some(d), Some(r)) = (doc.as_object_mut(), run_summary.as_object()) {
         for (k, v) in r {
@@ -125,13 +127,14 @@ pub fn write_sweep_stopped_by(
 ) -> Result<String> {
     let labels: Vec<String> = plan.pairings.iter().map(|p| p.label.clone()).collect();
     let tracker = replay(labels, Some(sweep), plan, records)?;
-    let a = analyze(
+    let mut a = analyze(
         &sweep.param_names(),
         &sweep.points,
         tracker.counts(),
         tracker.status(),
         &sweep.analysis_options(),
     )?;
+    a.surface = Some(surface::of_analysis(&a, plan.seed));
     let names: Vec<String> = plan.engines.iter().map(|e| e.name.clone()).collect();
     let mut run_summary = run_summary_json(
         &plan.pairings,
@@ -220,6 +223,8 @@ mod tests {
             (Some("complete"), Some("sweep"))
         );
         assert_eq!(doc["points"][2]["summary"]["elo"], serde_json::Value::Null);
+        // No surface without the seed (`analyze` alone): the key is there, null.
+        assert_eq!(doc["surface"], serde_json::Value::Null);
         let p: serde_json::Value =
             serde_json::from_str(&read("points/t_mid=0.8/summary.json")).unwrap();
         assert_eq!(p["summary"]["games"], 64);
@@ -234,6 +239,50 @@ mod tests {
                 .to_string_lossy()
                 .ends_with(".tmp"))
         );
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn the_fitted_optimum_is_in_every_output() {
+        use super::super::analysis::tests::counts;
+        use stats::Penta;
+        let dir = std::env::temp_dir().join(format!("sweep-surface-test-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        let pentas = [
+            (0, Penta { ll: 8, ld: 12, dd: 12, wd: 6, ww: 2 }),
+            (20, Penta { ll: 3, ld: 8, dd: 14, wd: 10, ww: 5 }),
+            (40, Penta { ll: 2, ld: 6, dd: 14, wd: 12, ww: 6 }),
+            (60, Penta { ll: 4, ld: 9, dd: 14, wd: 9, ww: 4 }),
+            (80, Penta { ll: 8, ld: 12, dd: 12, wd: 6, ww: 2 }),
+            (100, Penta { ll: 14, ld: 12, dd: 10, wd: 3, ww: 1 }),
+        ];
+        let points: Vec<Point> = pentas
+            .iter()
+            .map(|(x, _)| Point { assignments: vec![("X".into(), x.to_string())] })
+            .collect();
+        let c: Vec<_> = pentas.iter().map(|(_, p)| counts(*p)).collect();
+        let mut a = analyze(&["X".into()], &points, &c, &[], &AnalysisOptions::default()).unwrap();
+        a.surface = Some(surface::of_analysis(&a, 42));
+        let con = write_all(&dir, &a, &points, "X sweep", &json!({}), &json!({})).unwrap();
+        let read = |n: &str| fs::read_to_string(dir.join(n)).unwrap();
+        let doc: serde_json::Value = serde_json::from_str(&read("summary.json")).unwrap();
+        let sf = &doc["surface"];
+        assert_eq!(sf["status"], "ok", "{sf}");
+        let opt = sf["optimum"].as_f64().unwrap();
+        let ci: Vec<f64> =
+            sf["ci"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+        assert!(ci[0] < opt && opt < ci[1] && ci[0] > 0.0 && ci[1] < 100.0, "{sf}");
+        assert!(sf["model"].as_str().unwrap().starts_with("quadratic in logistic Elo"));
+        assert_eq!(sf["fit"]["dof"], 3);
+        let line = format!(
+            "Fitted optimum (quadratic curve in Elo over all points, parametric bootstrap): X = {opt:.1}"
+        );
+        assert!(read("table.md").contains(&line), "{}", read("table.md"));
+        assert!(con.contains(&line), "{con}");
+        let svg = read("plot.svg");
+        assert!(svg.contains(&format!("X = {opt:.1} [")), "plot footer");
+        assert!(svg.contains("fill=\"#E67800\"") || svg.contains("opacity=\"0.15\""), "band");
+        eprintln!("{}", sf);
         let _ = fs::remove_dir_all(&dir);
     }
 }

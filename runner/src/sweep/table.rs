@@ -5,6 +5,7 @@
 use std::fmt::Write as _;
 
 use super::analysis::{PointRow, PointStatus, SweepAnalysis};
+use super::surface;
 
 use crate::report::figures::{MIN_PAIRS, csv_field, format_p, pct, prob_pct, too_few, value_ci};
 
@@ -208,7 +209,11 @@ pub fn markdown(a: &SweepAnalysis, title: &str) -> String {
         let _ = writeln!(out, "| {} |", r.iter().map(|c| esc(c)).collect::<Vec<_>>().join(" | "));
     }
     let warn: String = warnings(a).lines().map(|l| format!("{l}\n\n")).collect();
-    let _ = write!(out, "\n{}\n\n{warn}{}\n", best_line(a), notes(a));
+    let _ = write!(out, "\n{}\n\n", best_line(a));
+    if let Some(s) = &a.surface {
+        let _ = write!(out, "{}\n\n", surface::line(s));
+    }
+    let _ = writeln!(out, "{warn}{}", notes(a));
     out
 }
 
@@ -247,6 +252,9 @@ pub fn console(a: &SweepAnalysis, title: &str) -> String {
         let _ = writeln!(out, "{}", line(r));
     }
     let _ = writeln!(out, "{}", best_line(a));
+    if let Some(s) = &a.surface {
+        let _ = writeln!(out, "{}", surface::line(s));
+    }
     out.push_str(&warnings(a));
     out
 }
