@@ -14,7 +14,12 @@
 //!   input (it ignores `quit` and the end of its input, as a search that never looks up would);
 //! - `flood N`: at the N+1-th `go`, writes 2 MiB without a newline, then answers nothing more;
 //! - `slowstart MS`: waits MS milliseconds before answering `uci`;
-//! - `burn MS`: spins the CPU for MS milliseconds before every `bestmove`.
+//! - `burn MS`: spins the CPU for MS milliseconds before every `bestmove`;
+//! - `tunable`: a known optimum for tuners: option `X` (0..100), strongest at X = 37 (see
+//!   [`tunable`]).
+
+#[path = "badengine/tunable.rs"]
+mod tunable;
 
 use std::io::{BufRead, Write};
 use std::time::Duration;
@@ -32,6 +37,7 @@ fn main() {
     let mut pos = Chess::default();
     let mut gos = 0u64;
     let mut hung = false;
+    let mut x = 50i64;
     for line in stdin.lock().lines() {
         let Ok(line) = line else { break };
         let line = line.trim();
@@ -48,12 +54,21 @@ fn main() {
             "uci" => {
                 let _ = writeln!(out, "id name badengine-{mode}\nid author tests");
                 let _ = writeln!(out, "option name Hash type spin default 1 min 1 max 16");
+                if mode == "tunable" {
+                    let _ = writeln!(out, "{}", tunable::OPTION_LINE);
+                }
                 let _ = writeln!(out, "uciok");
             }
             "isready" => {
                 let _ = writeln!(out, "readyok");
             }
             "position" => pos = parse_position(line).unwrap_or_default(),
+            "setoption" => x = tunable::parse_x(line).unwrap_or(x),
+            "go" if mode == "tunable" => {
+                let (mv, cp) = tunable::choose(&pos, x).unwrap_or_else(|| ("0000".into(), 0));
+                let _ = writeln!(out, "info depth 2 score cp {cp} nodes 1 time 0 pv {mv}");
+                let _ = writeln!(out, "bestmove {mv}");
+            }
             "go" => {
                 let k = gos;
                 gos += 1;
