@@ -169,7 +169,7 @@ mod tests {
         f.write_all(b"{\"start\":{\"k\":1,").unwrap();
         drop(f);
         let (mut log, started) = TuneLog::resume(&dir, &spsa).unwrap();
-        assert_eq!(started.into_values().collect::<Vec<_>>(), [it0.clone()]);
+        assert_eq!(started.into_values().collect::<Vec<_>>(), std::slice::from_ref(&it0));
         let it1 = log.start(&spsa.begin(1, &[81.0])).unwrap();
         let back = read(&dir).unwrap();
         assert_eq!(back.spsa, spsa);

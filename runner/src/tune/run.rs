@@ -381,6 +381,12 @@ impl Loop<'_> {
             tokio::select! {
                 Some(ev) = rx.recv() => self.event(ev, write),
                 Some(done) = tasks.join_next() => {
+                    // A task sends its games before it ends: they are all recorded (and theta
+                    // moved) before its slot starts the next iteration, so at concurrency 1
+                    // every iteration starts from the updates of all before it.
+                    while let Ok(ev) = rx.try_recv() {
+                        self.event(ev, write);
+                    }
                     idle.push(done.map_err(|e| anyhow!("a game task failed: {e}"))?);
                 }
             }
