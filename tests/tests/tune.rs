@@ -97,7 +97,7 @@ fn killed_tune_resumes_to_the_same_values() {
     let jsonl = out.join("games.jsonl");
     let text = std::fs::read_to_string(&jsonl).unwrap();
     let mut lines: Vec<&str> = text.lines().collect();
-    if lines.len() % 2 == 0 {
+    if lines.len().is_multiple_of(2) {
         lines.pop();
     }
     std::fs::write(&jsonl, lines.join("\n") + "\n{\"seq\":9,\"pair").unwrap();
