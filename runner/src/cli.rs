@@ -36,6 +36,10 @@ pub enum Command {
     /// openings, points interleaved; prints a table, writes table.md/csv, summary.json and
     /// plot.svg. --games counts games per point.
     Sweep(Box<SweepArgs>),
+    /// SPSA tuning of UCI options (fishtest's format and gains): each iteration plays one game
+    /// pair between the engine at theta + c_k*Delta and at theta - c_k*Delta; writes tune.json,
+    /// tune.csv, tune.md and tune.svg. --games N plays N/2 iterations.
+    Tune(Box<TuneArgs>),
     /// Re-print the table and redraw the plot of a results directory (sweep or match); --html
     /// writes the run's page, DIR/report.html, instead.
     Report(ReportArgs),
@@ -301,6 +305,23 @@ pub struct SweepArgs {
     /// Assume at least this draw ratio in the fixed-sample test (the seed used 0.3).
     #[arg(long, value_name = "D")]
     pub draws_floor: Option<f64>,
+}
+
+/// `runner tune` arguments: one engine (both sides), its tuned options, and the run's groups.
+#[derive(clap::Args, Debug, Clone)]
+pub struct TuneArgs {
+    /// A tuned option: name,start,min,max,c_end,r_end (fishtest's format; repeat for several).
+    /// `type spin` options are integers (rounded stochastically when played), others floats.
+    #[arg(long = "param", value_name = "SPEC", required = true, allow_hyphen_values = true)]
+    pub params: Vec<String>,
+    /// fishtest's stability constant A of a_k = a/(A+k+1)^0.602 [default: 10% of the
+    /// iterations].
+    #[arg(long = "spsa-A", value_name = "A")]
+    pub spsa_a: Option<f64>,
+    /// (--engine: the one engine tuned, default the bundled engine; --games N: N/2 iterations,
+    /// default 64 games.)
+    #[command(flatten)]
+    pub run: RunArgs,
 }
 
 /// `runner report` arguments.

@@ -4,7 +4,7 @@
 //! The folders are the layers of a run, data flowing one way (see runner/README.md):
 //! [`plan`] (what to play) -> [`play`] (engines and games) -> [`store`] (the results directory)
 //! -> [`report`] (summaries for people) -> [`run`] (the core that executes a plan through them)
-//! -> experiments ([`sweep`], [`gauntlet`]) and tools ([`calibrate`], [`searchtest`], [`book`])
+//! -> experiments ([`sweep`], [`gauntlet`], [`tune`]) and tools ([`calibrate`], [`searchtest`], [`book`])
 //! -> [`cli`] (argument groups) -> [`cmd`] (one file per subcommand).
 
 pub mod book;
@@ -19,3 +19,4 @@ pub mod run;
 pub mod searchtest;
 pub mod store;
 pub mod sweep;
+pub mod tune;

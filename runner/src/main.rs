@@ -10,6 +10,7 @@ async fn main() -> ExitCode {
         Command::Match(args) => runner::cmd::match_cmd::run(args).await,
         Command::Stats(args) => runner::cmd::stats::run(args).map(|()| 0),
         Command::Sweep(args) => runner::cmd::sweep::run(args).await,
+        Command::Tune(args) => runner::cmd::tune::run(args).await,
         Command::Report(args) => runner::cmd::report::run(args),
         Command::Merge(args) => runner::cmd::merge::run(args),
         Command::Book(args) => runner::cmd::book::run(args).await,

@@ -6,7 +6,7 @@ import os, re, sys
 from collections import defaultdict
 root = sys.argv[1]
 rank = {'plan': 0, 'play': 1, 'store': 2, 'report': 3, 'run': 4, 'sweep': 5, 'gauntlet': 5,
-        'calibrate': 5, 'searchtest': 5, 'book': 5, 'cli': 1.5, 'cmd': 7, 'main': 8, 'lib': 8}
+        'calibrate': 5, 'searchtest': 5, 'book': 5, 'tune': 5, 'cli': 1.5, 'cmd': 7, 'main': 8, 'lib': 8}
 def node(rel):
     first = rel.split(os.sep)[0]
     return first[:-3] if first.endswith('.rs') else first

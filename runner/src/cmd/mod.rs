@@ -8,3 +8,4 @@ pub mod report;
 pub mod searchtest;
 pub mod stats;
 pub mod sweep;
+pub mod tune;

@@ -130,6 +130,8 @@ pub struct UciEngine {
     pub id_name: Option<String>,
     /// Option names the engine declared.
     pub declared_options: Vec<String>,
+    /// The declared type of each of `declared_options` (same order; empty when none was given).
+    pub declared_types: Vec<String>,
     exited: bool,
     /// Where the engine's stderr goes (named in start failures).
     stderr_log: Option<String>,
@@ -241,6 +243,7 @@ impl UciEngine {
             proto_log,
             id_name: None,
             declared_options: Vec::new(),
+            declared_types: Vec::new(),
             exited: false,
             stderr_log,
         })
@@ -264,6 +267,7 @@ impl UciEngine {
                 self.id_name = Some(n);
             } else if let Some(o) = uci_lines::option_name(&line.text) {
                 self.declared_options.push(o);
+                self.declared_types.push(uci_lines::option_type(&line.text).unwrap_or_default());
             }
         }
         let mut cmds = String::new();
@@ -290,6 +294,12 @@ impl UciEngine {
     /// Whether the engine declared option `name` (case-insensitive).
     pub fn declares(&self, name: &str) -> bool {
         self.declared_options.iter().any(|d| d.eq_ignore_ascii_case(name))
+    }
+
+    /// The declared type of option `name` (`spin`, `string`, ...), if declared.
+    pub fn option_type(&self, name: &str) -> Option<&str> {
+        let i = self.declared_options.iter().position(|d| d.eq_ignore_ascii_case(name))?;
+        self.declared_types.get(i).map(String::as_str)
     }
 
     /// The engine's display name.

@@ -62,6 +62,15 @@ pub fn option_name(line: &str) -> Option<String> {
     (!words.is_empty()).then(|| words.join(" "))
 }
 
+/// The type word of an `option name NAME type TYPE ...` declaration (`spin`, `check`, `string`,
+/// ...); `None` for other lines or a declaration without one.
+pub fn option_type(line: &str) -> Option<String> {
+    option_name(line)?;
+    let mut it = line.split_ascii_whitespace().skip_while(|w| *w != "type");
+    it.next()?;
+    it.next().map(str::to_string)
+}
+
 /// The engine's name from `id name NAME`.
 pub fn id_name(line: &str) -> Option<String> {
     let mut it = line.split_ascii_whitespace();
@@ -70,4 +79,19 @@ pub fn id_name(line: &str) -> Option<String> {
     }
     let words: Vec<&str> = it.collect();
     (!words.is_empty()).then(|| words.join(" "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn option_types_are_read() {
+        let t = |l: &str| option_type(l);
+        assert_eq!(t("option name X type spin default 50 min 0 max 100").as_deref(), Some("spin"));
+        assert_eq!(t("option name t mid type string default 1.0").as_deref(), Some("string"));
+        assert_eq!(t("option name X"), None);
+        assert_eq!(t("option name X type"), None);
+        assert_eq!(t("info string type spin"), None);
+    }
 }

@@ -1,0 +1,302 @@
+//! The SPSA arithmetic, as fishtest does it, and nothing else (no I/O).
+//!
+//! Over N planned iterations, with A (10 % of N by default), for each parameter:
+//! c = c_end * N^0.101, a_end = r_end * c_end^2, a = a_end * (A + N)^0.602, and at iteration k
+//! (from 0) c_k = c / (k+1)^0.101, a_k = a / (A+k+1)^0.602; so the last iteration has
+//! c_k = c_end and a_k = a_end. An iteration plays theta + c_k*Delta against theta - c_k*Delta
+//! (each clamped to [min, max], integer options rounded stochastically), Delta_i = +-1; when its
+//! pair finishes, theta_i += a_k / c_k * result * Delta_i (result: the plus side's wins minus
+//! losses over the pair, -2..2), clamped to [min, max].
+
+use std::collections::BTreeMap;
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+use super::params::TuneParam;
+
+/// Exponent of a_k.
+pub const ALPHA: f64 = 0.602;
+/// Exponent of c_k.
+pub const GAMMA: f64 = 0.101;
+
+/// The gain sequences of one parameter.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Gains {
+    pub a: f64,
+    pub c: f64,
+    /// fishtest's A (stability constant).
+    pub big_a: f64,
+}
+
+impl Gains {
+    /// The gains that reach `c_end` and a_end = `r_end` * `c_end`^2 at the last of `iterations`.
+    pub fn derive(c_end: f64, r_end: f64, iterations: u64, big_a: f64) -> Gains {
+        let n = iterations as f64;
+        let a_end = r_end * c_end * c_end;
+        Gains { a: a_end * (big_a + n).powf(ALPHA), c: c_end * n.powf(GAMMA), big_a }
+    }
+
+    /// c_k (k from 0).
+    pub fn c_k(&self, k: u64) -> f64 {
+        self.c / (k as f64 + 1.0).powf(GAMMA)
+    }
+
+    /// a_k (k from 0).
+    pub fn a_k(&self, k: u64) -> f64 {
+        self.a / (self.big_a + k as f64 + 1.0).powf(ALPHA)
+    }
+}
+
+/// `x` rounded down or up, up with probability frac(x) (fishtest's rounding of integer
+/// parameters): the mean is preserved.
+pub fn stochastic_round(x: f64, rng: &mut impl Rng) -> f64 {
+    let f = x.floor();
+    if rng.random::<f64>() < x - f { f + 1.0 } else { f }
+}
+
+/// A tuning run's fixed settings (the first line of tune.jsonl; resume checks it).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Spsa {
+    pub params: Vec<TuneParam>,
+    /// Per parameter: an integer option (`type spin`), rounded stochastically when played.
+    pub integer: Vec<bool>,
+    /// Planned iterations N (game pairs).
+    pub iterations: u64,
+    /// fishtest's A.
+    pub big_a: f64,
+    pub seed: u64,
+}
+
+/// What iteration `k` plays: fixed when it starts, logged before its games.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Iteration {
+    pub k: u64,
+    /// theta when the iteration started.
+    pub theta: Vec<f64>,
+    /// +1 or -1 per parameter.
+    pub delta: Vec<i8>,
+    /// The values the plus and the minus engine play with (clamped, integers rounded).
+    pub plus: Vec<f64>,
+    pub minus: Vec<f64>,
+    pub c_k: Vec<f64>,
+    pub a_k: Vec<f64>,
+}
+
+/// A finished pair: its iteration, result, and the games stored once it was finished.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Finished {
+    pub k: u64,
+    pub result: f64,
+    pub games: u64,
+}
+
+/// One applied update (tune.json's history).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Step {
+    pub k: u64,
+    /// Games of the run once this pair was finished.
+    pub games: u64,
+    /// theta after the update.
+    pub theta: Vec<f64>,
+    pub c_k: Vec<f64>,
+    pub a_k: Vec<f64>,
+    pub result: f64,
+}
+
+impl Spsa {
+    pub fn gains(&self, i: usize) -> Gains {
+        let p = &self.params[i];
+        Gains::derive(p.c_end, p.r_end, self.iterations, self.big_a)
+    }
+
+    pub fn start_theta(&self) -> Vec<f64> {
+        self.params.iter().map(|p| p.start).collect()
+    }
+
+    /// The random numbers of iteration `k`: one stream per (seed, k).
+    fn rng(&self, k: u64) -> ChaCha8Rng {
+        let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
+        rng.set_stream(k);
+        rng
+    }
+
+    /// Iteration `k` from `theta`: Delta, the clamped and rounded values of both sides, gains.
+    pub fn begin(&self, k: u64, theta: &[f64]) -> Iteration {
+        let mut rng = self.rng(k);
+        let delta: Vec<i8> =
+            self.params.iter().map(|_| if rng.random::<bool>() { 1 } else { -1 }).collect();
+        let c_k: Vec<f64> = (0..self.params.len()).map(|i| self.gains(i).c_k(k)).collect();
+        let a_k: Vec<f64> = (0..self.params.len()).map(|i| self.gains(i).a_k(k)).collect();
+        let mut side = |sign: f64| -> Vec<f64> {
+            (0..self.params.len())
+                .map(|i| {
+                    let p = &self.params[i];
+                    let x = (theta[i] + sign * c_k[i] * f64::from(delta[i])).clamp(p.min, p.max);
+                    if self.integer[i] { stochastic_round(x, &mut rng) } else { x }
+                })
+                .collect()
+        };
+        let plus = side(1.0);
+        let minus = side(-1.0);
+        Iteration { k, theta: theta.to_vec(), delta, plus, minus, c_k, a_k }
+    }
+
+    /// Applies a finished iteration's `result` to `theta` (the current one, which may have
+    /// moved since the iteration started, when several play at once).
+    pub fn update(&self, theta: &mut [f64], it: &Iteration, result: f64) {
+        for (i, p) in self.params.iter().enumerate() {
+            let step = it.a_k[i] / it.c_k[i] * result * f64::from(it.delta[i]);
+            theta[i] = (theta[i] + step).clamp(p.min, p.max);
+        }
+    }
+
+    /// theta and the history from the iterations as started and the pairs in the order they
+    /// finished; an iteration finished but never started is an error.
+    pub fn replay(
+        &self,
+        started: &BTreeMap<u64, Iteration>,
+        finished: &[Finished],
+    ) -> Result<(Vec<f64>, Vec<Step>), String> {
+        let mut theta = self.start_theta();
+        let mut history = Vec::with_capacity(finished.len());
+        for &Finished { k, result, games } in finished {
+            let it = started.get(&k).ok_or_else(|| {
+                format!("the games of iteration {k} are stored, but not what it played")
+            })?;
+            self.update(&mut theta, it, result);
+            history.push(Step {
+                k,
+                games,
+                theta: theta.clone(),
+                c_k: it.c_k.clone(),
+                a_k: it.a_k.clone(),
+                result,
+            });
+        }
+        Ok((theta, history))
+    }
+}
+
+/// An option value as sent with `setoption` (integers without a decimal point).
+pub fn option_text(value: f64, integer: bool) -> String {
+    if integer { format!("{}", value.round() as i64) } else { format!("{value}") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spsa(params: &[&str], integer: &[bool], iterations: u64) -> Spsa {
+        let texts: Vec<String> = params.iter().map(|s| s.to_string()).collect();
+        Spsa {
+            params: super::super::params::parse_params(&texts).unwrap(),
+            integer: integer.to_vec(),
+            iterations,
+            big_a: iterations as f64 / 10.0,
+            seed: 7,
+        }
+    }
+
+    fn close(a: f64, b: f64) {
+        assert!((a - b).abs() < 1e-9 * b.abs().max(1.0), "{a} != {b}");
+    }
+
+    /// Hand-computed: N = 100, A = 10, c_end = 10, r_end = 0.002: c = 10 * 100^0.101 =
+    /// 15.92209, a_end = 0.2, a = 0.2 * 110^0.602 = 3.38804, a_0 = a / 11^0.602 = 0.79989
+    #[test]
+    fn gains_as_fishtest() {
+        let g = Gains::derive(10.0, 0.002, 100, 10.0);
+        close(g.c, 15.922087270511703);
+        close(g.a, 3.3880389316745125);
+        close(g.c_k(0), g.c);
+        close(g.a_k(0), 0.7998894995221949);
+        // The last iteration reaches c_end and a_end.
+        close(g.c_k(99), 10.0);
+        close(g.a_k(99), 0.2);
+        // The step per game point at the end: a_end / c_end = r_end * c_end.
+        close(g.a_k(99) / g.c_k(99), 0.02);
+        close(g.c_k(9), g.c / 10f64.powf(0.101));
+    }
+
+    #[test]
+    fn stochastic_rounding_keeps_the_mean() {
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        let n = 100_000;
+        let sum: f64 = (0..n).map(|_| stochastic_round(37.3, &mut rng)).sum();
+        let mean = sum / n as f64;
+        // Seeded: this mean is the same on every run (0.3 +- 3 sigma is 0.0043).
+        assert!((mean - 37.3).abs() < 0.005, "{mean}");
+        let mut rng = ChaCha8Rng::seed_from_u64(2);
+        for _ in 0..1000 {
+            let r = stochastic_round(4.75, &mut rng);
+            assert!(r == 4.0 || r == 5.0);
+        }
+        assert_eq!(stochastic_round(6.0, &mut rng), 6.0);
+    }
+
+    #[test]
+    fn iterations_are_seeded_clamped_and_rounded() {
+        let s = spsa(&["X,98,0,100,10,0.002", "f,0.5,0,1,0.1,0.002"], &[true, false], 50);
+        let it = s.begin(3, &[98.0, 0.5]);
+        assert_eq!(it, s.begin(3, &[98.0, 0.5]), "same seed and k: same iteration");
+        assert_ne!(
+            (0..8).map(|k| s.begin(k, &[98.0, 0.5]).delta).collect::<Vec<_>>(),
+            vec![it.delta.clone(); 8]
+        );
+        let up = if it.delta[0] > 0 { &it.plus } else { &it.minus };
+        let down = if it.delta[0] > 0 { &it.minus } else { &it.plus };
+        assert_eq!(up[0], 100.0, "clamped to max");
+        assert_eq!(down[0].fract(), 0.0, "integer option rounded");
+        assert!((down[0] - (98.0 - it.c_k[0])).abs() < 1.0);
+        close(it.plus[1] - it.minus[1], 2.0 * it.c_k[1] * f64::from(it.delta[1]));
+    }
+
+    #[test]
+    fn update_moves_towards_the_winner_and_clamps() {
+        let s = spsa(&["X,50,0,100,10,0.002"], &[true], 100);
+        let it = s.begin(0, &[50.0]);
+        let mut theta = vec![50.0];
+        s.update(&mut theta, &it, 2.0);
+        close(theta[0], 50.0 + 2.0 * it.a_k[0] / it.c_k[0] * f64::from(it.delta[0]));
+        let mut edge = vec![100.0];
+        let big = Iteration { a_k: vec![1e6], delta: vec![1], ..it.clone() };
+        s.update(&mut edge, &big, 2.0);
+        assert_eq!(edge, [100.0]);
+    }
+
+    #[test]
+    fn replay_applies_updates_in_finishing_order() {
+        let s = spsa(&["X,50,0,100,10,0.5", "Y,5,0,10,1,0.5"], &[true, false], 20);
+        let mut theta = s.start_theta();
+        let mut started = BTreeMap::new();
+        // Iterations 0 and 1 start from the same theta (two at once); 1 finishes first.
+        let i0 = s.begin(0, &theta);
+        let i1 = s.begin(1, &theta);
+        started.insert(0, i0.clone());
+        started.insert(1, i1.clone());
+        s.update(&mut theta, &i1, -1.0);
+        s.update(&mut theta, &i0, 2.0);
+        let i2 = s.begin(2, &theta);
+        started.insert(2, i2.clone());
+        s.update(&mut theta, &i2, 0.5);
+        let f = |k, result, games| Finished { k, result, games };
+        let order = [f(1, -1.0, 2), f(0, 2.0, 4), f(2, 0.5, 6)];
+        let (back, history) = s.replay(&started, &order).unwrap();
+        assert_eq!(back, theta);
+        assert_eq!(
+            history.iter().map(|h| (h.k, h.games)).collect::<Vec<_>>(),
+            [(1, 2), (0, 4), (2, 6)]
+        );
+        assert_eq!(history[2].theta, theta);
+        let e = s.replay(&started, &[f(5, 1.0, 2)]).unwrap_err();
+        assert!(e.contains("iteration 5"), "{e}");
+    }
+
+    #[test]
+    fn option_values_as_sent() {
+        assert_eq!(option_text(37.0, true), "37");
+        assert_eq!(option_text(0.85, false), "0.85");
+    }
+}
