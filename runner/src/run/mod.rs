@@ -8,6 +8,7 @@ pub mod args;
 mod collect;
 pub mod live;
 mod prepare;
+pub use prepare::start_options;
 #[cfg(test)]
 mod store_fuzz;
 

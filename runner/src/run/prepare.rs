@@ -76,16 +76,21 @@ pub(super) fn pending_games(plan: &RunPlan, openings: usize, done: &[GameRecord]
     Pending { tasks, total_games: jobs.len() as u64 * 2 }
 }
 
-/// One process pool per engine of the plan.
-pub(super) fn engine_pools(plan: &RunPlan, opts: &RunOptions) -> Vec<Arc<EnginePool>> {
-    let start_opts = StartOptions {
+/// How the engines of `plan` are started in a run with `opts` (logs in the run's folder).
+pub fn start_options(plan: &RunPlan, opts: &RunOptions) -> StartOptions {
+    StartOptions {
         log_dir: Some(opts.out_dir.join(LOG_DIR)),
         instance: 0,
         handshake_timeout: opts.handshake_timeout,
         protocol_log: opts.protocol_log,
         chess960: plan.variant.is_chess960(),
         ..StartOptions::default()
-    };
+    }
+}
+
+/// One process pool per engine of the plan.
+pub(super) fn engine_pools(plan: &RunPlan, opts: &RunOptions) -> Vec<Arc<EnginePool>> {
+    let start_opts = start_options(plan, opts);
     plan.engines.iter().map(|s| Arc::new(EnginePool::new(s.clone(), start_opts.clone()))).collect()
 }
 

@@ -29,6 +29,7 @@ use crate::report::progress::Progress;
 use crate::report::warnings::FaultStreaks;
 use crate::run::RunOptions;
 use crate::run::live::LIVE_EVERY;
+use crate::run::start_options;
 use crate::store::{GameRecord, LOG_DIR, Store, make_record};
 
 /// Where a tuning run stands: its settings, theta, the applied updates and every stored game.
@@ -220,14 +221,7 @@ pub async fn run_tune(setup: TuneSetup<'_>, write: WriteOutputs<'_>) -> Result<T
     if setup.openings.is_empty() {
         bail!("no openings to play");
     }
-    let start = StartOptions {
-        log_dir: Some(opts.out_dir.join(LOG_DIR)),
-        instance: 0,
-        handshake_timeout: opts.handshake_timeout,
-        protocol_log: opts.protocol_log,
-        chess960: plan.variant.is_chess960(),
-        ..StartOptions::default()
-    };
+    let start = start_options(plan, opts);
     std::fs::create_dir_all(opts.out_dir.join(LOG_DIR))
         .with_context(|| format!("cannot create {}", opts.out_dir.display()))?;
     let cancel = setup.cancel.clone();
