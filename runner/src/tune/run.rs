@@ -50,23 +50,36 @@ pub struct TuneOutcome {
 /// Writes the run's outputs from a state (live, at most every 2 s, and at the end).
 pub type WriteOutputs<'a> = &'a mut (dyn FnMut(&TuneState) -> Result<()> + Send);
 
-/// The pairs finished, in the order their second game was stored; the result is the plus
-/// side's wins minus losses (game 0 has the plus side as White).
-pub fn finished_pairs(records: &[GameRecord]) -> Vec<Finished> {
-    let mut open: HashMap<usize, f64> = HashMap::new();
-    let mut out = Vec::new();
-    for (i, r) in records.iter().enumerate() {
+/// Pairs waiting for their second game: the pair's number and the plus side's points in the
+/// first.
+#[derive(Default)]
+struct OpenPairs(HashMap<usize, f64>);
+
+impl OpenPairs {
+    /// Adds a stored game; when it completes its pair, the pair's result: the plus side's wins
+    /// minus losses (game 0 has the plus side as White).
+    fn add(&mut self, r: &GameRecord) -> Option<f64> {
         let points = plus_points(r);
-        match open.remove(&r.pair) {
-            Some(other) => {
-                out.push(Finished { k: r.pair as u64, result: other + points, games: i as u64 + 1 })
-            }
+        match self.0.remove(&r.pair) {
+            Some(other) => Some(other + points),
             None => {
-                open.insert(r.pair, points);
+                self.0.insert(r.pair, points);
+                None
             }
         }
     }
-    out
+}
+
+/// The pairs finished, in the order their second game was stored, and the pairs still open.
+fn finished_pairs(records: &[GameRecord]) -> (Vec<Finished>, OpenPairs) {
+    let mut open = OpenPairs::default();
+    let mut out = Vec::new();
+    for (i, r) in records.iter().enumerate() {
+        if let Some(result) = open.add(r) {
+            out.push(Finished { k: r.pair as u64, result, games: i as u64 + 1 });
+        }
+    }
+    (out, open)
 }
 
 /// The plus side's wins minus losses in one game: 1, 0 or -1.
@@ -239,7 +252,7 @@ pub async fn run_tune(setup: TuneSetup<'_>, write: WriteOutputs<'_>) -> Result<T
     })?;
     let dir = opts.out_dir.as_path();
     let (store, records, log, started) = open(plan, dir, &spsa, opts.resume)?;
-    let finished = finished_pairs(&records);
+    let (finished, open_pairs) = finished_pairs(&records);
     let (theta, history) = spsa
         .replay(&started, &finished)
         .map_err(|e| anyhow!("cannot resume {}: {e}", dir.display()))?;
@@ -270,6 +283,7 @@ pub async fn run_tune(setup: TuneSetup<'_>, write: WriteOutputs<'_>) -> Result<T
         log,
         state,
         started,
+        open_pairs,
         progress: Progress::new(opts.progress, 2 * plan.pairs as u64, 0),
         streaks: FaultStreaks::new(opts.fault_limit),
         plan_hash: plan.merge_hash(),
@@ -321,6 +335,7 @@ struct Loop<'a> {
     log: TuneLog,
     state: TuneState,
     started: BTreeMap<u64, Iteration>,
+    open_pairs: OpenPairs,
     progress: Progress,
     streaks: FaultStreaks,
     plan_hash: String,
@@ -426,15 +441,13 @@ impl Loop<'_> {
             self.fatal.get_or_insert(why);
             self.shared.cancel.cancel();
         }
-        let partner = self.state.records.iter().find(|r| r.pair == rec.pair).map(plus_points);
-        let points = plus_points(&rec);
+        let completed = self.open_pairs.add(&rec);
         self.state.records.push(rec);
-        let Some(partner) = partner else {
+        let Some(result) = completed else {
             let status = self.status(None);
             self.progress.update(self.state.records.len() as u64, &status);
             return Ok(());
         };
-        let result = partner + points;
         let it = self.started.get(&k).ok_or_else(|| anyhow!("iteration {k} was not logged"))?;
         self.state.spsa.update(&mut self.state.theta, it, result);
         self.state.history.push(Step {
