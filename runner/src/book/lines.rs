@@ -202,9 +202,12 @@ fn read_epd(text: &str, file: &str) -> Result<Vec<SourceLine>> {
 
 /// The operand of an EPD operation (quotes removed), if the line has it.
 pub fn epd_operand(line: &str, opcode: &str) -> Option<String> {
-    let fields: Vec<&str> = line.splitn(5, ' ').collect();
-    let ops = fields.get(4)?;
-    let mut rest = *ops;
+    // The operations follow the four position fields, whatever whitespace separates them.
+    let mut rest = line.trim_start();
+    for _ in 0..4 {
+        let end = rest.find(char::is_whitespace)?;
+        rest = rest[end..].trim_start();
+    }
     while !rest.trim().is_empty() {
         let trimmed = rest.trim_start();
         let (code, after) = trimmed.split_once(char::is_whitespace).unwrap_or((trimmed, ""));
@@ -268,6 +271,7 @@ mod tests {
         assert_eq!(epd_operand(&line, "ce").as_deref(), Some("-23"));
         assert_eq!(epd_operand(&line, "fmvn").as_deref(), Some("1"));
         assert_eq!(epd_operand(&line, "id"), None);
+        assert_eq!(epd_operand("8/8/8/8/8/8/8/K1k5\tw\t-  - c0 \"x\";", "c0").as_deref(), Some("x"));
         let back = read_epd(&line, "b.epd").unwrap();
         assert_eq!(back[0].eco.as_deref(), Some("B00"));
         assert!(back[0].root.starts_with("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq -"));
