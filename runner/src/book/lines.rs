@@ -271,7 +271,10 @@ mod tests {
         assert_eq!(epd_operand(&line, "ce").as_deref(), Some("-23"));
         assert_eq!(epd_operand(&line, "fmvn").as_deref(), Some("1"));
         assert_eq!(epd_operand(&line, "id"), None);
-        assert_eq!(epd_operand("8/8/8/8/8/8/8/K1k5\tw\t-  - c0 \"x\";", "c0").as_deref(), Some("x"));
+        assert_eq!(
+            epd_operand("8/8/8/8/8/8/8/K1k5\tw\t-  - c0 \"x\";", "c0").as_deref(),
+            Some("x")
+        );
         let back = read_epd(&line, "b.epd").unwrap();
         assert_eq!(back[0].eco.as_deref(), Some("B00"));
         assert!(back[0].root.starts_with("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq -"));
