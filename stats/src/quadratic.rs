@@ -166,7 +166,7 @@ impl Quadratic {
         let xw = DMatrix::from_fn(n, p, |i, j| rows[i][j] / obs[i].se);
         let svd = xw.svd(true, true);
         let largest = svd.singular_values.max();
-        if !(largest > 0.0) || svd.rank(RANK_TOLERANCE * largest) < p {
+        if largest.is_nan() || largest <= 0.0 || svd.rank(RANK_TOLERANCE * largest) < p {
             return Err(QuadraticError::Singular);
         }
         // Coefficients of any y: pinv(Xw) diag(1/se) y.
