@@ -8,8 +8,12 @@
 //!   (trinomial and pentanomial, logistic and normalized Elo bounds), solved to full precision.
 //! * [`holm`](mod@holm): Holm-Bonferroni correction for many comparisons.
 //! * [`summarize`]: all of it in one serializable [`Summary`].
+//! * Model fits: [`quadratic`] (weighted least-squares quadratic in one or two variables, its
+//!   maximum and a parametric-bootstrap interval), [`bradley_terry`] (maximum-likelihood ratings
+//!   of many engines with anchored error bars), [`line_fit`] (a least-squares line).
 //!
-//! Normal distribution functions come from `statrs`.
+//! Normal distribution functions come from `statrs`, linear algebra from `nalgebra` (the copy
+//! statrs uses), normal draws from `rand_distr` with a generator the caller seeds.
 //!
 //! ```
 //! use stats::{Counts, Options, Penta, SprtSpec, Verdict, summarize};
@@ -25,13 +29,16 @@
 //! # Ok::<(), stats::StatsError>(())
 //! ```
 
+pub mod bradley_terry;
 pub mod counts;
 pub mod elo;
 pub mod error;
 pub mod estimate;
 pub mod fixed_sample;
 pub mod holm;
+pub mod line_fit;
 pub mod mle;
+pub mod quadratic;
 pub mod sprt;
 pub mod sprt_length;
 pub mod summary;

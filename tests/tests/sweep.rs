@@ -362,8 +362,8 @@ fn adaptive_sweep_drops_a_hopeless_point_and_report_agrees() {
 /// (option X, strongest at 37) brackets the true optimum. 6 points x 20 games (10 pairs, the
 /// fewest the fit accepts), seed 2: deterministic (the engine's moves depend on the position and
 /// X only; --depth 1, one game at a time; the random-walk book, which does not change when the
-/// default book does). Measured: X = 38.8, 95 % interval [32.6, 43.9];
-/// with 200 games per point (same seed) X = 36.8 [34.4, 39.0].
+/// default book does). Measured: X = 38.8, 95 % interval [32.9, 43.9];
+/// with 200 games per point (same seed) X = 36.8 [34.3, 39.0].
 #[test]
 fn fitted_optimum_of_a_tunable_engine_brackets_the_truth() {
     let dir = scratch("sweep-surface");

@@ -3,7 +3,6 @@
 //! on positions (`crate::plan::positions`) through `crate::play::probe_pool` and writes its own
 //! files; it uses `plan`, `play` and `report`.
 
-pub mod fit;
 pub mod pairs;
 pub mod plot;
 pub mod run;

@@ -5,8 +5,8 @@ use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
+use stats::line_fit::{FitError, LinearFit, fit_line};
 
-use super::fit::{FitError, LinearFit, fit_line};
 use crate::plan::positions::Stage;
 use crate::play::uci_info::Eval;
 

@@ -6,9 +6,9 @@
 use std::fmt::Write as _;
 
 use serde::Serialize;
+use stats::bradley_terry::{Meeting, RatingError, Ratings, fit};
 use stats::{Penta, Summary, Wdl};
 
-use super::ratings::{Meeting, RatingError, Ratings, fit};
 use crate::plan::run_plan::RunPlan;
 use crate::plan::tournament::tc_label;
 use crate::report::summary::Tally;

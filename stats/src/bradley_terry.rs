@@ -18,10 +18,14 @@
 //! The maximum exists only when the "scored at least half a point against" graph is strongly
 //! connected (no engine or group won or lost everything against the rest). When it is not, one
 //! virtual draw is added to every pair of engines that met, and the result says so.
+//!
+//! Linear algebra by nalgebra: each Newton step and the covariance come from a Cholesky
+//! factorisation of the information matrix (symmetric positive definite over the free engines);
+//! a matrix that is not is the error [`RatingError::Singular`], never a panic.
 
-use stats::Wdl;
+use nalgebra::{DMatrix, DVector};
 
-use super::matrix::{invert, mul_vec};
+use crate::counts::Wdl;
 
 /// Games between two engines, from `a`'s point of view.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -88,6 +92,8 @@ pub enum RatingError {
     BadEngine(usize, usize),
     #[error("the ratings fit did not converge")]
     NoConvergence,
+    #[error("the ratings' information matrix is singular (the games do not determine them)")]
+    Singular,
 }
 
 /// Natural units per Elo point.
@@ -163,10 +169,10 @@ pub fn fit(
     // Free parameters: the anchor's component minus the anchor, in natural units.
     let free: Vec<usize> = comp.iter().copied().filter(|&e| e != anchor).collect();
     let mut x = vec![0.0f64; n];
-    let info = |x: &[f64]| -> (Vec<Vec<f64>>, Vec<f64>) {
+    let info = |x: &[f64]| -> (DMatrix<f64>, DVector<f64>) {
         let k = free.len();
-        let mut h = vec![vec![0.0; k]; k];
-        let mut g = vec![0.0; k];
+        let mut h = DMatrix::zeros(k, k);
+        let mut g = DVector::zeros(k);
         for (a, &i) in free.iter().enumerate() {
             for &j in &comp {
                 if i == j || games[i][j] == 0.0 {
@@ -175,9 +181,9 @@ pub fn fit(
                 let e = 1.0 / (1.0 + (x[j] - x[i]).exp());
                 let w = games[i][j] * e * (1.0 - e);
                 g[a] += points[i][j] - games[i][j] * e;
-                h[a][a] += w;
+                h[(a, a)] += w;
                 if let Some(b) = free.iter().position(|&f| f == j) {
-                    h[a][b] -= w;
+                    h[(a, b)] -= w;
                 }
             }
         }
@@ -188,9 +194,11 @@ pub fn fit(
     while !converged && iterations < 200 {
         iterations += 1;
         let (h, g) = info(&x);
-        let inv = invert(&h).ok_or(RatingError::NoConvergence)?;
-        let step = mul_vec(&inv, &g);
+        let step = h.cholesky().ok_or(RatingError::Singular)?.solve(&g);
         let biggest = step.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        if !biggest.is_finite() {
+            return Err(RatingError::NoConvergence);
+        }
         // Damped: at most 2 natural units (~350 Elo) per iteration.
         let damp = if biggest > 2.0 { 2.0 / biggest } else { 1.0 };
         for (a, &i) in free.iter().enumerate() {
@@ -202,11 +210,11 @@ pub fn fit(
         return Err(RatingError::NoConvergence);
     }
     let (h, _) = info(&x);
-    let cov = invert(&h).ok_or(RatingError::NoConvergence)?;
+    let cov = h.cholesky().ok_or(RatingError::Singular)?.inverse();
     for &e in &comp {
         ratings[e].elo = Some(anchor_elo + x[e] / C);
         ratings[e].err95 = Some(match free.iter().position(|&f| f == e) {
-            Some(a) => Z95 * cov[a][a].max(0.0).sqrt() / C,
+            Some(a) => Z95 * cov[(a, a)].max(0.0).sqrt() / C,
             None => 0.0,
         });
     }
@@ -327,6 +335,12 @@ mod tests {
         assert_eq!(r.ranked(), [0, 1, 2]);
         assert_eq!(r.ratings[2].score(), None);
         assert!(matches!(fit(2, &[], 5, 0.0), Err(RatingError::BadAnchor(5))));
+        // Nobody to rate against the anchor: an empty information matrix, no error.
+        let r = fit(1, &[], 0, 1500.0).unwrap();
+        assert_eq!(
+            (r.ratings[0].elo, r.ratings[0].err95, r.iterations),
+            (Some(1500.0), Some(0.0), 0)
+        );
         assert!(matches!(
             fit(2, &[meet(0, 3, 1, 0, 0)], 0, 0.0),
             Err(RatingError::BadEngine(3, 2))

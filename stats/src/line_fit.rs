@@ -1,6 +1,6 @@
-//! Least-squares fit of the ProbCut opinion-change model `v = a * v' + b + e` (seed 000, section
-//! 2): `v'` is the shallow search's score, `v` the deep one's, `e` a normal error whose standard
-//! deviation is `sigma`.
+//! Ordinary least-squares line `y = a x + b` with its residual standard deviation and correlation:
+//! the fit of the ProbCut opinion-change model `v = a * v' + b + e`, where `v'` is a shallow
+//! search's score, `v` the deep one's and `e` a normal error whose standard deviation is `sigma`.
 
 use serde::{Deserialize, Serialize};
 
@@ -63,16 +63,9 @@ pub fn fit_line(points: &[(f64, f64)]) -> Result<LinearFit, FitError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rand::Rng;
-    use rand::SeedableRng;
+    use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
-
-    /// Normal variate by Box-Muller from two uniforms.
-    fn normal(rng: &mut ChaCha8Rng) -> f64 {
-        let u1: f64 = rng.random_range(f64::EPSILON..1.0);
-        let u2: f64 = rng.random_range(0.0..1.0);
-        (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
-    }
+    use rand_distr::{Distribution, Normal};
 
     #[test]
     fn exact_line_is_recovered() {
@@ -86,10 +79,11 @@ mod tests {
     fn noisy_synthetic_data_recovers_a_b_sigma() {
         // Crafty's (4,8) middlegame row: a = 1.02, b = -2.36, sigma = 82.
         let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let noise = Normal::new(0.0, 82.0).unwrap();
         let pts: Vec<(f64, f64)> = (0..20_000)
             .map(|_| {
                 let x = rng.random_range(-300.0..300.0);
-                (x, 1.02 * x - 2.36 + 82.0 * normal(&mut rng))
+                (x, 1.02 * x - 2.36 + noise.sample(&mut rng))
             })
             .collect();
         let f = fit_line(&pts).unwrap();
