@@ -7,6 +7,9 @@
 //! -> experiments ([`sweep`], [`gauntlet`], [`tune`]) and tools ([`calibrate`], [`searchtest`], [`book`])
 //! -> [`cli`] (argument groups) -> [`cmd`] (one file per subcommand).
 
+#[macro_use]
+pub mod out;
+
 pub mod book;
 pub mod calibrate;
 pub mod cli;

@@ -17,10 +17,13 @@ async fn main() -> ExitCode {
         Command::Calibrate(args) => runner::cmd::calibrate::run(args).await,
         Command::Searchtest(args) => runner::cmd::searchtest::run(args).await,
     };
+    // Whatever the engines left behind (re-parented to the runner, its subreaper) dies with the
+    // command, engines included.
+    runner::play::orphans::reap_all(std::time::Duration::from_secs(2)).await;
     match res {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("error: {e:#}");
+            runner::errln!("error: {e:#}");
             ExitCode::FAILURE
         }
     }

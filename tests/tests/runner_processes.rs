@@ -355,3 +355,39 @@ fn a_starved_engine_is_warned_about() {
     let (o, _) = play(&dir, &a, &b, &["--nodes", "100", "--games", "2", "--maxmoves", "20"]);
     assert!(!text(&o).contains("depth"), "{}", text(&o));
 }
+
+/// Issue 25 item 4: a grandchild that left the engine's process group and session (`setsid`, a
+/// daemon) does not outlive the run: the runner inherits it (child subreaper) and kills it.
+#[test]
+fn a_daemonized_grandchild_dies_with_the_run() {
+    let dir = scratch("daemon");
+    let pids_dir = dir.join("pids");
+    std::fs::create_dir_all(&pids_dir).expect("pids dir");
+    let daemon =
+        format!("name=d,cmd={},arg=daemon,arg={}", badengine_bin().display(), pids_dir.display());
+    let good = bad_spec("good", "good", None);
+    let extra = ["--nodes", "100", "--games", "2", "--concurrency", "1", "--maxmoves", "20"];
+    let (o, out) = play(&dir, &daemon, &good, &extra);
+    let daemons: Vec<u32> = std::fs::read_dir(&pids_dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "pid"))
+        .filter_map(|e| std::fs::read_to_string(e.path()).ok()?.trim().parse().ok())
+        .collect();
+    // A pid is alive while /proc holds it with the sleeper's command line (not a reused pid).
+    let alive = |p: &u32| {
+        std::fs::read(format!("/proc/{p}/cmdline"))
+            .is_ok_and(|c| String::from_utf8_lossy(&c).contains("sleeper"))
+            && !std::fs::read_to_string(format!("/proc/{p}/stat")).is_ok_and(|s| {
+                s.rsplit(')').next().is_some_and(|r| r.trim_start().starts_with('Z'))
+            })
+    };
+    let gone = wait_until(Duration::from_secs(30), || !daemons.iter().any(alive));
+    let left: Vec<u32> = daemons.iter().copied().filter(alive).collect();
+    kill_pids(&left);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(read_games(&out).len(), 2);
+    assert!(!daemons.is_empty(), "the daemon engine left no pid file");
+    assert!(gone, "daemonized grandchildren outlived the run: {left:?}");
+}

@@ -97,7 +97,7 @@ pub async fn run(plan: CalibratePlan, cancel: Cancel) -> Result<CalibrateOutcome
         ..plan.pool.clone()
     };
     for note in check_setups(&setups, &cfg).await?.concat() {
-        eprintln!("{}: {note}", plan.engine.name);
+        errln!("{}: {note}", plan.engine.name);
     }
 
     let done: HashSet<usize> = records.iter().map(|r| r.index).collect();

@@ -43,7 +43,7 @@ fn chess960_book(args: &BookGenArgs) -> Result<u8> {
     let out = args.out.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_960_OUT));
     let text = chess960::book_text(args.count, args.seed)?;
     write_book(&out, &text)?;
-    eprintln!("wrote {} Chess960 start positions to {}", text.lines().count(), out.display());
+    errln!("wrote {} Chess960 start positions to {}", text.lines().count(), out.display());
     Ok(0)
 }
 
@@ -136,7 +136,7 @@ pub async fn run(args: &BookGenArgs) -> Result<u8> {
         text.push('\n');
     }
     write_book(&out, &text)?;
-    eprintln!(
+    errln!(
         "wrote {} openings to {} ({} candidates tried, {:.0} s){}",
         book.len(),
         out.display(),

@@ -51,14 +51,14 @@ pub async fn run(args: &CalibrateArgs) -> Result<u8> {
     let cancel = Cancel::new();
     cancel_on_signals(cancel.clone(), STOPPING);
     let outcome = run_calibration(plan, cancel.clone()).await?;
-    println!("{}", outcome.table);
+    outln!("{}", outcome.table);
     if outcome.rows.is_empty() {
-        eprintln!(
+        errln!(
             "warning: no depth pair could be fitted (see summary.json, not_fitted): params.json \
              is empty and an engine will refuse it; use more positions"
         );
     }
-    println!(
+    outln!(
         "{} positions searched, {} faults{}; results in {} (params.json, table.md, pairs.jsonl, \
          scatter_*.svg, summary.json)",
         outcome.searched,
@@ -101,7 +101,7 @@ fn sample(args: &CalibrateArgs, games: &Path, out: &Path) -> Result<()> {
         count(Stage::Endgame),
     );
     write_epd(out, &rep.positions, &header).with_context(|| "writing positions")?;
-    println!("{header}");
-    println!("wrote {} positions to {}", rep.positions.len(), out.display());
+    outln!("{header}");
+    outln!("wrote {} positions to {}", rep.positions.len(), out.display());
     Ok(())
 }

@@ -73,7 +73,7 @@ pub async fn run(args: &MatchArgs) -> Result<u8> {
                 tcs.push(tc);
             }
         }
-        eprintln!(
+        errln!(
             "{} of {} engines: {} pairings, {} games max each, {}, {} opening(s), concurrency {}, \
              results in {}",
             plan.kind,
@@ -86,7 +86,7 @@ pub async fn run(args: &MatchArgs) -> Result<u8> {
             opts.out_dir.display()
         );
     } else {
-        eprintln!(
+        errln!(
             "{}: {} games max, {}, {} opening(s), concurrency {}, results in {}",
             plan.pairings[0].label,
             plan.pairs * 2,
@@ -116,15 +116,15 @@ pub async fn run(args: &MatchArgs) -> Result<u8> {
             return Err(e);
         }
     };
-    print!("{}", outcome.report);
+    out!("{}", outcome.report);
     if !tournament {
         match_files::write(&outcome.dir, &plan, &outcome.records)?;
     } else {
         // A ratings fit that fails must not lose the run: the games are stored, the report
         // command can retry.
         match gauntlet::files::write_tables(&out, &plan, &outcome.records, anchor, anchor_elo) {
-            Ok(tables) => println!("\n{}", tables.markdown()),
-            Err(e) => eprintln!(
+            Ok(tables) => outln!("\n{}", tables.markdown()),
+            Err(e) => errln!(
                 "warning: no ratings table: {e:#} (the games are stored; `runner report {}` \
                  tries again)",
                 out.display()
@@ -132,10 +132,10 @@ pub async fn run(args: &MatchArgs) -> Result<u8> {
         }
     }
     page.finish_or_warn();
-    println!("results: {}", outcome.dir.display());
+    outln!("results: {}", outcome.dir.display());
     Ok(match outcome.stop {
         StopReason::Interrupted => {
-            eprintln!("run interrupted: continue it with:\n  {}", resume_command(&outcome.dir));
+            errln!("run interrupted: continue it with:\n  {}", resume_command(&outcome.dir));
             130
         }
         _ => 0,

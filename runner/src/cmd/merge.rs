@@ -37,8 +37,8 @@ fn write_reports(m: &Merged) -> Result<String> {
 /// `runner merge`. Returns the process exit code.
 pub fn run(args: &MergeArgs) -> Result<u8> {
     let m = merge_dirs(&args.dirs, &args.out, &sweep_json)?;
-    print!("{}", write_reports(&m)?);
-    println!(
+    out!("{}", write_reports(&m)?);
+    outln!(
         "merged shard(s) {} of a {}-way split: {} of {} scheduled games ({})",
         m.set.describe(),
         m.set.count,
@@ -49,27 +49,27 @@ pub fn run(args: &MergeArgs) -> Result<u8> {
     if !m.missing.is_empty() {
         let missing: Vec<String> =
             m.missing.iter().map(|k| format!("{k}/{}", m.set.count)).collect();
-        eprintln!(
+        errln!(
             "warning: partial merge: shard(s) {} missing; merge this directory again with them \
              (it counts as the shards it holds)",
             missing.join(", ")
         );
     } else if !m.shortfalls.is_empty() {
         for s in &m.shortfalls {
-            eprintln!("warning: incomplete merge: {s}");
+            errln!("warning: incomplete merge: {s}");
         }
-        eprintln!(
+        errln!(
             "warning: {} scheduled game(s) are missing: --resume on {} plays them",
             m.scheduled_games - m.games,
             m.dir.display()
         );
     } else if m.games < m.scheduled_games {
-        eprintln!(
+        errln!(
             "warning: {} scheduled game(s) are not in any shard (shards stopped early: {})",
             m.scheduled_games - m.games,
             m.stopped_by
         );
     }
-    println!("results: {}", m.dir.display());
+    outln!("results: {}", m.dir.display());
     Ok(0)
 }

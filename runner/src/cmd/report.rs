@@ -23,7 +23,7 @@ use crate::sweep::report::write_sweep_stopped_by;
 pub fn run(args: &ReportArgs) -> Result<u8> {
     if args.html {
         let path = write_report(&args.dir)?;
-        println!("written: {}", path.display());
+        outln!("written: {}", path.display());
         return Ok(0);
     }
     tables(args)
@@ -40,13 +40,13 @@ fn tables(args: &ReportArgs) -> Result<u8> {
         Some(sweep) => {
             let table =
                 write_sweep_stopped_by(dir, &sweep, &plan, &records, &stored_stopped_by(dir))?;
-            print!("{table}");
+            out!("{table}");
         }
         None if plan.kind == "match" => {
             let names: Vec<String> = plan.engines.iter().map(|e| e.name.clone()).collect();
             let t = Tally::of_records(plan.pairings.len(), &records);
             for (p, pt) in plan.pairings.iter().zip(&t.pairings) {
-                print!("{}", format_pairing(p, &names, pt, plan.sprt));
+                out!("{}", format_pairing(p, &names, pt, plan.sprt));
             }
             match_files::write(dir, &plan, &records)?;
         }
@@ -57,11 +57,11 @@ fn tables(args: &ReportArgs) -> Result<u8> {
                 .and_then(|r| Some((r["anchor"].as_u64()? as usize, r["anchor_elo"].as_f64()?)))
                 .unwrap_or((0, 0.0));
             let tables = gauntlet::files::write_tables(dir, &plan, &records, anchor, anchor_elo)?;
-            println!("{}", tables.markdown());
-            println!("written: table.md, table.csv, ratings.csv in {}", dir.display());
+            outln!("{}", tables.markdown());
+            outln!("written: table.md, table.csv, ratings.csv in {}", dir.display());
             return Ok(0);
         }
     }
-    println!("written: table.md, table.csv, plot.svg in {}", dir.display());
+    outln!("written: table.md, table.csv, plot.svg in {}", dir.display());
     Ok(0)
 }

@@ -43,8 +43,8 @@ pub async fn run(args: &SearchTestArgs) -> Result<u8> {
     let cancel = Cancel::new();
     cancel_on_signals(cancel.clone(), STOPPING);
     let outcome = run_test(plan, cancel.clone()).await?;
-    println!("{}", outcome.table);
-    println!(
+    outln!("{}", outcome.table);
+    outln!(
         "results in {} (table.md, table.csv, summary.json, searches.jsonl){}",
         outcome.out.display(),
         if outcome.partial { " - stopped early: partial results" } else { "" }

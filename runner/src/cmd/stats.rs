@@ -21,7 +21,7 @@ use crate::cli::StatsArgs;
 /// Runs `runner stats`: prints the table (or JSON) on stdout.
 pub fn run(args: &StatsArgs) -> anyhow::Result<()> {
     let out = render(args)?;
-    print!("{out}");
+    out!("{out}");
     Ok(())
 }
 

@@ -198,7 +198,7 @@ pub async fn run(args: &SweepArgs) -> Result<u8> {
     let settings = GameSettings::of_plan(&plan, opts.stall_timeout);
     let cancel = Cancel::new();
     cancel_on_signals(cancel.clone(), INTERRUPTED);
-    eprintln!(
+    errln!(
         "{}: {} points x {} games max, {}, {} opening(s), concurrency {}, results in {}",
         sweep.title(),
         sweep.points.len(),
@@ -238,12 +238,12 @@ pub async fn run(args: &SweepArgs) -> Result<u8> {
         }
     };
     let table = write_sweep(&out, &sweep, &plan, &records, stop)?;
-    print!("{table}");
+    out!("{table}");
     page.finish_or_warn();
-    println!("results: {}", out.display());
+    outln!("results: {}", out.display());
     Ok(match stop {
         StopReason::Interrupted => {
-            eprintln!("sweep interrupted: continue it with:\n  {}", resume_command(&out));
+            errln!("sweep interrupted: continue it with:\n  {}", resume_command(&out));
             130
         }
         _ => 0,

@@ -65,7 +65,7 @@ pub async fn run(args: &TuneArgs) -> Result<u8> {
     let settings = GameSettings::of_plan(&plan, opts.stall_timeout);
     let cancel = Cancel::new();
     cancel_on_signals(cancel.clone(), INTERRUPTED);
-    eprintln!(
+    errln!(
         "tune {}: {} iterations (game pairs), A = {big_a}, {}, {} opening(s), concurrency {}, \
          results in {}",
         params.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(", "),
@@ -86,10 +86,10 @@ pub async fn run(args: &TuneArgs) -> Result<u8> {
     };
     let stopped_by = if outcome.interrupted { "interrupted" } else { "complete" };
     let table = write_outputs(&out, &outcome.state, stopped_by)?;
-    print!("{table}");
-    println!("results: {}", out.display());
+    out!("{table}");
+    outln!("results: {}", out.display());
     if outcome.interrupted {
-        eprintln!("tune interrupted: continue it with:\n  {}", resume_command(&out));
+        errln!("tune interrupted: continue it with:\n  {}", resume_command(&out));
         return Ok(130);
     }
     Ok(0)

@@ -172,7 +172,7 @@ pub fn resolve_engines(
 ) -> Result<Vec<EngineSpec>> {
     let catalog = EngineCatalog::load(engines_file)?;
     for w in &catalog.warnings {
-        eprintln!("warning: {w}");
+        errln!("warning: {w}");
     }
     let each = each.map(PartialSpec::parse).transpose()?;
     let mut specs = Vec::new();

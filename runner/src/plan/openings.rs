@@ -97,10 +97,10 @@ pub fn load_book(path: &Path, max_plies: Option<usize>, variant: Variant) -> Res
         .with_context(|| format!("book {}", path.display()))?;
     const SHOWN: usize = 10;
     for line in book.skipped.iter().take(SHOWN) {
-        eprintln!("warning: book {}: {line}", path.display());
+        errln!("warning: book {}: {line}", path.display());
     }
     if book.skipped.len() > SHOWN {
-        eprintln!(
+        errln!(
             "warning: book {}: ... and {} more skipped",
             path.display(),
             book.skipped.len() - SHOWN
@@ -116,7 +116,7 @@ pub fn load_book(path: &Path, max_plies: Option<usize>, variant: Variant) -> Res
         }
     }
     if !book.skipped.is_empty() {
-        eprintln!(
+        errln!(
             "warning: book {}: {} of {} openings skipped (the game would be over before a move)",
             path.display(),
             book.skipped.len(),
@@ -374,7 +374,7 @@ pub fn book_for_plan(
         Some(p) => Some(p.to_path_buf()),
         None if Path::new(DEFAULT_BOOK).is_file() => Some(PathBuf::from(DEFAULT_BOOK)),
         None => {
-            eprintln!(
+            errln!(
                 "warning: no --book and no {DEFAULT_BOOK}: every game starts from the start position"
             );
             None

@@ -1,5 +1,5 @@
-//! A cloneable cancellation flag (Ctrl-C, SIGTERM, or an SPRT decision stops new work), and the
-//! signal handler that sets it.
+//! A cloneable cancellation flag (Ctrl-C, SIGTERM, a closed stdout or stderr, or an SPRT decision
+//! stops new work), and the signal handler that sets it.
 
 use std::sync::Arc;
 
@@ -69,6 +69,10 @@ pub fn cancel_on_signals(cancel: Cancel, message: &'static str) {
             }
         }
     });
+    // A closed stdout or stderr (`| head -1`) stops the run as SIGTERM does; nothing to say
+    // where nobody reads.
+    let on_closed = cancel.clone();
+    crate::out::on_failure(move || on_closed.cancel());
     tokio::spawn(on_signals(rx, cancel, message, || std::process::exit(130)));
 }
 
@@ -82,12 +86,12 @@ async fn on_signals(
     if signals.recv().await.is_none() {
         return;
     }
-    eprintln!("{message}");
+    errln!("{message}");
     cancel.cancel();
     if signals.recv().await.is_none() {
         return;
     }
-    eprintln!("second signal: exiting at once (games already written are kept)");
+    errln!("second signal: exiting at once (games already written are kept)");
     exit_now();
 }
 

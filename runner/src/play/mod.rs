@@ -6,6 +6,7 @@ pub mod adjudication;
 pub mod cancel;
 pub mod clock;
 pub mod game;
+pub mod orphans;
 pub mod probe;
 pub mod probe_pool;
 pub mod termination;

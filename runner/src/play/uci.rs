@@ -16,6 +16,7 @@ use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::mpsc;
 
 use crate::plan::engine_spec::EngineSpec;
+use crate::play::orphans;
 use crate::play::uci_info::{InfoSummary, parse_info};
 use crate::play::uci_lines::{self, LineRead, MAX_LINE};
 
@@ -135,6 +136,8 @@ pub struct UciEngine {
     exited: bool,
     /// Where the engine's stderr goes (named in start failures).
     stderr_log: Option<String>,
+    /// Marks the engine's descendants ([`orphans`]).
+    token: String,
 }
 
 impl UciEngine {
@@ -216,7 +219,7 @@ impl UciEngine {
                 cmd.stderr(Stdio::null());
             }
         }
-        let mut child = cmd.spawn().map_err(|e| UciError::Spawn {
+        let (mut child, token) = orphans::spawn(&mut cmd).map_err(|e| UciError::Spawn {
             engine: spec.name.clone(),
             program: program.display().to_string(),
             source: e,
@@ -225,6 +228,7 @@ impl UciEngine {
         let (stdin, stdout) = match (child.stdin.take(), child.stdout.take()) {
             (Some(i), Some(o)) => (i, o),
             _ => {
+                orphans::kill_inherited(pid, &token);
                 return Err(UciError::Spawn {
                     engine: spec.name.clone(),
                     program: program.display().to_string(),
@@ -246,6 +250,7 @@ impl UciEngine {
             declared_types: Vec::new(),
             exited: false,
             stderr_log,
+            token,
         })
     }
 
@@ -495,6 +500,7 @@ impl UciEngine {
         if tokio::time::timeout(Duration::from_millis(300), self.child.wait()).await.is_ok() {
             self.exited = true;
             self.kill_group(libc::SIGKILL); // stray grandchildren, if any
+            orphans::kill_inherited(None, &self.token); // and those that left the group
             return;
         }
         self.kill_group(libc::SIGTERM);
@@ -504,6 +510,8 @@ impl UciEngine {
         self.kill_group(libc::SIGKILL);
         let _ = self.child.wait().await;
         self.exited = true;
+        // The engine has exited: what it started is re-parented to the runner by now.
+        orphans::kill_inherited(None, &self.token);
     }
 
     fn kill_group(&self, sig: i32) {
@@ -530,8 +538,10 @@ impl UciEngine {
 
 impl Drop for UciEngine {
     fn drop(&mut self) {
-        // Kill the whole group (the engine and anything it started); kill_on_drop reaps.
+        // Kill the whole group (the engine and anything it started); kill_on_drop reaps. What
+        // left the group and was re-parented to the runner is killed by its token.
         self.kill_group(libc::SIGKILL);
+        orphans::kill_inherited(self.pid, &self.token);
         let _ = self.exited;
     }
 }

@@ -50,7 +50,7 @@ impl Progress {
             None => {
                 if self.last_line.elapsed() >= self.every || self.done == self.total {
                     self.last_line = Instant::now();
-                    eprintln!("{}: {}/{} {msg}", self.label, self.done, self.total);
+                    errln!("{}: {}/{} {msg}", self.label, self.done, self.total);
                 }
             }
         }
@@ -60,7 +60,7 @@ impl Progress {
     pub fn println(&self, line: &str) {
         match &self.bar {
             Some(bar) => bar.println(line),
-            None => eprintln!("{line}"),
+            None => errln!("{line}"),
         }
     }
 

@@ -137,7 +137,7 @@ impl Progress {
             b.set_message(status.to_string());
         } else if self.plain && (self.last_line.elapsed() >= self.interval || done == self.total) {
             self.last_line = Instant::now();
-            eprintln!("{} {done}/{}: {status}", self.unit, self.total);
+            errln!("{} {done}/{}: {status}", self.unit, self.total);
         }
     }
 
@@ -145,7 +145,7 @@ impl Progress {
     pub fn println(&self, msg: &str) {
         match &self.bar {
             Some(b) => b.println(msg),
-            None if self.plain => eprintln!("{msg}"),
+            None if self.plain => errln!("{msg}"),
             None => {}
         }
     }

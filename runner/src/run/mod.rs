@@ -151,7 +151,7 @@ pub async fn execute_with(
     let (tally, stopped_on_resume) = prepare::replay_done(plan, &done, &mut hook)?;
     let pending = prepare::pending_games(plan, openings.len(), &done);
     if opts.resume {
-        eprintln!("resuming: {} of {} games already played", done.len(), pending.total_games);
+        errln!("resuming: {} of {} games already played", done.len(), pending.total_games);
     }
     let pools = prepare::engine_pools(plan, opts);
     let ctx =

@@ -181,7 +181,7 @@ pub(super) async fn check_engines_start(
                     .map(String::as_str)
                     .collect();
                 if missing.is_empty() {
-                    eprintln!(
+                    errln!(
                         "warning: engine {name} does not declare option(s) {} (sent anyway)",
                         undeclared.join(", ")
                     );

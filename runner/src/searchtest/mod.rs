@@ -75,7 +75,7 @@ pub async fn run(plan: SearchTestPlan, cancel: Cancel) -> Result<SearchTestOutco
     };
     for (v, notes) in plan.variants.iter().zip(check_setups(&setups, &cfg).await?) {
         for n in notes {
-            eprintln!("variant {}: {n}", v.name);
+            errln!("variant {}: {n}", v.name);
         }
     }
     let plan_json = serde_json::json!({

@@ -138,7 +138,7 @@ async fn check_engine(
     let undeclared: Vec<&str> =
         spec.options.iter().filter(|(k, _)| !e.declares(k)).map(|(k, _)| k.as_str()).collect();
     if !undeclared.is_empty() {
-        eprintln!(
+        errln!(
             "warning: engine {} does not declare option(s) {} (sent anyway)",
             spec.name,
             undeclared.join(", ")
@@ -257,7 +257,7 @@ pub async fn run_tune(setup: TuneSetup<'_>, write: WriteOutputs<'_>) -> Result<T
         .replay(&started, &finished)
         .map_err(|e| anyhow!("cannot resume {}: {e}", dir.display()))?;
     if opts.resume {
-        eprintln!(
+        errln!(
             "resuming: {} of {} games already played, {} iterations applied",
             records.len(),
             2 * plan.pairs,

@@ -15,6 +15,9 @@
 //! - `flood N`: at the N+1-th `go`, writes 2 MiB without a newline, then answers nothing more;
 //! - `slowstart MS`: waits MS milliseconds before answering `uci`;
 //! - `burn MS`: spins the CPU for MS milliseconds before every `bestmove`;
+//! - `daemon DIR`: at start, leaves a grandchild behind in a session of its own (`setsid`, out
+//!   of the engine's process group, as a daemon would) that writes its pid to
+//!   `DIR/daemon-<engine pid>.pid` and sleeps for 1000 s; then plays as `good`;
 //! - `tunable`: a known optimum for tuners: option `X` (0..100), strongest at X = 37 (see
 //!   [`tunable`]).
 
@@ -32,6 +35,11 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mode = args.first().map(String::as_str).unwrap_or("good").to_string();
     let n: u64 = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    match (mode.as_str(), args.get(1)) {
+        ("sleeper", Some(file)) => sleeper(file),
+        ("daemon", Some(dir)) => daemonize(dir),
+        _ => {}
+    }
     let stdin = std::io::stdin();
     let mut out = std::io::stdout().lock();
     let mut pos = Chess::default();
@@ -133,6 +141,42 @@ fn main() {
         }
         let _ = out.flush();
     }
+}
+
+/// Starts `badengine sleeper DIR/daemon-<pid>.pid` in a new session with no standard streams,
+/// and waits (up to 30 s) until it wrote its pid.
+fn daemonize(dir: &str) {
+    use std::os::unix::process::CommandExt as _;
+    use std::process::Stdio;
+    let file = std::path::Path::new(dir).join(format!("daemon-{}.pid", std::process::id()));
+    let Ok(exe) = std::env::current_exe() else { return };
+    let mut cmd = std::process::Command::new(exe);
+    cmd.arg("sleeper").arg(&file).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+    // SAFETY: setsid is async-signal-safe; it runs in the forked child before exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        });
+    }
+    if cmd.spawn().is_err() {
+        eprintln!("badengine: cannot start the daemon");
+        return;
+    }
+    let start = std::time::Instant::now();
+    while !file.exists() && start.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// The daemon's body: its pid to `file` (through a rename), then a long sleep.
+fn sleeper(file: &str) -> ! {
+    let tmp = format!("{file}.tmp");
+    if std::fs::write(&tmp, std::process::id().to_string()).is_ok() {
+        let _ = std::fs::rename(&tmp, file);
+    }
+    std::thread::sleep(Duration::from_secs(1000));
+    std::process::exit(0)
 }
 
 fn parse_position(line: &str) -> Option<Chess> {

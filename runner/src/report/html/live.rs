@@ -71,8 +71,8 @@ impl LivePage {
     /// tables are kept; `runner report DIR --html` tries again).
     pub fn finish_or_warn(&self) {
         match self.finish() {
-            Ok(path) => println!("page: {}", path.display()),
-            Err(e) => eprintln!("warning: no report.html: {e:#}"),
+            Ok(path) => outln!("page: {}", path.display()),
+            Err(e) => errln!("warning: no report.html: {e:#}"),
         }
     }
 }
