@@ -14,7 +14,7 @@
 //!   input (it ignores `quit` and the end of its input, as a search that never looks up would);
 //! - `flood N`: at the N+1-th `go`, writes 2 MiB without a newline, then answers nothing more;
 //! - `slowstart MS`: waits MS milliseconds before answering `uci`;
-//! - `burn MS`: spins the CPU for MS milliseconds before every `bestmove`;
+//! - `burn MS`: spins the CPU for MS milliseconds of its own CPU time before every `bestmove`;
 //! - `daemon DIR`: at start, leaves a grandchild behind in a session of its own (`setsid`, out
 //!   of the engine's process group, as a daemon would) that writes its pid to
 //!   `DIR/daemon-<engine pid>.pid` and sleeps for 1000 s; then plays as `good`;
@@ -106,9 +106,14 @@ fn main() {
                         continue;
                     }
                     "burn" => {
-                        let start = std::time::Instant::now();
+                        // Spins until this process has used MS of CPU (not of wall time), so
+                        // the CPU it burns is the same on a loaded machine.
+                        // (A wall-clock cap of 50 x MS keeps it finite should the clock fail.)
+                        let (start, wall) = (cpu_time(), std::time::Instant::now());
                         let mut x = 1u64;
-                        while start.elapsed() < Duration::from_millis(n) {
+                        while cpu_time().saturating_sub(start) < Duration::from_millis(n)
+                            && wall.elapsed() < Duration::from_millis(n.saturating_mul(50))
+                        {
                             x = std::hint::black_box(
                                 x.wrapping_mul(6364136223846793005).wrapping_add(1),
                             );
@@ -218,4 +223,14 @@ fn choose(pos: &Chess, k: u64, aggressive: bool) -> String {
         moves[(k as usize * 7 + pos.fullmoves().get() as usize) % moves.len()]
     };
     UciMove::from_move(pick, CastlingMode::Standard).to_string()
+}
+
+/// CPU time (user + system) this process has used so far.
+fn cpu_time() -> Duration {
+    // SAFETY: clock_gettime writes into the zeroed timespec we own.
+    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+    if unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) } != 0 {
+        return Duration::ZERO;
+    }
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
