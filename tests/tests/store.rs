@@ -457,3 +457,71 @@ fn stop_message_prints_the_exact_resume_command() {
     assert!(e.contains(&format!("resuming: {played} of 40 games already played")), "{e}");
     assert_eq!(read_games(&folder).len(), 40);
 }
+
+/// Issue 25.2: files of a run folder that are symlinks to files elsewhere are refused in one
+/// line naming them, never written through (the outside file keeps its text, an outside
+/// folder stays empty).
+#[test]
+fn symlinks_in_the_run_folder_are_never_written_through() {
+    use std::os::unix::fs::symlink;
+    let dir = scratch("store-symlinks");
+    let (a, b) = (bad_spec("a", "good", None), bad_spec("b", "good", None));
+    let outside = dir.join("outside.txt");
+    let elsewhere = dir.join("elsewhere");
+    fs::create_dir(&elsewhere).unwrap();
+    for name in ["games.pgn", "games.jsonl", "logs", "summary.json"] {
+        let out = dir.join(format!("run-{name}"));
+        let args = match_args(&dir, &a, &b, "2", &out_flag(&out));
+        ok(run(&dir, &args), "first run");
+        // A run of ours without games: a new run may take the folder.
+        fs::write(out.join("games.jsonl"), "").unwrap();
+        // An empty outside file for games.jsonl (one with text would read as games held).
+        let keep = if name == "games.jsonl" { "" } else { "keep me" };
+        fs::write(&outside, keep).unwrap();
+        let target = if name == "logs" { &elsewhere } else { &outside };
+        let p = out.join(name);
+        if p.is_dir() { fs::remove_dir_all(&p) } else { fs::remove_file(&p) }.unwrap();
+        symlink(target, &p).unwrap();
+        let o = run(&dir, &args);
+        let e = stderr(&o);
+        if name == "summary.json" {
+            // Written through a temporary file and a rename: the link itself is replaced.
+            ok(o, "run over a symlinked summary.json");
+            assert!(!p.is_symlink(), "summary.json is still a link");
+        } else {
+            assert!(!o.status.success(), "{name} as a symlink was accepted: {e}");
+            assert!(e.contains(name) && e.contains("symbolic link"), "{name}: {e}");
+        }
+        assert_eq!(fs::read_to_string(&outside).unwrap(), keep, "{name}: written through");
+        assert_eq!(fs::read_dir(&elsewhere).unwrap().count(), 0, "{name}: logs went outside");
+    }
+}
+
+/// Issue 25.3: `runner match --out` and `runner merge --out` into a folder of the user's own
+/// files (not a run) are refused in one line, before any engine starts, and leave them alone.
+#[test]
+fn a_folder_that_is_not_a_run_is_refused() {
+    let dir = scratch("store-foreign-out");
+    let (a, b) = (bad_spec("a", "good", None), bad_spec("b", "good", None));
+    let theirs = dir.join("notes");
+    fs::create_dir(&theirs).unwrap();
+    for f in ["table.md", "summary.json", "games.pgn"] {
+        fs::write(theirs.join(f), "mine").unwrap();
+    }
+    let o = run(&dir, &match_args(&dir, &a, &b, "2", &out_flag(&theirs)));
+    let e = stderr(&o);
+    assert!(!o.status.success(), "a folder of other files was taken: {e}");
+    assert!(e.contains("not empty") && e.contains("notes"), "{e}");
+    assert!(!theirs.join("logs").exists(), "an engine started");
+    let shard = dir.join("shard");
+    ok(run(&dir, &match_args(&dir, &a, &b, "2", &out_flag(&shard))), "a run to merge");
+    let o =
+        run_runner(&dir, &["merge", shard.to_str().unwrap(), "--out", theirs.to_str().unwrap()]);
+    let e = stderr(&o);
+    assert!(!o.status.success(), "merge into a folder of other files: {e}");
+    assert!(e.contains("not empty") && e.contains("notes"), "{e}");
+    for f in ["table.md", "summary.json", "games.pgn"] {
+        assert_eq!(fs::read_to_string(theirs.join(f)).unwrap(), "mine", "{f} overwritten");
+    }
+    assert!(!theirs.join("run.json").exists());
+}

@@ -64,8 +64,12 @@ pub struct CalibrateOutcome {
 pub async fn run(plan: CalibratePlan, cancel: Cancel) -> Result<CalibrateOutcome> {
     let started = Instant::now();
     let out = &plan.out;
-    fs::create_dir_all(out.join("logs"))
-        .with_context(|| format!("cannot create {}", out.display()))?;
+    if !plan.resume {
+        // A folder of the user's files is refused before any engine starts.
+        crate::store::dir::check_new_out(out, &|d| d.join("plan.json").is_file())?;
+    }
+    crate::store::files::create_dir_all(out)?;
+    crate::store::files::create_subdir(out, Path::new("logs"))?;
     let depths = needed_depths(&plan.pairs);
     let max_depth = *depths.last().context("no depths")?;
     let plan_file = PlanFile {
@@ -115,11 +119,7 @@ pub async fn run(plan: CalibratePlan, cancel: Cancel) -> Result<CalibrateOutcome
             },
         })
         .collect();
-    let mut file = fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&searches_path)
-        .with_context(|| format!("cannot open {}", searches_path.display()))?;
+    let mut file = crate::store::files::open_append(&searches_path)?;
     let mut page = LivePage::new(out.to_path_buf());
     let mut progress = Progress::new("calibrate", plan.positions.len() as u64, done.len() as u64);
     let (mut rx, handle) = spawn_pool(setups, jobs, cfg, cancel.clone());
@@ -185,16 +185,20 @@ fn check_plan(
                 out.display()
             );
         }
-        fs::write(&plan_path, serde_json::to_string_pretty(plan)?)
-            .with_context(|| format!("cannot write {}", plan_path.display()))?;
+        crate::store::files::write_file(
+            &plan_path,
+            serde_json::to_string_pretty(plan)?.as_bytes(),
+        )?;
         return Ok(Vec::new());
     }
     let old: PlanFile = match fs::read_to_string(&plan_path) {
         Ok(text) => serde_json::from_str(&text)
             .with_context(|| format!("{} is not a calibration plan", plan_path.display()))?,
         Err(_) => {
-            fs::write(&plan_path, serde_json::to_string_pretty(plan)?)
-                .with_context(|| format!("cannot write {}", plan_path.display()))?;
+            crate::store::files::write_file(
+                &plan_path,
+                serde_json::to_string_pretty(plan)?.as_bytes(),
+            )?;
             return Ok(Vec::new());
         }
     };
@@ -227,7 +231,7 @@ fn check_plan(
             clean.push_str(&serde_json::to_string(r)?);
             clean.push('\n');
         }
-        fs::write(searches, clean).with_context(|| format!("rewriting {}", searches.display()))?;
+        crate::store::files::write_atomic(searches, clean.as_bytes())?;
     }
     Ok(records)
 }
@@ -278,7 +282,7 @@ fn write_results(
     let (rows, missing) = fit_all(records, &plan.pairs, plan.max_abs);
     let write = |name: &str, text: String| {
         let p = out.join(name);
-        fs::write(&p, text).with_context(|| format!("cannot write {}", p.display()))
+        crate::store::files::write_file(&p, text.as_bytes())
     };
     write("params.json", serde_json::to_string_pretty(&rows)? + "\n")?;
 

@@ -174,7 +174,7 @@ fn save_or_check(sweep: &SweepPlan, dir: &Path, resume: bool) -> Result<()> {
                 dir.display()
             );
         }
-        std::fs::create_dir_all(dir)
+        crate::store::files::create_dir_all(dir)
             .with_context(|| format!("cannot create results directory {}", dir.display()))?;
         sweep.save(dir)
     }

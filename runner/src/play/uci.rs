@@ -199,12 +199,14 @@ impl UciEngine {
         match &opts.log_dir {
             Some(dir) => {
                 let open_log = |path: &std::path::Path| {
-                    File::options().create(true).append(true).open(path).map_err(|e| {
-                        UciError::Log {
-                            engine: spec.name.clone(),
-                            path: path.display().to_string(),
-                            source: e,
-                        }
+                    // Never through a symlink: a log goes into the run's own logs/ only.
+                    use std::os::unix::fs::OpenOptionsExt as _;
+                    let mut o = File::options();
+                    o.create(true).append(true).custom_flags(libc::O_NOFOLLOW);
+                    o.open(path).map_err(|e| UciError::Log {
+                        engine: spec.name.clone(),
+                        path: path.display().to_string(),
+                        source: e,
                     })
                 };
                 let path = dir.join(format!("{file_stem}.stderr.log"));

@@ -6,8 +6,8 @@ pub mod summary;
 pub mod table;
 pub mod variant;
 
-use std::fs;
 use std::io::Write;
+use std::path::Path;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -49,8 +49,10 @@ pub struct SearchTestOutcome {
 /// interleaved, so a stopped run compares like with like), each search after `ucinewgame`.
 pub async fn run(plan: SearchTestPlan, cancel: Cancel) -> Result<SearchTestOutcome> {
     let out = &plan.out;
-    fs::create_dir_all(out.join("logs"))
-        .with_context(|| format!("cannot create {}", out.display()))?;
+    // A folder of the user's files is refused before any engine starts.
+    crate::store::dir::check_new_out(out, &|d| d.join("plan.json").is_file())?;
+    crate::store::files::create_dir_all(out)?;
+    crate::store::files::create_subdir(out, Path::new("logs"))?;
     let searches_path = out.join("searches.jsonl");
     if searches_path.exists() {
         bail!("{} already holds a search test: choose another --out", out.display());
@@ -86,8 +88,10 @@ pub async fn run(plan: SearchTestPlan, cancel: Cancel) -> Result<SearchTestOutco
         "limit": plan.limit,
         "concurrency": cfg.concurrency,
     });
-    fs::write(out.join("plan.json"), serde_json::to_string_pretty(&plan_json)? + "\n")
-        .with_context(|| format!("cannot write {}", out.join("plan.json").display()))?;
+    crate::store::files::write_file(
+        &out.join("plan.json"),
+        (serde_json::to_string_pretty(&plan_json)? + "\n").as_bytes(),
+    )?;
 
     let jobs: Vec<Job> = plan
         .positions
@@ -102,8 +106,7 @@ pub async fn run(plan: SearchTestPlan, cancel: Cancel) -> Result<SearchTestOutco
         })
         .collect();
     let total = jobs.len() as u64;
-    let mut file = fs::File::create(&searches_path)
-        .with_context(|| format!("cannot create {}", searches_path.display()))?;
+    let mut file = crate::store::files::create_file(&searches_path)?;
     let mut page = LivePage::new(out.to_path_buf());
     let mut progress = Progress::new("searchtest", total, 0);
     let (mut rx, handle) = spawn_pool(setups, jobs, cfg, cancel);
@@ -192,7 +195,7 @@ pub async fn run(plan: SearchTestPlan, cancel: Cancel) -> Result<SearchTestOutco
     }
     let write = |name: &str, text: String| {
         let p = out.join(name);
-        fs::write(&p, text).with_context(|| format!("cannot write {}", p.display()))
+        crate::store::files::write_file(&p, text.as_bytes())
     };
     write("table.md", doc)?;
     write("table.csv", table::csv(&summaries))?;

@@ -44,7 +44,8 @@ impl RunDir {
             DirMode::Fresh => Self::fresh(path),
             DirMode::New => {
                 let created = !path.exists();
-                fs::create_dir_all(path).with_context(|| {
+                check_new_out(path, &|d| super::read_run_file(d).is_ok())?;
+                super::files::create_dir_all(path).with_context(|| {
                     format!("cannot create results directory {}", path.display())
                 })?;
                 let dir = Self::lock(path.to_path_buf(), mode, created)?;
@@ -90,13 +91,7 @@ impl RunDir {
 
     fn lock(path: PathBuf, mode: DirMode, created: bool) -> Result<RunDir> {
         let p = path.join(LOCK_FILE);
-        let mut f = File::options()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&p)
-            .with_context(|| format!("cannot open {}", p.display()))?;
+        let mut f = super::files::open_lock(&p)?;
         match f.try_lock() {
             Ok(()) => {}
             Err(TryLockError::WouldBlock) => {
@@ -155,6 +150,37 @@ impl RunDir {
             }
         }
     }
+}
+
+/// Whether an `--out` folder may take a new run (or a tool's output): a missing or empty folder,
+/// one holding only what a failed start leaves (`run.lock`, a `logs/` folder), or one that
+/// `is_ours` recognises (a `run.json` of the runner). Any other folder holds the user's files,
+/// which a run would overwrite: refused in one line, before any engine starts.
+pub fn check_new_out(path: &Path, is_ours: &dyn Fn(&Path) -> bool) -> Result<()> {
+    let entries = match fs::read_dir(path) {
+        Ok(d) => d,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(_) if path.exists() && !path.is_dir() => {
+            bail!("--out {} is a file, not a folder: choose a folder", path.display())
+        }
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    let leftover = |e: &fs::DirEntry| {
+        e.file_name() == LOCK_FILE
+            || (e.file_name() == LOG_DIR && e.file_type().is_ok_and(|t| t.is_dir()))
+    };
+    let foreign = entries.flatten().find(|e| !leftover(e));
+    if let Some(f) = foreign
+        && !is_ours(path)
+    {
+        bail!(
+            "--out {} is not empty and holds no run of the runner (it has {:?} and no {RUN_FILE}): \
+             choose a new or empty folder",
+            path.display(),
+            f.file_name()
+        );
+    }
+    Ok(())
 }
 
 /// A shared lock on a results directory being read (`runner merge`): refused while a runner
@@ -237,6 +263,44 @@ mod tests {
         b.discard_if_unplayed(&[]);
         assert!(!base.join("20260101-000000-2").exists());
         fs::remove_dir_all(&base).unwrap();
+    }
+
+    /// Issue 25.3: a folder of the user's files is not a run folder.
+    #[test]
+    fn a_folder_of_other_files_is_refused() {
+        let base = tmp("foreign");
+        fs::create_dir_all(base.join(LOG_DIR)).unwrap();
+        fs::write(base.join(LOCK_FILE), "1").unwrap();
+        // What a failed start leaves is fine.
+        drop(RunDir::open(&base, DirMode::New).unwrap());
+        fs::write(base.join("table.md"), "my notes").unwrap();
+        let e = RunDir::open(&base, DirMode::New).unwrap_err().to_string();
+        assert!(e.contains("not empty") && e.contains("table.md"), "{e}");
+        assert_eq!(fs::read_to_string(base.join("table.md")).unwrap(), "my notes");
+        // A run.json of the runner makes it a run of ours.
+        let run = super::super::RunFile {
+            format: 1,
+            runner_version: "x".into(),
+            created: "x".into(),
+            plan_hash: "x".into(),
+            plan: super::super::tests::plan(),
+        };
+        fs::write(base.join(RUN_FILE), serde_json::to_string(&run).unwrap()).unwrap();
+        drop(RunDir::open(&base, DirMode::New).unwrap());
+        fs::write(base.join(RUN_FILE), "{}").unwrap();
+        assert!(RunDir::open(&base, DirMode::New).is_err(), "not a run.json of ours");
+        fs::remove_dir_all(&base).unwrap();
+        // A symlinked run.lock is not followed.
+        let base = tmp("lock-link");
+        fs::create_dir_all(&base).unwrap();
+        let outside = tmp("lock-outside");
+        fs::write(&outside, "keep").unwrap();
+        std::os::unix::fs::symlink(&outside, base.join(LOCK_FILE)).unwrap();
+        let e = RunDir::open(&base, DirMode::Resume).unwrap_err().to_string();
+        assert!(e.contains("symbolic link"), "{e}");
+        assert_eq!(fs::read_to_string(&outside).unwrap(), "keep");
+        fs::remove_dir_all(&base).unwrap();
+        fs::remove_file(&outside).unwrap();
     }
 
     #[test]

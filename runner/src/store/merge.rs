@@ -366,7 +366,7 @@ pub fn merge_dirs(inputs: &[PathBuf], out: &Path, side_plan: SidePlan) -> Result
         .collect();
 
     // run.json: the unsharded plan (its hash is the unsharded run's), plus what was merged.
-    fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    super::files::create_dir_all(out)?;
     let run = RunFile {
         format: 1,
         runner_version: env!("CARGO_PKG_VERSION").into(),
@@ -438,7 +438,8 @@ fn check_out_dir(inputs: &[PathBuf], out: &Path) -> Result<()> {
     if out.join(RUN_FILE).exists() || holds_games {
         bail!("{} already holds a run: choose a new --out for the merge", out.display());
     }
-    Ok(())
+    // Any other file there is the user's: a merge would overwrite it.
+    super::dir::check_new_out(out, &|_| false)
 }
 
 #[cfg(test)]

@@ -6,12 +6,12 @@
 //! Resuming re-reads `games.jsonl`; a line cut short by a kill is dropped from the file.
 
 pub mod dir;
+pub mod files;
 pub mod merge;
 pub mod pgn;
 
 use std::collections::BTreeSet;
 use std::fs::{self, File};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, anyhow, bail};
@@ -28,6 +28,7 @@ use crate::play::termination::Termination;
 use crate::play::uci_info::Eval;
 use crate::play::worker::GameTask;
 use crate::store::pgn::{PgnGame, PgnMove, comment_for_move, to_pgn};
+pub use files::{write_atomic, write_named};
 
 /// The contents of `run.json`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -251,8 +252,9 @@ impl Store {
                 dir.display()
             );
         }
-        fs::create_dir_all(dir.join(LOG_DIR))
+        files::create_dir_all(dir)
             .with_context(|| format!("cannot create results directory {}", dir.display()))?;
+        files::create_subdir(dir, Path::new(LOG_DIR))?;
         let run = RunFile {
             format: 1,
             runner_version: env!("CARGO_PKG_VERSION").into(),
@@ -275,8 +277,7 @@ impl Store {
                 plan_differences(&run.plan, plan).join(", ")
             );
         }
-        let logs = dir.join(LOG_DIR);
-        fs::create_dir_all(&logs).with_context(|| format!("cannot create {}", logs.display()))?;
+        files::create_subdir(dir, Path::new(LOG_DIR))?;
         let numbered = read_games_repairing(&dir.join(GAMES_FILE))?;
         let jobs = merge::schedule_of(plan);
         let (hash, shards) = (plan.merge_hash(), merge::ShardSet::of_plan(plan));
@@ -289,21 +290,14 @@ impl Store {
         let mut store = Self::open_files(dir, plan, false)?;
         store.rewrite_pgn(&records)?;
         // The rewrite replaced games.pgn: new games go to the new file, not the replaced one.
-        store.pgn = open_append(&dir.join(PGN_FILE))?;
+        store.pgn = files::open_append(&dir.join(PGN_FILE))?;
         Ok((store, records))
     }
 
     fn open_files(dir: &Path, plan: &RunPlan, truncate_pgn: bool) -> Result<Store> {
         let open = |name: &str, truncate: bool| {
             let p = dir.join(name);
-            let mut o = File::options();
-            o.create(true);
-            if truncate {
-                o.write(true).truncate(true);
-            } else {
-                o.append(true);
-            }
-            o.open(&p).with_context(|| format!("cannot open {}", p.display()))
+            if truncate { files::create_file(&p) } else { files::open_append(&p) }
         };
         Ok(Store {
             dir: dir.to_path_buf(),
@@ -484,41 +478,6 @@ pub fn parse_games_numbered(bytes: &[u8]) -> Result<(Vec<(usize, GameRecord)>, u
     Ok((records, offset))
 }
 
-/// Writes a file via a temporary file and rename.
-/// Errors name the file (a full disk says which), and a failed write leaves no temporary file.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(".tmp");
-    let tmp = path.with_file_name(name);
-    let res = (|| {
-        let mut f =
-            File::create(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?;
-        write_named(path, &mut f, bytes)?;
-        f.sync_data().with_context(|| format!("cannot write {}", path.display()))?;
-        fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
-    })();
-    if res.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    res
-}
-
-/// Writes `bytes` to `w`, the file `path`: an error (a full disk) names the file.
-pub fn write_named(path: &Path, w: &mut impl Write, bytes: &[u8]) -> Result<()> {
-    w.write_all(bytes)
-        .and_then(|()| w.flush())
-        .with_context(|| format!("cannot write {}", path.display()))
-}
-
-/// Opens `path` for appending (created if missing).
-fn open_append(path: &Path) -> Result<File> {
-    File::options()
-        .create(true)
-        .append(true)
-        .open(path)
-        .with_context(|| format!("cannot open {}", path.display()))
-}
-
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -612,7 +571,7 @@ pub(crate) mod tests {
 
     /// A writer that fails as a full disk does.
     struct FullDisk;
-    impl Write for FullDisk {
+    impl std::io::Write for FullDisk {
         fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
             Err(std::io::Error::from_raw_os_error(libc::ENOSPC))
         }
@@ -621,8 +580,8 @@ pub(crate) mod tests {
         }
     }
 
-    /// Issue 12.14: a full disk names the file, also on resume (games.pgn is rewritten there
-    /// through a temporary file; /dev/full stands in for a full disk).
+    /// Issue 12.14: a full disk names the file (the temporary file of a rewrite too:
+    /// `files::tests::temporary_files_are_new_and_cleaned_up`).
     #[test]
     fn a_full_disk_names_the_file() {
         let e = format!(
@@ -630,18 +589,6 @@ pub(crate) mod tests {
             write_named(Path::new("/r/games.pgn"), &mut FullDisk, b"x").unwrap_err()
         );
         assert!(e.contains("/r/games.pgn") && e.contains("No space left"), "{e}");
-        let dir = std::env::temp_dir().join(format!("store-full-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        let p = plan();
-        let mut s = Store::create(&dir, &p).unwrap();
-        s.append(&record(0, 0)).unwrap();
-        drop(s);
-        std::os::unix::fs::symlink("/dev/full", dir.join("games.pgn.tmp")).unwrap();
-        let e = format!("{:#}", Store::resume(&dir, &p).unwrap_err());
-        let pgn = dir.join(PGN_FILE).display().to_string();
-        assert!(e.contains(&pgn) && e.contains("No space left"), "{e}");
-        assert!(!dir.join("games.pgn.tmp").exists(), "temporary file left");
-        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -22,15 +22,10 @@ use crate::report::summary::{Tally, summary_json as run_summary_json};
 use crate::run::StopReason;
 use crate::store::{GameRecord, SUMMARY_FILE, read_summary};
 
-/// Writes `text` to `path` through a temporary file in the same directory.
+/// Writes `text` to `path` through a new temporary file in the same directory
+/// ([`crate::store::files::write_atomic`]: symlinks are never followed).
 pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
-    let tmp = path.with_extension(format!(
-        "{}.tmp",
-        path.extension().and_then(|e| e.to_str()).unwrap_or("out")
-    ));
-    fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
-    fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(())
+    crate::store::files::write_atomic(path, text.as_bytes())
 }
 
 /// The summary.json document: the analysis plus `context` (the plan, what was compared), with
@@ -67,7 +62,7 @@ pub fn write_all(
     context: &serde_json::Value,
     run_summary: &serde_json::Value,
 ) -> Result<String> {
-    fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    crate::store::files::create_dir_all(dir)?;
     write_atomic(&dir.join("table.md"), &table::markdown(a, title))?;
     write_atomic(&dir.join("table.csv"), &table::csv(a))?;
     let svg = plot::svg(a, title)?;
@@ -75,8 +70,10 @@ pub fn write_all(
     let doc = summary_json(a, context, run_summary);
     write_atomic(&dir.join("summary.json"), &(serde_json::to_string_pretty(&doc)? + "\n"))?;
     for (p, row) in points.iter().zip(&a.rows) {
-        let pdir = dir.join("points").join(p.dir_name());
-        fs::create_dir_all(&pdir).with_context(|| format!("cannot create {}", pdir.display()))?;
+        let pdir = crate::store::files::create_subdir(
+            dir,
+            &std::path::Path::new("points").join(p.dir_name()),
+        )?;
         let doc = json!({
             "label": row.label,
             "assignments": row.assignments,

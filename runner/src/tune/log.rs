@@ -38,8 +38,7 @@ impl TuneLog {
     /// A new log in `dir` (any earlier one replaced) holding `spsa`.
     pub fn create(dir: &Path, spsa: &Spsa) -> Result<TuneLog> {
         let path = dir.join(LOG_FILE);
-        let file =
-            File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
+        let file = crate::store::files::create_file(&path)?;
         let mut log = TuneLog { path, file };
         log.write(&Line::Plan(spsa.clone()))?;
         Ok(log)
@@ -66,10 +65,7 @@ impl TuneLog {
                 differences(&logged.spsa, spsa)
             );
         }
-        let file = File::options()
-            .write(true)
-            .open(&path)
-            .with_context(|| format!("cannot open {}", path.display()))?;
+        let file = crate::store::files::open_existing(&path)?;
         file.set_len(whole as u64).with_context(|| format!("cannot repair {}", path.display()))?;
         let mut file = file;
         std::io::Seek::seek(&mut file, std::io::SeekFrom::End(0))?;

@@ -235,8 +235,7 @@ pub async fn run_tune(setup: TuneSetup<'_>, write: WriteOutputs<'_>) -> Result<T
         bail!("no openings to play");
     }
     let start = start_options(plan, opts);
-    std::fs::create_dir_all(opts.out_dir.join(LOG_DIR))
-        .with_context(|| format!("cannot create {}", opts.out_dir.display()))?;
+    crate::store::files::create_subdir(&opts.out_dir, std::path::Path::new(LOG_DIR))?;
     let cancel = setup.cancel.clone();
     let (first, integer) = tokio::select! {
         biased;
