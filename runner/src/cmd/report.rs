@@ -12,7 +12,7 @@ use anyhow::{Context, Result};
 
 use crate::cli::ReportArgs;
 use crate::gauntlet;
-use crate::report::html::write_report;
+use crate::report::html::write_report_noting;
 use crate::report::match_files;
 use crate::report::summary::{Tally, format_pairing};
 use crate::store::{read_records, read_run_file, read_summary, stored_stopped_by};
@@ -22,7 +22,10 @@ use crate::sweep::report::write_sweep_stopped_by;
 /// `runner report DIR`.
 pub fn run(args: &ReportArgs) -> Result<u8> {
     if args.html {
-        let path = write_report(&args.dir)?;
+        let (path, notes) = write_report_noting(&args.dir)?;
+        for n in notes {
+            eprintln!("warning: {n}");
+        }
         println!("written: {}", path.display());
         return Ok(0);
     }

@@ -6,6 +6,7 @@
 //! Resuming re-reads `games.jsonl`; a line cut short by a kill is dropped from the file.
 
 pub mod dir;
+pub mod files;
 pub mod merge;
 pub mod pgn;
 
@@ -399,17 +400,13 @@ pub fn run_seed(seed: Option<u64>, resume: bool, dir: &Path) -> Result<u64> {
 /// cut short by a kill is ignored, not repaired; no games.jsonl: no records).
 pub fn read_records(dir: &Path) -> Result<Vec<GameRecord>> {
     let p = dir.join(GAMES_FILE);
-    let bytes = match fs::read(&p) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", p.display())),
-    };
+    let Some(bytes) = files::read_regular(&p, files::GAMES_CAP)? else { return Ok(Vec::new()) };
     Ok(parse_games(&bytes).with_context(|| p.display().to_string())?.0)
 }
 
 /// The summary.json in `dir`, if readable.
 pub fn read_summary(dir: &Path) -> Option<serde_json::Value> {
-    let text = fs::read_to_string(dir.join(SUMMARY_FILE)).ok()?;
+    let text = files::read_regular_text(&dir.join(SUMMARY_FILE), files::SMALL_CAP).ok()??;
     serde_json::from_str(&text).ok()
 }
 
@@ -423,8 +420,9 @@ pub fn stored_stopped_by(dir: &Path) -> String {
 /// Reads run.json.
 pub fn read_run_file(dir: &Path) -> Result<RunFile> {
     let p = dir.join(RUN_FILE);
-    let text = fs::read_to_string(&p)
-        .with_context(|| format!("cannot resume: {} not found or unreadable", p.display()))?;
+    let text = files::read_regular_text(&p, files::SMALL_CAP)
+        .with_context(|| format!("cannot resume from {}", dir.display()))?
+        .with_context(|| format!("cannot resume: {} not found", p.display()))?;
     serde_json::from_str(&text).with_context(|| format!("{} is not a valid run file", p.display()))
 }
 
@@ -484,15 +482,17 @@ pub fn parse_games_numbered(bytes: &[u8]) -> Result<(Vec<(usize, GameRecord)>, u
     Ok((records, offset))
 }
 
-/// Writes a file via a temporary file and rename.
+/// Writes a file via a temporary file (unique to this writer: [`files::tmp_path`]) and rename.
 /// Errors name the file (a full disk says which), and a failed write leaves no temporary file.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(".tmp");
-    let tmp = path.with_file_name(name);
+    let tmp = files::tmp_path(path);
+    // Created afresh: an existing file or link at that name is an error, never written through.
+    let mut f = File::options()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .with_context(|| format!("cannot write {}", tmp.display()))?;
     let res = (|| {
-        let mut f =
-            File::create(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?;
         write_named(path, &mut f, bytes)?;
         f.sync_data().with_context(|| format!("cannot write {}", path.display()))?;
         fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
@@ -636,11 +636,20 @@ pub(crate) mod tests {
         let mut s = Store::create(&dir, &p).unwrap();
         s.append(&record(0, 0)).unwrap();
         drop(s);
+        // Temporary names are unique to the writer and created afresh (never through a planted
+        // link), so the failure here is games.pgn being a directory; the error names it.
         std::os::unix::fs::symlink("/dev/full", dir.join("games.pgn.tmp")).unwrap();
+        fs::remove_file(dir.join(PGN_FILE)).unwrap();
+        fs::create_dir(dir.join(PGN_FILE)).unwrap();
         let e = format!("{:#}", Store::resume(&dir, &p).unwrap_err());
         let pgn = dir.join(PGN_FILE).display().to_string();
-        assert!(e.contains(&pgn) && e.contains("No space left"), "{e}");
-        assert!(!dir.join("games.pgn.tmp").exists(), "temporary file left");
+        assert!(e.contains(&pgn), "{e}");
+        let left: Vec<String> = fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".tmp") && n != "games.pgn.tmp")
+            .collect();
+        assert!(left.is_empty(), "temporary file left: {left:?}");
         fs::remove_dir_all(&dir).unwrap();
     }
 

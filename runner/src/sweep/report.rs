@@ -23,14 +23,9 @@ use crate::run::StopReason;
 use crate::store::{GameRecord, SUMMARY_FILE, read_summary};
 
 /// Writes `text` to `path` through a temporary file in the same directory.
+/// The name is unique to the writer, so a live run and `runner report` never clobber each other.
 pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
-    let tmp = path.with_extension(format!(
-        "{}.tmp",
-        path.extension().and_then(|e| e.to_str()).unwrap_or("out")
-    ));
-    fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
-    fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(())
+    crate::store::write_atomic(path, text.as_bytes())
 }
 
 /// The summary.json document: the analysis plus `context` (the plan, what was compared), with
