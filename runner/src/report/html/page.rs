@@ -70,10 +70,12 @@ const SCRIPT: &str = "
 ";
 
 /// The page's Content-Security-Policy: only its own script and stylesheet, and `data:` images.
+/// (`frame-ancestors` is left out: a `<meta>` policy cannot hold it, and browsers say so in the
+/// console.)
 pub fn csp() -> String {
     format!(
         "default-src 'none'; script-src {}; style-src {}; img-src data:; base-uri 'none'; \
-         form-action 'none'; frame-ancestors 'none'",
+         form-action 'none'",
         csp_hash(SCRIPT),
         csp_hash(CSS)
     )
