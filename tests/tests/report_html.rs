@@ -92,8 +92,13 @@ fn sweep_page_in_a_browser() {
     assert_eq!(table.matches("<tr>").count(), 3, "a header row and two points: {table}");
     assert!(table.contains("<td>0.9</td>") && table.contains("<td>1.1</td>"), "{table}");
     let figures = html_section(&dom, "figures");
-    assert!(figures.contains("<figure class=\"inlined\"><svg"), "plot.svg inlined: {figures}");
-    assert!(figures.contains("t_mid"), "the plot's axis label: {figures}");
+    // The plot is an image with a data: URL (no markup from the folder reaches the page); the
+    // screenshot report.png shows it drawn.
+    assert!(
+        figures.contains("<figure class=\"plotfile\"><img src=\"data:image/svg+xml;base64,"),
+        "plot.svg shown as an image: {figures}"
+    );
+    assert!(figures.contains("alt=\"plot plot.svg\""), "{figures}");
     let trace = html_section(&dom, "trace");
     assert!(trace.contains(">games played</text>") && trace.contains(">Elo</text>"), "{trace}");
 }
@@ -145,4 +150,50 @@ fn runs_write_their_page_live_and_at_the_end() {
         assert!(!page.contains("http-equiv=\"refresh\""), "{kind}: an ended run's page reloads");
         assert!(page.contains("Ended: complete."), "{kind}");
     }
+}
+
+/// Issue 25: a results folder comes from anywhere, and its plot.svg once closed `</svg>` early
+/// and added an `<object>` whose `data:` HTML document ran a script inside the page. Planted
+/// files must not run anything, while the page's own script still runs (its policy names it).
+#[test]
+fn a_planted_plot_svg_runs_no_script_in_the_page() {
+    let dir = scratch("report-html-planted-svg");
+    let book = write_book(&dir, 4);
+    let engine = format!("name=A,cmd={}", engine_bin().display());
+    let other = format!("name=B,cmd={},option.LMR=false", engine_bin().display());
+    let args =
+        ["match", "--engine", &engine, "--engine", &other, "--nodes", "1000", "--games", "2"];
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend(["--book", &book, "--concurrency", "1", "--progress", "quiet", "--out", "out"]);
+    let out = dir.join("out");
+    assert_eq!(run_games(&dir, &all, &out).len(), 2);
+    // The frame's script logs a marker and tries to retitle the page that holds it.
+    let frame = "PHNjcmlwdD5jb25zb2xlLmxvZygnSU5KRUNURUQtQlktUExPVC1TVkcnKTt0cnl7cGFyZW50LmRvY3VtZW50\
+                 LnRpdGxlPSdJTkpFQ1RFRCd9Y2F0Y2goZSl7fTwvc2NyaXB0Pg==";
+    let planted = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"10\" height=\"10\"></svg>\
+         <object data=\"data:text/html;base64,{frame}\" width=\"50\" height=\"50\"></object>\
+         <base href=\"http://127.0.0.1:9/\"><svg width=\"10\" height=\"10\"></svg>\n"
+    );
+    std::fs::write(out.join("plot.svg"), &planted).expect("planting plot.svg");
+    std::fs::write(
+        out.join("extra.svg"),
+        "<svg xmlns=\"http://www.w3.org/2000/svg\"><a href=\"java&#x09;script:document.title='INJECTED'\">\
+         <text y=\"10\">x</text></a></svg>",
+    )
+    .expect("planting extra.svg");
+    ok(run_runner(&dir, &["report", "out", "--html"]), "runner report --html");
+    let page = out.join("report.html");
+    let html = read_text(&page);
+    assert!(!html.contains("<object") && !html.contains("<base"), "planted markup in the page");
+    let seen = browse(&format!("file://{}", page.display()), &dir, None);
+    let injected: Vec<&String> =
+        seen.console.iter().filter(|l| l.contains("INJECTED") || l.contains("Refused")).collect();
+    assert!(injected.is_empty(), "the planted plot ran or tried to run: {injected:?}");
+    assert!(!seen.dom.contains("<title>INJECTED"), "the planted plot retitled the page");
+    assert!(!seen.dom.contains("<object"), "the planted object reached the DOM");
+    assert!(seen.dom.contains("data-script=\"ok\""), "the page's own script still runs");
+    assert!(seen.console.is_empty(), "console messages: {:?}", seen.console);
+    let figures = html_section(&seen.dom, "figures");
+    assert_eq!(figures.matches("<img src=\"data:image/svg+xml;base64,").count(), 2, "{figures}");
 }

@@ -28,6 +28,75 @@ impl ProgressMode {
     }
 }
 
+/// The bar's line: `00:01:02 [=====>    ] 41/48 ` then the status.
+const BAR_TEMPLATE: &str = "{elapsed_precise} [{bar:30}] {pos}/{len} {msg}";
+
+/// Characters of the bar's line before the status, at `done` of `total`.
+fn bar_prefix_len(done: u64, total: u64) -> usize {
+    // "HH:MM:SS [" + 30 + "] " + pos + "/" + len + " "
+    10 + 30 + 2 + done.to_string().len() + 1 + total.to_string().len() + 1
+}
+
+/// The width of the terminal on stderr, if it is one.
+fn terminal_width() -> Option<usize> {
+    let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
+    // SAFETY: TIOCGWINSZ fills the winsize it is given; stderr's descriptor stays open.
+    let ok = unsafe { libc::ioctl(libc::STDERR_FILENO, libc::TIOCGWINSZ, &mut ws) } == 0;
+    (ok && ws.ws_col > 0).then_some(usize::from(ws.ws_col))
+}
+
+/// A piece of a status line: its text, the separator before it (unless it comes first), and
+/// how important it is (higher stays longer when the line must be shortened).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Part {
+    pub rank: u8,
+    pub sep: &'static str,
+    pub text: String,
+}
+
+impl Part {
+    pub fn new(rank: u8, sep: &'static str, text: String) -> Part {
+        Part { rank, sep, text }
+    }
+}
+
+/// The parts as one line.
+pub fn compose(parts: &[Part]) -> String {
+    let mut s = String::new();
+    for (i, p) in parts.iter().enumerate() {
+        if i > 0 {
+            s.push_str(p.sep);
+        }
+        s.push_str(&p.text);
+    }
+    s
+}
+
+/// The parts as one line of at most `width` characters (a line that wraps on a terminal breaks
+/// the bar): the least important parts are left out first (the later one of equal rank first),
+/// and a line still too long is cut with "…".
+pub fn fit(parts: &[Part], width: usize) -> String {
+    let mut kept: Vec<Part> = parts.to_vec();
+    while compose(&kept).chars().count() > width && kept.len() > 1 {
+        let drop = kept
+            .iter()
+            .enumerate()
+            .min_by_key(|(i, p)| (p.rank, std::cmp::Reverse(*i)))
+            .map(|(i, _)| i)
+            .unwrap_or(0);
+        kept.remove(drop);
+    }
+    let line = compose(&kept);
+    if line.chars().count() <= width {
+        return line;
+    }
+    let mut cut: String = line.chars().take(width.saturating_sub(1)).collect();
+    if width > 0 {
+        cut.push('…');
+    }
+    cut
+}
+
 pub struct Progress {
     bar: Option<ProgressBar>,
     plain: bool,
@@ -42,9 +111,7 @@ impl Progress {
         let use_bar = mode == ProgressMode::Auto && std::io::stderr().is_terminal();
         let bar = use_bar.then(|| {
             let b = ProgressBar::with_draw_target(Some(total_games), ProgressDrawTarget::stderr());
-            if let Ok(style) =
-                ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
-            {
+            if let Ok(style) = ProgressStyle::with_template(BAR_TEMPLATE) {
                 b.set_style(style.progress_chars("=> "));
             }
             b.set_position(done);
@@ -69,23 +136,37 @@ impl Progress {
     /// One-line status of a pairing: W-D-L of every game, then the figures over complete pairs
     /// (saying so, and marking too few pairs).
     pub fn status(t: &PairingTally, sprt: Option<SprtSpec>) -> String {
+        compose(&Progress::status_parts(t, sprt))
+    }
+
+    /// [`Progress::status`] in parts, ranked for [`fit`].
+    fn status_parts(t: &PairingTally, sprt: Option<SprtSpec>) -> Vec<Part> {
         let w = &t.wdl_all;
         let pairs = t.penta.pairs();
-        let mut s = format!("W-D-L {}-{}-{}", w.wins, w.draws, w.losses);
+        let mut s = vec![Part::new(3, "", format!("W-D-L {}-{}-{}", w.wins, w.draws, w.losses))];
         if let Some(sum) = t.summarize(sprt) {
-            s.push_str(&format!(", {pairs} pair{}:", if pairs == 1 { "" } else { "s" }));
+            s.push(Part::new(
+                4,
+                ", ",
+                format!("{pairs} pair{}:", if pairs == 1 { "" } else { "s" }),
+            ));
             if let Some(score) = sum.score {
-                s.push_str(&format!(" score {:.1}%", score * 100.0));
+                s.push(Part::new(7, " ", format!("score {:.1}%", score * 100.0)));
             }
-            s.push_str(&format!(" Elo {}", crate::report::figures::elo(&sum)));
+            let elo = crate::report::figures::elo(&sum);
+            match elo.split_once(" [") {
+                Some((v, interval)) => {
+                    s.push(Part::new(6, " ", format!("Elo {v}")));
+                    s.push(Part::new(2, " ", format!("[{interval}")));
+                }
+                None => s.push(Part::new(6, " ", format!("Elo {elo}"))),
+            }
             if let Some(r) = sum.sprt {
-                s.push_str(&format!(
-                    " LLR {:.2} [{:.2}, {:.2}]",
-                    r.llr, r.lower_bound, r.upper_bound
-                ));
+                s.push(Part::new(8, " ", format!("LLR {:.2}", r.llr)));
+                s.push(Part::new(1, " ", format!("[{:.2}, {:.2}]", r.lower_bound, r.upper_bound)));
             }
             if crate::report::figures::too_few(pairs) {
-                s.push_str(" (few pairs)");
+                s.push(Part::new(1, " ", "(few pairs)".into()));
             }
         }
         s
@@ -101,12 +182,29 @@ impl Progress {
         sprt: Option<SprtSpec>,
         leader: bool,
     ) -> String {
-        let Some(t) = tally.pairings.get(p) else { return String::new() };
+        compose(&Progress::run_status_parts(labels, tally, p, sprt, leader))
+    }
+
+    /// [`Progress::run_status`] in parts, ranked for [`fit`]: the point's name, its score, Elo
+    /// and LLR stay longest; then the leader; the intervals and "(few pairs)" go first.
+    pub fn run_status_parts(
+        labels: &[String],
+        tally: &Tally,
+        p: usize,
+        sprt: Option<SprtSpec>,
+        leader: bool,
+    ) -> Vec<Part> {
+        let Some(t) = tally.pairings.get(p) else { return Vec::new() };
         if tally.pairings.len() <= 1 {
-            return Progress::status(t, sprt);
+            return Progress::status_parts(t, sprt);
         }
         let name = |i: usize| labels.get(i).map(String::as_str).unwrap_or("?");
-        let mut s = format!("{} {}", name(p), Progress::status(t, sprt));
+        let mut s = vec![Part::new(9, "", name(p).to_string())];
+        let mut st = Progress::status_parts(t, sprt);
+        if let Some(first) = st.first_mut() {
+            first.sep = " ";
+        }
+        s.extend(st);
         if leader {
             let best = tally
                 .pairings
@@ -119,15 +217,27 @@ impl Progress {
                 });
             if let Some((i, score)) = best {
                 let pairs = tally.pairings[i].penta.pairs();
-                s.push_str(&format!(
-                    "; leader {} {:.1}% over {pairs} pair{}",
-                    name(i),
-                    100.0 * score,
-                    if pairs == 1 { "" } else { "s" }
+                s.push(Part::new(5, "; ", format!("leader {} {:.1}%", name(i), 100.0 * score)));
+                s.push(Part::new(
+                    2,
+                    " ",
+                    format!("over {pairs} pair{}", if pairs == 1 { "" } else { "s" }),
                 ));
             }
         }
         s
+    }
+
+    /// After each finished game: on a terminal, the status fitted to the terminal's width (see
+    /// [`fit`]); plain lines keep every part.
+    pub fn update_parts(&mut self, done: u64, parts: &[Part]) {
+        match (&self.bar, terminal_width()) {
+            (Some(_), Some(width)) => {
+                let room = width.saturating_sub(bar_prefix_len(done, self.total));
+                self.update(done, &fit(parts, room));
+            }
+            _ => self.update(done, &compose(parts)),
+        }
     }
 
     /// Called after each finished game.
@@ -190,5 +300,54 @@ mod tests {
         let one = tally_of(&[&[(Win, Draw)]]);
         let s = Progress::run_status(&labels[..1], &one, 0, None, true);
         assert!(s.starts_with("W-D-L 1-1-0, 1 pair: score 75.0%"), "{s}");
+    }
+
+    /// Issue 25: on a 160-column terminal the sweep's line wrapped ("... leader t_mid=0.8 75.0%
+    /// over" / "1 pair"). Fitted to 80, 120 and 160 columns, the whole bar line stays within the
+    /// width, and the point with its most important figures stays.
+    #[test]
+    fn the_bar_line_fits_the_terminal_and_keeps_the_point_and_its_score() {
+        use GameScore::*;
+        let labels: Vec<String> =
+            ["t_mid=0.8", "t_mid=1.2", "t_mid=1.6"].iter().map(|s| s.to_string()).collect();
+        let t = tally_of(&[
+            &[(Win, Loss), (Loss, Loss), (Draw, Draw)],
+            &[(Win, Win), (Win, Draw), (Draw, Loss)],
+            &[(Win, Draw)],
+        ]);
+        let sprt = Some(SprtSpec::parse("elo0=0,elo1=5").unwrap());
+        let parts = Progress::run_status_parts(&labels, &t, 1, sprt, true);
+        let full = compose(&parts);
+        assert!(full.contains("; leader ") && full.contains(" LLR "), "{full}");
+        let (done, total) = (1234, 2400);
+        let prefix = bar_prefix_len(done, total);
+        let bar_line = |msg: &str| format!("{:8} [{:30}] {done}/{total} {msg}", "00:12:34", "");
+        assert_eq!(bar_line("").chars().count(), prefix, "the prefix as indicatif draws it");
+        for width in [80, 120, 160] {
+            let line = bar_line(&fit(&parts, width - prefix));
+            assert!(
+                line.chars().count() <= width,
+                "{width}: {} chars: {line}",
+                line.chars().count()
+            );
+            let keep: &[&str] = match width {
+                80 => &["t_mid=1.2 ", "LLR "],
+                120 => &["t_mid=1.2 ", "score ", "Elo ", "LLR "],
+                _ => &["t_mid=1.2 ", "score ", "Elo ", "LLR ", "; leader t_mid="],
+            };
+            for k in keep {
+                assert!(line.contains(k), "{width}: {k} kept in {line}");
+            }
+        }
+        // Without an SPRT (the sweep of the issue), 80 columns keep the point and its score.
+        let parts = Progress::run_status_parts(&labels, &t, 1, None, true);
+        let line = bar_line(&fit(&parts, 80 - prefix));
+        assert!(line.chars().count() <= 80, "{line}");
+        assert!(line.contains("t_mid=1.2 score "), "{line}");
+        let parts = Progress::run_status_parts(&labels, &t, 1, sprt, true);
+        let wide = fit(&parts, 160 - prefix);
+        assert!(wide.contains("LLR") && wide.contains("leader t_mid="), "{wide}");
+        assert_eq!(fit(&parts, 1000), full, "a wide terminal shows everything");
+        assert_eq!(fit(&parts, 5).chars().count(), 5, "cut when nothing else helps");
     }
 }

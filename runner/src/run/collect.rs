@@ -167,8 +167,8 @@ impl Collector<'_, '_, '_> {
             self.progress.println(&format!("{label}: {why} (the run goes on; shown as n/a)"));
         }
         let leader = plan.kind == "sweep";
-        let status = Progress::run_status(&self.labels, &self.tally, p, plan.sprt, leader);
-        self.progress.update(self.tally.games(), &status);
+        let status = Progress::run_status_parts(&self.labels, &self.tally, p, plan.sprt, leader);
+        self.progress.update_parts(self.tally.games(), &status);
         self.write_live();
     }
 

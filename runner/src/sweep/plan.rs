@@ -96,10 +96,10 @@ impl SweepPlan {
     /// Reads `sweep.json` from a results directory; `Ok(None)` if there is none (not a sweep).
     pub fn load(dir: &Path) -> Result<Option<SweepPlan>> {
         let p = dir.join(SWEEP_FILE);
-        let text = match std::fs::read_to_string(&p) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(e).with_context(|| format!("cannot read {}", p.display())),
+        let Some(text) =
+            crate::store::files::read_regular_text(&p, crate::store::files::SMALL_CAP)?
+        else {
+            return Ok(None);
         };
         let plan = serde_json::from_str(&text)
             .with_context(|| format!("{} is not a valid sweep plan", p.display()))?;

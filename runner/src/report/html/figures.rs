@@ -1,34 +1,22 @@
-//! The runner's own plots (plot.svg of a sweep or match, a grid's heatmap, calibration
-//! scatter plots: every *.svg beside run.json) inlined, and links to the files beside the page.
+//! The run folder's plots (plot.svg of a sweep or match, a grid's heatmap, calibration
+//! scatter plots: every *.svg beside run.json) shown as images, and links to the files beside the
+//! page.
+//!
+//! A folder may come from anywhere (a shard, a CI artifact, a colleague), so its SVG text never
+//! becomes part of the page's markup: each file is an `<img>` whose source is a base64 `data:`
+//! URL. A browser draws an SVG image with its scripts off and its external loads blocked, and
+//! base64 holds no character that could close the attribute, so nothing in the file can run or
+//! change the page. The runner's plots carry their own colours and fonts (plotters writes them as
+//! attributes), so they look the same outside the page's stylesheet.
 
+use super::data_url::svg_data_url;
 use super::escape::esc;
 use super::input::RunFiles;
 
-/// The SVG markup of a file, without its XML prolog, or `None` when it holds anything that
-/// could run (scripts, event handlers, foreign objects) or is not an `<svg>` element.
-pub fn inline_svg(text: &str) -> Option<&str> {
-    let start = text.find("<svg")?;
-    let body = text[start..].trim_end();
-    let lower = body.to_ascii_lowercase();
-    let active = ["<script", "javascript:", "<foreignobject", "<iframe", "<!entity"]
-        .iter()
-        .any(|w| lower.contains(w))
-        || has_event_attribute(&lower);
-    (!active && body.ends_with("</svg>")).then_some(body)
-}
-
-/// Whether some attribute's name starts with "on" (onload=, onclick=, ...).
-fn has_event_attribute(lower: &str) -> bool {
-    let b = lower.as_bytes();
-    lower.match_indices("on").any(|(i, _)| {
-        let before = i.checked_sub(1).map(|j| b[j]);
-        if !before.is_some_and(|c| c.is_ascii_whitespace() || c == b'/' || c == b'"' || c == b'\'')
-        {
-            return false;
-        }
-        let rest = &lower[i + 2..];
-        let name_len = rest.bytes().take_while(|c| c.is_ascii_alphabetic()).count();
-        name_len > 0 && rest[name_len..].trim_start().starts_with('=')
+/// The `<img>` showing an SVG file's drawing, or `None` when the text holds no `<svg` element.
+pub fn svg_image(name: &str, text: &str) -> Option<String> {
+    text.contains("<svg").then(|| {
+        format!("<img src=\"{}\" alt=\"{}\">", svg_data_url(text), esc(&format!("plot {name}")))
     })
 }
 
@@ -40,13 +28,13 @@ pub fn section(files: &RunFiles) -> String {
     let mut s = String::from("<section id=\"figures\"><h2>Plots</h2>");
     for (name, text) in &files.svgs {
         let href = href(name);
-        match inline_svg(text) {
-            Some(svg) => s.push_str(&format!(
-                "<figure class=\"inlined\">{svg}<figcaption><a href=\"{href}\">{}</a></figcaption></figure>",
+        match svg_image(name, text) {
+            Some(img) => s.push_str(&format!(
+                "<figure class=\"plotfile\">{img}<figcaption><a href=\"{href}\">{}</a></figcaption></figure>",
                 esc(name)
             )),
             None => s.push_str(&format!(
-                "<p><a href=\"{href}\">{}</a>: not inlined (not a plain SVG drawing).</p>",
+                "<p><a href=\"{href}\">{}</a>: not shown (not an SVG drawing).</p>",
                 esc(name)
             )),
         }
@@ -82,19 +70,38 @@ pub fn files_section(files: &RunFiles) -> String {
 mod tests {
     use super::*;
 
+    /// The attacks of issue 25: markup that closes `</svg>` early and adds an `<object>` with a
+    /// `data:` HTML document, a `<meta http-equiv="refresh">`, a `<base href>`, a link to
+    /// `java&#x09;script:`; and the older ones (script, event handler). None of it may reach the
+    /// page as markup: the file is one base64 `data:` URL inside an `<img>`.
     #[test]
-    fn plain_svg_is_inlined_and_active_svg_is_not() {
-        let ok =
-            "<?xml version=\"1.0\"?>\n<svg width=\"10\"><text font-size=\"3\">Elo</text></svg>\n";
-        assert_eq!(
-            inline_svg(ok),
-            Some("<svg width=\"10\"><text font-size=\"3\">Elo</text></svg>")
-        );
-        assert_eq!(inline_svg("<svg onload=\"x()\"></svg>"), None);
-        assert_eq!(inline_svg("<svg><script>x()</script></svg>"), None);
-        assert_eq!(inline_svg("<svg><a href=\"javascript:x\"/></svg>"), None);
-        assert!(inline_svg("<svg><text>on = off</text></svg>").is_some());
-        assert_eq!(inline_svg("not svg"), None);
+    fn svg_files_become_images_and_their_markup_never_reaches_the_page() {
+        let attacks = [
+            "<svg></svg><object data=\"data:text/html;base64,PHNjcmlwdD5wYXJlbnQuZG9jdW1lbnQudGl0bGU9J3B3bmVkJzwvc2NyaXB0Pg==\"></object><svg></svg>",
+            "<svg></svg><meta http-equiv=\"refresh\" content=\"0;url=https://example.invalid/\"><svg></svg>",
+            "<svg></svg><base href=\"https://example.invalid/\"><svg></svg>",
+            "<svg><a href=\"java&#x09;script:alert(1)\"><text>x</text></a></svg>",
+            "<svg onload=\"x()\"></svg>",
+            "<svg><script>x()</script></svg>",
+            "<svg><foreignObject><iframe src=\"x\"></iframe></foreignObject></svg>",
+        ];
+        for attack in attacks {
+            let img = svg_image("plot.svg", attack).expect("an SVG drawing is shown");
+            let url = svg_data_url(attack);
+            assert_eq!(img, format!("<img src=\"{url}\" alt=\"plot plot.svg\">"), "{attack}");
+            let payload = &url["data:image/svg+xml;base64,".len()..];
+            assert!(
+                payload.bytes().all(|b| b.is_ascii_alphanumeric() || b"+/=".contains(&b)),
+                "{attack}"
+            );
+            for bad in ["<object", "<meta", "<base", "script", "onload", "<svg"] {
+                assert!(!img.contains(bad), "{bad} in the page from {attack}");
+            }
+        }
+        assert_eq!(svg_image("x.svg", "not svg"), None);
+        // A hostile file name is escaped in the alt text.
+        let img = svg_image("\"><script>.svg", "<svg/>").unwrap();
+        assert!(img.contains("alt=\"plot &quot;&gt;&lt;script&gt;.svg\""), "{img}");
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! Reading a run folder for its page, leniently: a file that is missing or malformed gives a
 //! note ("n/a" and the reason) instead of an error, and a games.jsonl line that is not a game
-//! record is skipped and counted. Nothing here writes.
+//! record is skipped and counted. Only regular files are read, each up to its cap
+//! ([`crate::store::files`]): a FIFO, a device, a symbolic link or an oversized file is a note
+//! naming it, never a hang. Nothing here writes.
 
 use std::collections::HashMap;
 use std::fs::{self, File, TryLockError};
@@ -10,6 +12,7 @@ use serde_json::Value;
 
 use crate::store::GameRecord;
 use crate::store::dir::LOCK_FILE;
+use crate::store::files::{cap_for, read_regular};
 
 /// What kind of folder this is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,11 +60,23 @@ pub struct RunFiles {
     pub notes: Vec<String>,
 }
 
+/// The text of `dir/name` (a regular file under its cap), or `None` with a note when it cannot
+/// be read; a missing file is `None` without one.
+fn text_of(dir: &Path, name: &str, notes: &mut Vec<String>) -> Option<String> {
+    match read_regular(&dir.join(name), cap_for(name)) {
+        Ok(b) => b.map(|b| String::from_utf8_lossy(&b).into_owned()),
+        Err(e) => {
+            notes.push(format!("{name}: {e}"));
+            None
+        }
+    }
+}
+
 /// Reads the folder `dir`.
 pub fn read(dir: &Path) -> RunFiles {
     let mut notes = Vec::new();
     let mut json = |name: &str| -> Option<Value> {
-        let text = fs::read_to_string(dir.join(name)).ok()?;
+        let text = text_of(dir, name, &mut notes)?;
         match serde_json::from_str(&text) {
             Ok(v) => Some(v),
             Err(e) => {
@@ -73,10 +88,13 @@ pub fn read(dir: &Path) -> RunFiles {
     let run = json("run.json");
     let sweep = json("sweep.json");
     let summary = json("summary.json");
-    let (records, skipped) = read_games(&dir.join("games.jsonl"));
+    let (records, skipped) = match text_of(dir, "games.jsonl", &mut notes) {
+        Some(text) => parse_games(&text),
+        None => (Vec::new(), Vec::new()),
+    };
     let kind = kind_of(run.as_ref(), sweep.is_some(), summary.as_ref());
-    let pgn = fs::read_to_string(dir.join("games.pgn")).map(|t| split_pgn(&t)).unwrap_or_default();
-    let table_md = fs::read_to_string(dir.join("table.md")).ok();
+    let pgn = text_of(dir, "games.pgn", &mut notes).map(|t| split_pgn(&t)).unwrap_or_default();
+    let table_md = text_of(dir, "table.md", &mut notes);
     let mut files: Vec<String> = Vec::new();
     let mut svgs = Vec::new();
     for e in fs::read_dir(dir).into_iter().flatten().flatten() {
@@ -87,7 +105,7 @@ pub fn read(dir: &Path) -> RunFiles {
         let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
         if !is_dir
             && name.ends_with(".svg")
-            && let Ok(text) = fs::read_to_string(e.path())
+            && let Some(text) = text_of(dir, &name, &mut notes)
         {
             svgs.push((name.clone(), text));
         }
@@ -165,10 +183,8 @@ fn kind_of(run: Option<&Value>, sweep: bool, summary: Option<&Value>) -> Kind {
     }
 }
 
-/// The game records of a games.jsonl, and one note per line skipped.
-pub fn read_games(path: &Path) -> (Vec<GameRecord>, Vec<String>) {
-    let Ok(text) = fs::read(path) else { return (Vec::new(), Vec::new()) };
-    let text = String::from_utf8_lossy(&text);
+/// The game records of a games.jsonl's text, and one note per line skipped.
+pub fn parse_games(text: &str) -> (Vec<GameRecord>, Vec<String>) {
     let mut records = Vec::new();
     let mut skipped = Vec::new();
     let mut seen = std::collections::HashSet::new();

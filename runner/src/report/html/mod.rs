@@ -9,6 +9,7 @@
 //! document around them, [`input`] reads the folder leniently, [`escape`] escapes, [`live`]
 //! rewrites the page of a running run in the background.
 
+pub mod data_url;
 pub mod escape;
 pub mod figures;
 pub mod games;
@@ -36,6 +37,12 @@ pub const REPORT_FILE: &str = "report.html";
 /// reloads itself comes from the folder ([`input::liveness`]): a runner holding run.lock that
 /// has not yet written its final summary.json, or no summary.json at all, is a live run.
 pub fn write_report(dir: &Path) -> Result<PathBuf> {
+    write_report_noting(dir).map(|(path, _)| path)
+}
+
+/// [`write_report`], also returning the notes about files that could not be read (a FIFO, a
+/// symbolic link, a file over its cap, invalid JSON), which the page shows too.
+pub fn write_report_noting(dir: &Path) -> Result<(PathBuf, Vec<String>)> {
     if !dir.is_dir() {
         bail!("{} is not a directory", dir.display());
     }
@@ -44,7 +51,7 @@ pub fn write_report(dir: &Path) -> Result<PathBuf> {
     let html = render(&files, &live);
     let path = dir.join(REPORT_FILE);
     write_atomic(&path, html.as_bytes())?;
-    Ok(path)
+    Ok((path, files.notes))
 }
 
 /// The page of `files`.

@@ -1,7 +1,12 @@
 //! The page around the sections: head (charset, viewport, title, the reload while the run is
 //! live), the stylesheet (plain, readable without colour, phone width, print) and the small
 //! script that sorts tables and filters the games list.
+//!
+//! Its Content-Security-Policy allows nothing but that script and that stylesheet (named by their
+//! SHA-256 digests) and `data:` images (the plots): no other script, style, frame, object, font,
+//! connection or form target, and no `<base>`.
 
+use super::data_url::csp_hash;
 use super::escape::esc;
 
 /// Seconds between reloads of a live run's page.
@@ -27,7 +32,7 @@ dl.facts dd{margin:0;overflow-wrap:anywhere}
 svg{max-width:100%;height:auto}svg.plot{max-width:48rem}svg .dot{fill:#111}svg text{font-size:12px;fill:#111}
 svg .bar{fill:#777;stroke:#111}svg .axis{stroke:#111}svg .grid{stroke:#ccc}
 svg .level{stroke:#111;stroke-dasharray:4 4}svg .line{fill:none;stroke:#111;stroke-width:2}
-figure.inlined{margin:1rem 0}
+figure.plotfile{margin:1rem 0}figure.plotfile img{max-width:100%;height:auto;display:block}
 ol.games{list-style:none;padding-left:0}ol.games summary{cursor:pointer}.dim{color:#555}
 .note{color:#333;font-size:.9rem}
 .live{border:2px solid #111;padding:.3rem .6rem;display:inline-block}
@@ -64,6 +69,18 @@ const SCRIPT: &str = "
 })();
 ";
 
+/// The page's Content-Security-Policy: only its own script and stylesheet, and `data:` images.
+/// (`frame-ancestors` is left out: a `<meta>` policy cannot hold it, and browsers say so in the
+/// console.)
+pub fn csp() -> String {
+    format!(
+        "default-src 'none'; script-src {}; style-src {}; img-src data:; base-uri 'none'; \
+         form-action 'none'",
+        csp_hash(SCRIPT),
+        csp_hash(CSS)
+    )
+}
+
 /// The whole document around `body`. A live page reloads itself every [`REFRESH_S`] seconds.
 pub fn document(title: &str, live: bool, nav: &[(&str, &str)], body: &str) -> String {
     let refresh = if live {
@@ -77,10 +94,12 @@ pub fn document(title: &str, live: bool, nav: &[(&str, &str)], body: &str) -> St
     }
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"{csp}\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n{refresh}\
          <title>{t}</title>\n<style>{CSS}</style>\n</head>\n<body>\n<main>\n<h1>{t}</h1>\n\
          <nav aria-label=\"sections\"><ul>{links}</ul></nav>\n{body}\n</main>\n<script>{SCRIPT}</script>\n</body>\n</html>\n",
-        t = esc(title)
+        t = esc(title),
+        csp = csp()
     )
 }
 
@@ -97,5 +116,22 @@ mod tests {
         assert!(!ended.contains("http-equiv=\"refresh\""));
         assert!(ended.contains("<a href=\"#games\">Games</a>"));
         assert!(ended.contains("name=\"viewport\"") && ended.contains("@media print"));
+    }
+
+    #[test]
+    fn the_policy_allows_only_the_pages_own_script_and_style() {
+        let page = document("run", false, &[], "");
+        let policy = csp();
+        assert!(page.contains(&format!(
+            "<meta http-equiv=\"Content-Security-Policy\" content=\"{policy}\">"
+        )));
+        assert!(policy.starts_with("default-src 'none'; "), "{policy}");
+        assert!(policy.contains(&format!("script-src {};", csp_hash(SCRIPT))), "{policy}");
+        assert!(policy.contains(&format!("style-src {};", csp_hash(CSS))), "{policy}");
+        assert!(policy.contains("img-src data:;") && policy.contains("base-uri 'none'"));
+        assert!(!policy.contains("unsafe"), "{policy}");
+        // The digests are of exactly what the page holds.
+        assert!(page.contains(&format!("<script>{SCRIPT}</script>")));
+        assert!(page.contains(&format!("<style>{CSS}</style>")));
     }
 }

@@ -170,3 +170,64 @@ fn clock_left_replays_the_runner_clock() {
     std::fs::write(d.join("run.json"), run_json(false).to_string()).unwrap();
     assert!(timing::clock_left(&input::read(&d)).is_empty());
 }
+
+/// Every string a folder brings (engine names, commands, arguments, options, labels, illegal
+/// moves, warnings, how the run stopped, sweep parameters, PGN text, table.md, file names)
+/// reaches the page escaped: a planted tag never becomes markup.
+#[test]
+fn every_string_from_the_folder_is_escaped() {
+    const TAG: &str = "\"'><x-inj>";
+    let d = folder("hostile");
+    let mut run = run_json(false);
+    let plan = &mut run["plan"];
+    plan["engines"][0]["name"] = json!(format!("A{TAG}"));
+    plan["engines"][0]["cmd"] = json!(format!("/e{TAG}"));
+    plan["engines"][0]["args"] = json!([format!("--x{TAG}")]);
+    plan["engines"][0]["dir"] = json!(format!("/d{TAG}"));
+    plan["engines"][0]["options"] = json!([[format!("K{TAG}"), format!("V{TAG}")]]);
+    plan["pairings"][0]["label"] = json!(format!("A{TAG} vs B"));
+    plan["book"]["path"] = json!(format!("book{TAG}.epd"));
+    std::fs::write(d.join("run.json"), run.to_string()).unwrap();
+    let mut game: serde_json::Value =
+        serde_json::from_str(&record(0, 0, "0-1", "illegal-move")).unwrap();
+    game["label"] = json!(format!("A{TAG} vs B"));
+    game["white"] = json!(format!("A{TAG}"));
+    game["illegal_move"] = json!(format!("e2e5{TAG}"));
+    let second = record(0, 1, "1-0", "checkmate")
+        .replace("A<script>", &format!("A{TAG}").replace('"', "\\\""));
+    std::fs::write(d.join("games.jsonl"), format!("{game}\n{second}\n{{{TAG}\n")).unwrap();
+    std::fs::write(
+        d.join("summary.json"),
+        json!({"stopped_by": format!("complete{TAG}"), "warnings": [format!("w{TAG}")], "pairings": []})
+            .to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("games.pgn"),
+        format!("[Event \"runner{TAG}\"]\n[Pairing \"A{TAG} vs B\"]\n[Round \"1.1\"]\n\n1. e4 {{{TAG}}} 1-0\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("table.md"),
+        format!("# T{TAG}\n\n| a{TAG} | b |\n| --- | --- |\n| `c{TAG}` | d{TAG} |\n\ntext{TAG}\n\n```\n{TAG}\n```\n"),
+    )
+    .unwrap();
+    std::fs::write(d.join(format!("note{}.txt", TAG.replace('/', ""))), "x").unwrap();
+    let html = std::fs::read_to_string(write_report(&d).expect("page")).unwrap();
+    assert!(!html.contains("<x-inj"), "{html}");
+    assert!(html.contains("&lt;x-inj&gt;"), "the planted strings are shown, escaped");
+
+    // A sweep's own file: its parameters and engines.
+    std::fs::write(
+        d.join("sweep.json"),
+        json!({"params": [{"name": format!("t{TAG}"), "values": [format!("1{TAG}")]}],
+               "fixed": [[format!("F{TAG}"), format!("v{TAG}")]], "points": [],
+               "engine": {"name": format!("E{TAG}"), "cmd": format!("/e{TAG}"), "args": [], "options": []},
+               "baseline": {"name": format!("B{TAG}"), "cmd": "/b", "args": [], "options": []},
+               "alpha": 0.05})
+        .to_string(),
+    )
+    .unwrap();
+    let html = std::fs::read_to_string(write_report(&d).expect("page")).unwrap();
+    assert!(!html.contains("<x-inj"), "{html}");
+}
