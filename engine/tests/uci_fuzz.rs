@@ -288,6 +288,7 @@ fn random_and_mutated_uci_lines_never_panic() {
     let bestmoves = || answers.lock().unwrap().iter().filter(|a| a.starts_with("bestmove")).count();
     let mut gos = 0usize;
     let mut unanswered = Vec::new();
+    let mut previous_go = String::new();
     loop {
         let input = read_input(&mut reader, MAX_LINE);
         if input == Input::End {
@@ -302,9 +303,12 @@ fn random_and_mutated_uci_lines_never_panic() {
         assert_eq!(uci.faults(), before, "panic on line {handled}: {last:?}");
         if is_go {
             gos += 1;
-            if bestmoves() + 1 < gos && unanswered.len() < 5 {
-                unanswered.push(format!("before line {handled}: {last:?}"));
+            // Handling this go ended the one before it: was that one answered?
+            let missed = (gos - 1).saturating_sub(bestmoves());
+            if missed > unanswered.len() && unanswered.len() < 5 {
+                unanswered.push(format!("the go before line {handled}: {previous_go:?}"));
             }
+            previous_go = last.clone();
         }
         assert!(bestmoves() <= gos, "a bestmove without a go, at line {handled}: {last:?}");
         handled += 1;
