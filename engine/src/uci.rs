@@ -148,11 +148,17 @@ const GO_FLAG_KEYS: &[&str] = &["infinite", "ponder", "searchmoves"];
 
 /// Parses the arguments of `go` for the side to move (`white`). Unknown
 /// tokens are skipped and out-of-range values clamped, each with a note for
-/// an `info string`; a missing or non-integer value refuses the command.
-pub fn parse_go(args: &[&str], white: bool) -> Result<(Limits, Vec<String>), String> {
+/// an `info string`. A missing or non-integer value drops that limit (with a
+/// note) and the others still apply: every `go` starts a search, so every
+/// `go` is answered by a `bestmove`. When a dropped limit leaves no limit at
+/// all (and no `infinite`), the search is depth 1 rather than unbounded, so
+/// that a GUI waiting for `bestmove` is not left waiting for a `stop`.
+pub fn parse_go(args: &[&str], white: bool) -> (Limits, Vec<String>) {
     let mut l = Limits::default();
     let mut notes = Vec::new();
     let mut mate_depth = None;
+    let mut dropped = false;
+    let mut explicit_infinite = false;
     let mut i = 0;
     while i < args.len() {
         let key = args[i];
@@ -160,6 +166,7 @@ pub fn parse_go(args: &[&str], white: bool) -> Result<(Limits, Vec<String>), Str
         match key {
             "infinite" | "ponder" => {
                 l.infinite = true;
+                explicit_infinite = true;
                 continue;
             }
             "searchmoves" => {
@@ -178,13 +185,18 @@ pub fn parse_go(args: &[&str], white: bool) -> Result<(Limits, Vec<String>), Str
                 continue;
             }
         }
-        let Some(raw) = args.get(i) else {
-            return Err(format!("go {key}: missing value; no search started"));
+        let raw = args.get(i).filter(|r| !GO_VALUE_KEYS.contains(r) && !GO_FLAG_KEYS.contains(r));
+        let Some(raw) = raw else {
+            notes.push(format!("go {key}: missing value; {key} ignored"));
+            dropped = true;
+            continue;
         };
-        let v = int_token(raw).ok_or_else(|| {
-            format!("go {key}: {} is not an integer; no search started", echo(raw))
-        })?;
         i += 1;
+        let Some(v) = int_token(raw) else {
+            notes.push(format!("go {key}: {} is not an integer; {key} ignored", echo(raw)));
+            dropped = true;
+            continue;
+        };
         let ms = v.max(0) as u64;
         if v < 0 && key != "depth" && key != "mate" {
             notes.push(format!("go {key} {v}: negative, taken as 0"));
@@ -220,9 +232,14 @@ pub fn parse_go(args: &[&str], white: bool) -> Result<(Limits, Vec<String>), Str
         l.depth = mate_depth;
     }
     if l.time.is_none() && l.movetime.is_none() && l.depth.is_none() && l.nodes.is_none() {
-        l.infinite = true;
+        if dropped && !explicit_infinite {
+            notes.push("go: no valid limit left; searching depth 1".to_string());
+            l.depth = Some(1);
+        } else {
+            l.infinite = true;
+        }
     }
-    Ok((l, notes))
+    (l, notes)
 }
 
 /// What `position` asks for: a FEN (`None` = start position) and moves.
@@ -426,16 +443,12 @@ impl Uci {
             }
             "go" => {
                 let white = self.pos.board.side_to_move() == cozy_chess::Color::White;
-                match parse_go(args, white) {
-                    Ok((limits, notes)) => {
-                        for n in notes {
-                            self.say(&format!("info string {n}"));
-                        }
-                        self.finish_search(true);
-                        self.start_search(limits);
-                    }
-                    Err(e) => self.say(&format!("info string {e}")),
+                let (limits, notes) = parse_go(args, white);
+                for n in notes {
+                    self.say(&format!("info string {n}"));
                 }
+                self.finish_search(true);
+                self.start_search(limits);
             }
             "d" => self.say(&format!("info string fen {}", self.pos.board)),
             "ponderhit" | "debug" | "register" => {}
@@ -543,7 +556,7 @@ mod tests {
 
     fn go(line: &str) -> Result<(Limits, Vec<String>), String> {
         let args: Vec<&str> = line.split_whitespace().collect();
-        parse_go(&args, true)
+        Ok(parse_go(&args, true))
     }
 
     #[test]
@@ -583,9 +596,24 @@ mod tests {
         assert_eq!(notes.len(), 4, "{notes:?}");
         let (l, _) = go("movestogo 0 wtime 100").unwrap();
         assert_eq!(l.movestogo, None);
-        assert!(go("depth").unwrap_err().contains("missing value"));
-        assert!(go("wtime 100 btime").unwrap_err().contains("missing value"));
-        assert!(go("depth banana").unwrap_err().contains("not an integer"));
+        // A missing or malformed value drops that limit only; the search still starts.
+        let (l, notes) = go("depth").unwrap();
+        assert_eq!((l.depth, l.infinite), (Some(1), false));
+        assert!(notes[0].contains("missing value; depth ignored"), "{notes:?}");
+        let (l, notes) = go("wtime 100 btime").unwrap();
+        assert_eq!((l.time, l.depth), (Some(100), None));
+        assert!(notes[0].contains("missing value"), "{notes:?}");
+        let (l, notes) = go("depth banana").unwrap();
+        assert_eq!(l.depth, Some(1));
+        assert!(notes[0].contains("banana is not an integer; depth ignored"), "{notes:?}");
+        let (l, notes) = go("nodes x movetime 50").unwrap();
+        assert_eq!((l.nodes, l.movetime, l.depth), (None, Some(50), None));
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        // A keyword is not taken as the value before it.
+        let (l, _) = go("depth nodes 400").unwrap();
+        assert_eq!((l.depth, l.nodes), (None, Some(400)));
+        // An explicit infinite stays infinite.
+        assert!(go("infinite depth x").unwrap().0.infinite);
         let (l, notes) = go("frobnicate 3 depth 4").unwrap();
         assert_eq!(l.depth, Some(4));
         assert_eq!(notes.len(), 2, "{notes:?}");

@@ -1,7 +1,8 @@
 //! Fuzz-style test of the UCI line handler, in process: random and mutated
 //! UCI lines (seeded, so every run feeds the same bytes) go through the same
 //! reader and handler as standard input. No input may panic the handler or a
-//! search, and the engine must still answer `isready` and search afterwards.
+//! search, every `go` is answered by exactly one `bestmove`, and the engine
+//! must still answer `isready` and search afterwards.
 //!
 //! Long run (the count is the number of generated lines):
 //!
@@ -282,17 +283,34 @@ fn random_and_mutated_uci_lines_never_panic() {
     let mut reader = BufReader::new(&stream[..]);
     let mut handled = 0usize;
     let mut last = String::new();
+    // Every `go` must be answered by exactly one `bestmove`: a `go` ends the search before it
+    // (so all earlier ones are answered once it is handled), and no answer comes without a `go`.
+    let bestmoves = || answers.lock().unwrap().iter().filter(|a| a.starts_with("bestmove")).count();
+    let mut gos = 0usize;
+    let mut unanswered = Vec::new();
+    let mut previous_go = String::new();
     loop {
         let input = read_input(&mut reader, MAX_LINE);
         if input == Input::End {
             break;
         }
+        let is_go = matches!(&input, Input::Line(l) if l.split_whitespace().next() == Some("go"));
         if let Input::Line(l) = &input {
             last = l.clone();
         }
         let before = uci.faults();
         assert!(uci.handle_input(input), "quit after {handled} lines");
         assert_eq!(uci.faults(), before, "panic on line {handled}: {last:?}");
+        if is_go {
+            gos += 1;
+            // Handling this go ended the one before it: was that one answered?
+            let missed = (gos - 1).saturating_sub(bestmoves());
+            if missed > unanswered.len() && unanswered.len() < 5 {
+                unanswered.push(format!("the go before line {handled}: {previous_go:?}"));
+            }
+            previous_go = last.clone();
+        }
+        assert!(bestmoves() <= gos, "a bestmove without a go, at line {handled}: {last:?}");
         handled += 1;
     }
     assert_eq!(handled, lines);
@@ -308,10 +326,19 @@ fn random_and_mutated_uci_lines_never_panic() {
         uci.handle(l);
     }
     uci.wait();
+    gos += 1;
+    let answered = bestmoves();
+    assert_eq!(
+        answered, gos,
+        "{gos} go commands but {answered} bestmove answers; first unanswered go: {unanswered:?}"
+    );
     let last = answers.lock().unwrap().last().cloned().unwrap_or_default();
     let mv = last.strip_prefix("bestmove ").unwrap_or("");
     assert!(parse_move(&Board::default(), mv, false).is_some(), "{last}");
     assert_eq!(uci.faults(), 0);
     let n = answers.lock().unwrap().len();
-    println!("fuzz: {handled} lines, {n} answer lines, 0 panics");
+    println!(
+        "fuzz: {handled} lines, {n} answer lines, 0 panics; every go answered: {gos} go, \
+         {answered} bestmove"
+    );
 }

@@ -13,6 +13,7 @@ use crate::plan::positions::DEFAULT_POSITIONS;
 use crate::plan::tournament::Tournament;
 use crate::plan::variant::Variant;
 use crate::play::probe::ScoreMode;
+use crate::play::worker::default_concurrency;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -135,7 +136,7 @@ pub struct ExecArgs {
     #[arg(long, value_name = "N")]
     pub games: Option<u64>,
     /// Games played at once [default: number of CPUs].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = parse_concurrency)]
     pub concurrency: Option<usize>,
     /// Results directory [default: results/<timestamp>; on --resume, the newest run there].
     #[arg(long, value_name = "DIR")]
@@ -259,6 +260,38 @@ fn parse_draws_floor(s: &str) -> Result<f64, String> {
     let d: f64 = s.trim().parse().map_err(|_| format!("expected a number in [0, 1), got {s:?}"))?;
     stats::fixed_sample::check_draws_floor(d).map_err(|e| e.to_string())?;
     Ok(d)
+}
+
+/// Most games (or engine processes) at once: four per CPU, at least 16. A slot of a match runs
+/// two engine processes, each with its pipes and logs; far more than the CPUs only slows every
+/// game down and, past the open-file limit, fails engine starts.
+pub fn max_concurrency() -> usize {
+    (4 * default_concurrency()).max(16)
+}
+
+fn parse_concurrency(s: &str) -> Result<usize, String> {
+    let n: usize =
+        s.trim().parse().map_err(|_| format!("expected a whole number of games, got {s:?}"))?;
+    let max = max_concurrency();
+    match n {
+        0 => Err("must be at least 1".into()),
+        n if n > max => {
+            Err(format!("{n} is more than {max} (at most 4 per CPU, and 16 on any machine)"))
+        }
+        n => Ok(n),
+    }
+}
+
+/// Largest `--anchor-elo` magnitude: ratings are differences of a few thousand at most, and
+/// the anchor shifts all of them.
+pub const MAX_ANCHOR_ELO: f64 = 100_000.0;
+
+fn parse_anchor_elo(s: &str) -> Result<f64, String> {
+    let x: f64 = s.trim().parse().map_err(|_| format!("expected a number, got {s:?}"))?;
+    if !x.is_finite() || x.abs() > MAX_ANCHOR_ELO {
+        return Err(format!("{s} is not a rating between -{MAX_ANCHOR_ELO} and {MAX_ANCHOR_ELO}"));
+    }
+    Ok(x)
 }
 
 /// `runner sweep` arguments. `--values`/`--range` belong to the `--param` before them.
@@ -395,7 +428,7 @@ pub struct BookGenArgs {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Engine processes at once [default: number of CPUs].
-    #[arg(long)]
+    #[arg(long, value_parser = parse_concurrency)]
     pub concurrency: Option<usize>,
     /// Output EPD file [default: openings/default.epd; with --chess960, openings/chess960.epd].
     #[arg(long)]
@@ -431,7 +464,7 @@ pub struct CalibrateArgs {
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Engine processes searching at once (default: number of CPUs).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = parse_concurrency)]
     pub concurrency: Option<usize>,
     /// A search taking longer than this is a fault: the position is skipped.
     #[arg(long, value_name = "SECONDS", default_value_t = 300.0)]
@@ -483,7 +516,7 @@ pub struct SearchTestArgs {
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Engine processes searching at once (default: number of CPUs).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = parse_concurrency)]
     pub concurrency: Option<usize>,
     /// A search running this much longer than asked is a fault: the position is skipped.
     #[arg(long, value_name = "SECONDS", default_value_t = 300.0)]
@@ -505,6 +538,12 @@ pub struct TournamentArgs {
     #[arg(long, value_name = "NAME")]
     pub anchor: Option<String>,
     /// The anchor's rating.
-    #[arg(long, value_name = "ELO", default_value_t = 0.0, allow_negative_numbers = true)]
+    #[arg(
+        long,
+        value_name = "ELO",
+        default_value_t = 0.0,
+        allow_negative_numbers = true,
+        value_parser = parse_anchor_elo
+    )]
     pub anchor_elo: f64,
 }

@@ -123,3 +123,73 @@ fn engines_by_name_from_a_file_with_each_options_and_protocol_logs() {
     assert!(log.contains("< uciok"), "{log}");
     assert_eq!(read_games(&dir.join("out")).len(), 2);
 }
+
+/// Issue 25 items 9 and 10: numbers and names that would corrupt a run's records are refused in
+/// one line before any game (each of these was accepted before, and played).
+#[test]
+fn absurd_numbers_and_colliding_names_are_refused_before_any_game() {
+    let (a, b, c) =
+        (bad_spec("a", "good", None), bad_spec("b", "good", None), bad_spec("c", "good", None));
+    let bundled = format!("name=e,cmd={}", e2e::engine_bin().display());
+    let quick = ["--nodes", "1", "--games", "2", "--maxmoves", "4", "--out", "out"];
+    let with = |head: &[&str]| -> Vec<String> {
+        head.iter().chain(quick.iter()).map(|s| s.to_string()).collect()
+    };
+    // clap's refusals end with a "try --help" line, so the needle may be on any line.
+    let run = |name: &str, args: Vec<String>, needle: &str| {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let dir = scratch(name);
+        let o = run_runner(&dir, &args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{name}: should fail");
+        assert!(
+            err.lines().any(|l| l.contains(needle)),
+            "{name}: expected {needle:?}, got:\n{err}"
+        );
+        assert!(read_games(&dir.join("out")).is_empty(), "{name}: no game may be played");
+    };
+    for (i, elo) in ["nan", "inf", "-inf", "1e308"].iter().enumerate() {
+        let args = with(&["match", "--engine", &a, "--engine", &b, "--engine", &c]);
+        let mut args = args;
+        args.push(format!("--anchor-elo={elo}"));
+        run(&format!("anchor{i}"), args, "is not a rating between");
+    }
+    run(
+        "concurrency",
+        with(&["match", "--engine", &a, "--engine", &b, "--concurrency", "100000"]),
+        "100000 is more than",
+    );
+    run(
+        "tune_c_end",
+        with(&["tune", "--engine", &bundled, "--param", "t_mid,1,0.5,1.5,1e200,1"]),
+        "c_end 1e200 is beyond",
+    );
+    let dir = scratch("epd_counters");
+    let start = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq -";
+    for (i, counters) in ["99999999999999999999 1", "-5 1", "0 0"].iter().enumerate() {
+        let book = dir.join(format!("book{i}.epd"));
+        std::fs::write(&book, format!("{start} 0 1\n{start} {counters}\n")).unwrap();
+        let book = book.display().to_string();
+        run(
+            &format!("epd{i}"),
+            with(&["match", "--engine", &a, "--engine", &b, "--book", &book]),
+            "line 2",
+        );
+    }
+    let sweep =
+        |values: &str| with(&["sweep", "--engine", &a, "--param", "Hash", "--values", values]);
+    run("sweep_files", sweep("a/b,a_b,a b"), "both become \"a_b\" in the points/ folder names");
+    run("sweep_numbers", sweep("1,1.0,1.00"), "1 and 1.0 are the same number");
+    let (xy, x_y) = (bad_spec("x/y", "good", None), bad_spec("x_y", "good", None));
+    run(
+        "log_names",
+        with(&["match", "--engine", &xy, "--engine", &x_y]),
+        "would share the log file name x_y-N.stderr.log",
+    );
+    let (avb, cc) = (bad_spec("a vs b", "good", None), bad_spec("c", "good", None));
+    run(
+        "vs_names",
+        with(&["match", "--engine", &avb, "--engine", &cc, "--engine", &a]),
+        "contains \" vs \"",
+    );
+}

@@ -201,40 +201,44 @@ pub fn epd_line_to_fen(line: &str, variant: Variant) -> Result<String> {
     }
     let (mut halfmoves, mut fullmoves) = (0u32, 1u32);
     let rest = &fields[4..];
-    let counters = (
-        rest.first().and_then(|s| s.parse::<u32>().ok()),
-        rest.get(1).and_then(|s| s.parse::<u32>().ok()),
-    );
-    match counters {
-        (Some(h), Some(f)) => (halfmoves, fullmoves) = (h, f),
-        (Some(h), None) if rest.len() == 1 => halfmoves = h,
-        _ => {
-            let ops = rest.join(" ");
-            for op in ops.split(';') {
-                let mut parts = op.split_whitespace();
-                match (parts.next(), parts.next()) {
-                    (Some("hmvc"), Some(v)) => {
-                        halfmoves = v.parse().map_err(|_| anyhow!("bad hmvc value {v:?}"))?
-                    }
-                    (Some("fmvn"), Some(v)) => {
-                        fullmoves = v.parse().map_err(|_| anyhow!("bad fmvn value {v:?}"))?
-                    }
-                    _ => {}
-                }
+    // EPD operations start with an opcode (a letter); anything else is FEN's two move counters,
+    // read as strictly as the rest of the book.
+    if rest.first().is_some_and(|t| !t.starts_with(|c: char| c.is_ascii_alphabetic())) {
+        halfmoves = halfmove_clock(rest[0])?;
+        if let Some(f) = rest.get(1) {
+            fullmoves = fullmove_number(f)?;
+        }
+    } else {
+        let ops = rest.join(" ");
+        for op in ops.split(';') {
+            let mut parts = op.split_whitespace();
+            match (parts.next(), parts.next()) {
+                (Some("hmvc"), Some(v)) => halfmoves = halfmove_clock(v)?,
+                (Some("fmvn"), Some(v)) => fullmoves = fullmove_number(v)?,
+                _ => {}
             }
         }
     }
     let fen_text = format!(
         "{} {} {} {} {} {}",
-        fields[0],
-        fields[1],
-        fields[2],
-        fields[3],
-        halfmoves,
-        fullmoves.max(1)
+        fields[0], fields[1], fields[2], fields[3], halfmoves, fullmoves
     );
     let pos = position_for(&fen_text, variant)?;
     Ok(Fen::from_position(&pos, EnPassantMode::Legal).to_string())
+}
+
+/// FEN's halfmove clock: a non-negative integer (EPD's `hmvc`).
+fn halfmove_clock(text: &str) -> Result<u32> {
+    text.parse()
+        .map_err(|_| anyhow!("halfmove clock {text:?} is not a non-negative integer below 2^32"))
+}
+
+/// FEN's fullmove number: it starts at 1 (EPD's `fmvn`).
+fn fullmove_number(text: &str) -> Result<u32> {
+    match text.parse::<u32>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => bail!("fullmove number {text:?} is not an integer from 1 to 2^32-1 (it starts at 1)"),
+    }
 }
 
 /// Parses and validates a FEN (standard chess; Chess960 castling rights are accepted too).
@@ -468,6 +472,22 @@ mod tests {
         )
         .unwrap_err();
         assert!(format!("{err:#}").contains("line 4"), "{err:#}");
+        // Move counters are read strictly, like the rest of the book (FEN: the halfmove clock is
+        // a non-negative integer, the fullmove number starts at 1).
+        let start = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq -";
+        for (counters, needle) in [
+            ("99999999999999999999 1", "halfmove clock \"99999999999999999999\""),
+            ("-5 1", "halfmove clock \"-5\""),
+            ("0 0", "fullmove number \"0\""),
+            ("0 -5", "fullmove number \"-5\""),
+            ("0 99999999999999999999", "fullmove number \"99999999999999999999\""),
+            ("hmvc -1;", "halfmove clock \"-1\""),
+            ("fmvn 0;", "fullmove number \"0\""),
+        ] {
+            let text = format!("{start} 0 1\n{start} {counters}\n");
+            let err = format!("{:#}", parse_epd_book(&text, Variant::Standard).unwrap_err());
+            assert!(err.contains("line 2") && err.contains(needle), "{counters}: {err}");
+        }
         // Two white kings is illegal.
         assert!(epd_line_to_fen("K7/8/8/8/8/8/8/K6k w - -", Variant::Standard).is_err());
     }

@@ -16,6 +16,7 @@ use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::mpsc;
 
 use crate::plan::engine_spec::EngineSpec;
+use crate::plan::names::file_stem;
 use crate::play::orphans;
 use crate::play::uci_info::{InfoSummary, parse_info};
 use crate::play::uci_lines::{self, LineRead, MAX_LINE};
@@ -192,7 +193,7 @@ impl UciEngine {
         die_with_parent(&mut cmd);
         let file_stem = match &opts.log_stem {
             Some(stem) => stem.clone(),
-            None => format!("{}-{}", sanitize(&spec.name), opts.instance),
+            None => format!("{}-{}", file_stem(&spec.name), opts.instance),
         };
         let mut proto_log = None;
         let mut stderr_log = None;
@@ -628,23 +629,6 @@ fn die_with_parent(cmd: &mut Command) {
     let _ = cmd;
 }
 
-/// A file-name stem from an engine name: ASCII letters, digits, `-`, `.` and `=` kept, any run of
-/// other characters one `_`, none at either end (`engine[MPC=false]` -> `engine_MPC=false`).
-fn sanitize(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    for c in name.chars() {
-        if c.is_ascii_alphanumeric() || "-.=".contains(c) {
-            out.push(c);
-        } else if !out.is_empty() && !out.ends_with('_') {
-            out.push('_');
-        }
-    }
-    while out.ends_with('_') {
-        out.pop();
-    }
-    if out.is_empty() { "engine".into() } else { out }
-}
-
 /// The reader task: one line at a time, timestamped as read, until EOF or the receiver is gone.
 async fn read_lines(
     stdout: tokio::process::ChildStdout,
@@ -702,14 +686,6 @@ mod tests {
             position_command("8/8/8/8/8/8/8/K6k w - - 0 1", &["a1a2".into(), "h1h2".into()]),
             "position fen 8/8/8/8/8/8/8/K6k w - - 0 1 moves a1a2 h1h2"
         );
-    }
-
-    #[test]
-    fn log_names_are_clean() {
-        assert_eq!(sanitize("engine[MPC=false]"), "engine_MPC=false");
-        assert_eq!(sanitize("engine[t_mid=0.8,t_end=1.0]"), "engine_t_mid=0.8_t_end=1.0");
-        assert_eq!(sanitize("Stockfish 16"), "Stockfish_16");
-        assert_eq!(sanitize("[]"), "engine");
     }
 
     #[test]

@@ -45,6 +45,7 @@ pub fn run_plan(
     out: &Path,
 ) -> Result<(RunPlan, Vec<Opening>)> {
     let (b, a, x) = (&args.book, &args.adjudication, &args.exec);
+    crate::plan::names::check_run_names(&engines, &pairings)?;
     let (openings, book) = book_for_plan(b.book.as_deref(), b.book_plies, b.variant)?;
     let adjudication =
         Adjudication::from_flags(a.draw.as_deref(), a.resign.as_deref(), a.maxmoves)?;

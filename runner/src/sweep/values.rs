@@ -58,11 +58,22 @@ impl Point {
     /// The label made safe as a directory name (characters other than letters, digits, `.`, `-`,
     /// `_`, `=` and `,` become `_`).
     pub fn dir_name(&self) -> String {
-        self.label()
-            .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || ".-_=,".contains(c) { c } else { '_' })
-            .collect()
+        file_safe(&self.label())
     }
+}
+
+/// Text made safe for a file name: characters other than ASCII letters, digits, `.`, `-`, `_`, `=`
+/// and `,` become `_`. [`parse_list`] refuses values that this maps to the same text.
+fn file_safe(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_ascii_alphanumeric() || ".-_=,".contains(c) { c } else { '_' })
+        .collect()
+}
+
+/// Two different texts that read as the same finite number (`1`, `1.0`, `+1.00`): an engine
+/// would be given the same setting twice.
+fn same_number(a: &str, b: &str) -> bool {
+    matches!((numeric(a), numeric(b)), (Some(x), Some(y)) if x == y)
 }
 
 /// The seed's threshold ranges for the bundled engine (Jiang and Buro, Tables 2 and 3): `t_mid`
@@ -153,6 +164,16 @@ pub fn parse_list(input: &str) -> Result<Vec<String>, ValuesError> {
     for (i, v) in values.iter().enumerate() {
         if values[..i].contains(v) {
             return Err(err("a value is repeated"));
+        }
+        if let Some(w) = values[..i].iter().find(|w| same_number(w, v)) {
+            return Err(err(&format!("{w} and {v} are the same number: give it once")));
+        }
+        if let Some(w) = values[..i].iter().find(|w| file_safe(w) == file_safe(v)) {
+            return Err(err(&format!(
+                "{w:?} and {v:?} both become {:?} in the points/ folder names: give values that \
+                 differ in letters, digits, '.', '-', '_' or '='",
+                file_safe(v)
+            )));
         }
     }
     if values.len() > MAX_VALUES {
@@ -312,6 +333,21 @@ mod tests {
         assert!(parse_list("1,,2").is_err());
         assert!(parse_list("1,2,1").is_err());
         assert!(parse_list("").is_err());
+    }
+
+    #[test]
+    fn lists_refuse_values_that_would_play_or_file_as_one() {
+        // Three spellings of one number would play three identical points.
+        let e = parse_list("1,1.0,1.00").unwrap_err().to_string();
+        assert!(e.contains("1 and 1.0 are the same number"), "{e}");
+        assert!(parse_list("0.5,+.5").is_err());
+        assert!(parse_list("-0,0").is_err());
+        // Values that clean to one folder name would overwrite each other's point summaries.
+        let e = parse_list("a/b,a_b,a b").unwrap_err().to_string();
+        assert!(e.contains("\"a/b\" and \"a_b\" both become \"a_b\""), "{e}");
+        assert!(parse_list("x y,x:y").is_err());
+        // Different numbers and different words stay accepted.
+        assert_eq!(parse_list("1,1.01,10,true,True").unwrap().len(), 5);
     }
 
     #[test]

@@ -17,6 +17,11 @@ pub struct TuneParam {
     pub r_end: f64,
 }
 
+/// Largest magnitude of any `--param` number. With it, c_end <= max - min and the gains of
+/// [`crate::tune::spsa`] stay finite (r_end * c_end^2 is at most 1e36), so no NaN or infinity
+/// reaches a step, an engine option or the JSON files.
+pub const MAX_MAGNITUDE: f64 = 1e12;
+
 /// Parses one `--param` value; errors are one line naming the parameter.
 pub fn parse_param(text: &str) -> Result<TuneParam, String> {
     let fields: Vec<&str> = text.split(',').map(str::trim).collect();
@@ -40,6 +45,9 @@ pub fn parse_param(text: &str) -> Result<TuneParam, String> {
             .ok()
             .filter(|x| x.is_finite())
             .ok_or_else(|| bad(format!("{what} {field:?} is not a finite number")))?;
+        if slot.abs() > MAX_MAGNITUDE {
+            return Err(bad(format!("{what} {field} is beyond +-{MAX_MAGNITUDE:e}")));
+        }
     }
     let [start, min, max, c_end, r_end] = nums;
     if min >= max {
@@ -53,6 +61,12 @@ pub fn parse_param(text: &str) -> Result<TuneParam, String> {
     }
     if r_end <= 0.0 {
         return Err(bad(format!("r_end must be > 0, got {r_end}")));
+    }
+    if c_end > max - min {
+        return Err(bad(format!(
+            "c_end {c_end} is wider than the whole range max - min = {}",
+            max - min
+        )));
     }
     Ok(TuneParam { name: name.to_string(), start, min, max, c_end, r_end })
 }
@@ -126,6 +140,11 @@ mod tests {
             ("X,120,0,100,10,0.002", "start 120 is outside [0, 100]"),
             ("X,80,0,100,0,0.002", "c_end must be > 0"),
             ("X,80,0,100,10,-1", "r_end must be > 0"),
+            // Finite but absurd: the gains would overflow to infinity, then NaN in the JSON.
+            ("t_mid,1,0.5,1.5,1e200,1", "c_end 1e200 is beyond +-1e12"),
+            ("t_mid,1,0.5,1.5,2,1", "c_end 2 is wider than the whole range"),
+            ("X,0,-1e300,1e300,1,1", "min -1e300 is beyond"),
+            ("X,1,0,2,1,1e200", "r_end 1e200 is beyond"),
         ] {
             let e = parse_param(text).unwrap_err();
             assert!(e.contains(needle) && !e.contains('\n'), "{text}: {e}");
