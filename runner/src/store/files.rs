@@ -313,6 +313,7 @@ pub fn read_regular_text(path: &Path, cap: u64) -> Result<Option<String>> {
 #[cfg(test)]
 mod read_tests {
     use super::*;
+    use std::path::PathBuf;
 
     fn folder(name: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!("store-files-{name}-{}", std::process::id()));
