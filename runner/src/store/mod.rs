@@ -393,17 +393,13 @@ pub fn run_seed(seed: Option<u64>, resume: bool, dir: &Path) -> Result<u64> {
 /// cut short by a kill is ignored, not repaired; no games.jsonl: no records).
 pub fn read_records(dir: &Path) -> Result<Vec<GameRecord>> {
     let p = dir.join(GAMES_FILE);
-    let bytes = match fs::read(&p) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", p.display())),
-    };
+    let Some(bytes) = files::read_regular(&p, files::GAMES_CAP)? else { return Ok(Vec::new()) };
     Ok(parse_games(&bytes).with_context(|| p.display().to_string())?.0)
 }
 
 /// The summary.json in `dir`, if readable.
 pub fn read_summary(dir: &Path) -> Option<serde_json::Value> {
-    let text = fs::read_to_string(dir.join(SUMMARY_FILE)).ok()?;
+    let text = files::read_regular_text(&dir.join(SUMMARY_FILE), files::SMALL_CAP).ok()??;
     serde_json::from_str(&text).ok()
 }
 
@@ -417,8 +413,9 @@ pub fn stored_stopped_by(dir: &Path) -> String {
 /// Reads run.json.
 pub fn read_run_file(dir: &Path) -> Result<RunFile> {
     let p = dir.join(RUN_FILE);
-    let text = fs::read_to_string(&p)
-        .with_context(|| format!("cannot resume: {} not found or unreadable", p.display()))?;
+    let text = files::read_regular_text(&p, files::SMALL_CAP)
+        .with_context(|| format!("cannot resume from {}", dir.display()))?
+        .with_context(|| format!("cannot resume: {} not found", p.display()))?;
     serde_json::from_str(&text).with_context(|| format!("{} is not a valid run file", p.display()))
 }
 
