@@ -7,6 +7,7 @@ pub mod cancel;
 pub mod clock;
 pub mod game;
 pub mod orphans;
+pub mod pause;
 pub mod probe;
 pub mod probe_pool;
 pub mod termination;

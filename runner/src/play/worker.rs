@@ -13,6 +13,7 @@ use crate::plan::openings::Opening;
 use crate::plan::schedule::{Job, Pairing};
 use crate::play::cancel::Cancel;
 use crate::play::game::{GameOutcome, GameSettings, play_game};
+use crate::play::pause::PauseWatch;
 use crate::play::uci::{StartOptions, UciEngine, UciError};
 
 /// Idle processes of one engine spec; new ones are started on demand.
@@ -120,6 +121,8 @@ pub enum WorkerEvent {
     Finished(Box<FinishedGame>),
     /// The run cannot go on (an engine cannot be restarted, a bad opening).
     Fatal(String),
+    /// A game spanned a pause of the runner and was put back in the queue: the warning.
+    Replayed(String),
 }
 
 /// Shared state of the workers.
@@ -133,6 +136,8 @@ pub struct WorkerContext {
     decided: Vec<AtomicBool>,
     started_pairs: Mutex<HashSet<(usize, usize)>>,
     pub cancel: Cancel,
+    /// Raised when the runner was stopped; a game that spans a raise is played again.
+    pub pause: Arc<PauseWatch>,
 }
 
 impl WorkerContext {
@@ -155,6 +160,7 @@ impl WorkerContext {
             decided,
             started_pairs: Mutex::new(already_started.into_iter().collect()),
             cancel,
+            pause: Arc::new(PauseWatch::new()),
         }
     }
 
@@ -183,6 +189,13 @@ impl WorkerContext {
             return Some(t);
         }
         None
+    }
+
+    /// Puts a game back at the front of the queue, to be played again.
+    fn requeue(&self, task: GameTask) {
+        if let Ok(mut q) = self.queue.lock() {
+            q.push_front(task);
+        }
     }
 
     /// Games not yet taken by a worker.
@@ -223,11 +236,13 @@ pub async fn worker_loop(ctx: Arc<WorkerContext>, tx: mpsc::UnboundedSender<Work
                 break;
             }
         };
+        let epoch = ctx.pause.observe();
         let outcome = tokio::select! {
             biased;
             _ = ctx.cancel.cancelled() => None,
             o = play_game(&mut white, &mut black, opening, &settings) => Some(o),
         };
+        let paused = ctx.pause.observe() != epoch;
         let Some(outcome) = outcome else {
             // Killed mid-game (the game is replayed on resume); their CPU time still counts.
             ctx.pools[wi].discard(white);
@@ -244,6 +259,22 @@ pub async fn worker_loop(ctx: Arc<WorkerContext>, tx: mpsc::UnboundedSender<Work
                     } else {
                         ctx.pools[idx].release(eng);
                     }
+                }
+                if paused {
+                    let why = format!(
+                        "the runner was paused during game {} of pair {} ({} vs {}, {}): \
+                         not scored, played again",
+                        task.game + 1,
+                        task.job.pair + 1,
+                        names[0],
+                        names[1],
+                        out.termination,
+                    );
+                    ctx.requeue(task);
+                    if tx.send(WorkerEvent::Replayed(why)).is_err() {
+                        break;
+                    }
+                    continue;
                 }
                 let game = FinishedGame { task, names, outcome: out };
                 if tx.send(WorkerEvent::Finished(Box::new(game))).is_err() {

@@ -260,6 +260,14 @@ impl Progress {
         }
     }
 
+    /// A line that must be seen whatever the display: above the bar, or on stderr.
+    pub fn warn(&self, msg: &str) {
+        match &self.bar {
+            Some(b) => b.println(msg),
+            None => errln!("{msg}"),
+        }
+    }
+
     pub fn finish(&self) {
         if let Some(b) = &self.bar {
             b.finish_and_clear();

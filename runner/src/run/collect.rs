@@ -29,6 +29,8 @@ pub(super) struct Played {
     pub meter: OverheadMeter,
     pub fatal: Option<String>,
     pub hooked: bool,
+    /// One warning per game not scored because the runner was paused during it.
+    pub replayed: Vec<String>,
 }
 
 /// The state of the receiving end while games arrive.
@@ -53,6 +55,7 @@ struct Collector<'a, 'h, 'l> {
     live: Option<LiveOutputs<'l>>,
     /// Whether a live write failure was already said (once per run).
     live_said: bool,
+    replayed: Vec<String>,
 }
 
 /// Plays the queued games on `opts.concurrency` workers and records them as they finish.
@@ -82,6 +85,7 @@ pub(super) async fn play_pending(
     let handles: Vec<_> =
         (0..workers).map(|_| tokio::spawn(worker_loop(ctx.clone(), tx.clone()))).collect();
     drop(tx);
+    let ticker = ctx.pause.spawn_ticker();
     let progress = Progress::new(opts.progress, total_games, tally.games());
     let mut c = Collector {
         plan,
@@ -100,6 +104,7 @@ pub(super) async fn play_pending(
         stats_said: HashSet::new(),
         live,
         live_said: false,
+        replayed: Vec::new(),
     };
     while let Some(ev) = rx.recv().await {
         match ev {
@@ -108,17 +113,22 @@ pub(super) async fn play_pending(
                 c.progress.println(&format!("error: {msg}"));
                 c.fatal.get_or_insert(msg);
             }
+            WorkerEvent::Replayed(why) => {
+                c.progress.warn(&format!("warning: {why}"));
+                c.replayed.push(why);
+            }
         }
     }
     for h in handles {
         let _ = h.await;
     }
+    ticker.abort();
     c.progress.finish();
     let hooked = c.hook.is_some();
-    let Collector { writer: wtx, records, tally, meter, fatal, .. } = c;
+    let Collector { writer: wtx, records, tally, meter, fatal, replayed, .. } = c;
     drop(wtx);
     let store = writer.join().map_err(|_| anyhow!("the game writer panicked"))??;
-    Ok(Played { store, records, tally, meter, fatal, hooked })
+    Ok(Played { store, records, tally, meter, fatal, hooked, replayed })
 }
 
 impl Collector<'_, '_, '_> {

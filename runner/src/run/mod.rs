@@ -186,7 +186,7 @@ async fn finish(
     ctx: &WorkerContext,
     played: Played,
 ) -> Result<RunOutcome> {
-    let Played { store, records, tally, meter, fatal, hooked } = played;
+    let Played { store, records, tally, meter, fatal, hooked, replayed } = played;
     for p in pools {
         p.shutdown_idle().await;
     }
@@ -211,7 +211,9 @@ async fn finish(
     summary["runner_overhead"] = serde_json::to_value(&overhead)?;
     let mut warned = warnings::fault_warnings(&records);
     warned.extend(warnings::starvation_warnings(plan, &records));
-    summary["warnings"] = serde_json::to_value(&warned)?;
+    // Replayed games were already warned about as they happened; the summary keeps them too.
+    let stored: Vec<&String> = warned.iter().chain(&replayed).collect();
+    summary["warnings"] = serde_json::to_value(&stored)?;
     store.write_summary(&summary)?;
     let mut report = String::new();
     for w in &warned {

@@ -1,0 +1,63 @@
+//! A runner that is itself stopped (SIGSTOP, Ctrl-Z) charges the time to the engine on move;
+//! the game in flight is played again instead of being scored as a time forfeit.
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use e2e::{bad_spec, read_games, read_json, runner_bin, scratch, wait_until};
+
+#[test]
+fn a_paused_runner_replays_the_game_in_flight() {
+    let dir = scratch("pause");
+    let out = dir.join("run");
+    let out_s = out.to_string_lossy().into_owned();
+    // 50 ms a move for up to 60 plies: a game lasts seconds, so the pause lands inside one.
+    let (a, b) = (bad_spec("a", "slow", Some(50)), bad_spec("b", "slow", Some(50)));
+    let args = [
+        "match",
+        "--engine",
+        &a,
+        "--engine",
+        &b,
+        "--tc",
+        "1+0.05",
+        "--games",
+        "4",
+        "--maxmoves",
+        "30",
+        "--concurrency",
+        "1",
+        "--progress",
+        "quiet",
+        "--seed",
+        "1",
+        "--out",
+        &out_s,
+    ];
+    let child = Command::new(runner_bin())
+        .current_dir(&dir)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id().to_string();
+    assert!(wait_until(Duration::from_secs(120), || !read_games(&out).is_empty()), "no game");
+    // Well inside the next game, whose engines now stay unanswered for 3 s: a 1 s clock falls.
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(Command::new("kill").args(["-STOP", &pid]).status().unwrap().success());
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(Command::new("kill").args(["-CONT", &pid]).status().unwrap().success());
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let games = read_games(&out);
+    assert_eq!(games.len(), 4, "{err}");
+    for g in &games {
+        assert_ne!(g["termination"], "time-forfeit", "{g}\n{err}");
+    }
+    assert_eq!(err.matches("the runner was paused during game").count(), 1, "{err}");
+    let summary = read_json(&out.join("summary.json"));
+    let warned = summary["warnings"].to_string();
+    assert!(warned.contains("the runner was paused during game"), "{warned}");
+}
