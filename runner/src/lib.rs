@@ -14,6 +14,7 @@ pub mod book;
 pub mod calibrate;
 pub mod cli;
 pub mod cmd;
+pub mod fleet;
 pub mod gauntlet;
 pub mod plan;
 pub mod play;
