@@ -14,6 +14,7 @@ use crate::tune::spsa::{Iteration, Spsa, Step};
 pub const DROPPED: &str = "dropped";
 
 /// The judge of one run.
+#[derive(Clone)]
 pub struct RunJudge {
     pub sprt: Option<SprtSpec>,
     pub race: Option<RaceConfig>,

@@ -6,5 +6,8 @@
 
 pub mod connect;
 pub mod decide;
+pub mod link;
+pub mod pair;
 pub mod queue;
 pub mod schema;
+pub mod worker;

@@ -270,7 +270,7 @@ pub async fn report(
     db: &mut Client,
     worker: i64,
     r: &PairReport<'_>,
-    judge: &mut dyn Judge,
+    judge: &mut (dyn Judge + Send),
 ) -> Result<Reported> {
     let tx = db.transaction().await?;
     let row = tx
