@@ -144,7 +144,7 @@ pub async fn claim(
                FOR UPDATE OF p SKIP LOCKED) \
              UPDATE pairs p SET state = 'leased', token = nextval('lease_tokens'), \
                worker_id = $1, lease_until = now() + make_interval(secs => $5), \
-               attempts = p.attempts + 1 \
+               claimed_at = clock_timestamp(), attempts = p.attempts + 1 \
              FROM c WHERE p.run_id = c.run_id AND p.pairing = c.pairing AND p.pair = c.pair \
              RETURNING p.run_id, p.seq, p.pairing, p.pair, p.opening, p.token, p.attempts, \
                p.spsa",

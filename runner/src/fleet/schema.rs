@@ -68,6 +68,7 @@ CREATE TABLE pairs (
     token        bigint,
     worker_id    bigint REFERENCES workers ON DELETE SET NULL,
     lease_until  timestamptz,
+    claimed_at   timestamptz,
     attempts     integer NOT NULL DEFAULT 0,
     -- A tuning iteration's values, logged when first handed out, reused when handed out again.
     spsa         jsonb,

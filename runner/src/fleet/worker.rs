@@ -176,6 +176,10 @@ async fn serve(
         }
         let mut give_back = Vec::new();
         for c in claimed {
+            if refused.contains(&c.run_id) {
+                give_back.push(c.token);
+                continue;
+            }
             let s = match served.get(&c.run_id) {
                 Some(s) => s.clone(),
                 None => {
@@ -189,7 +193,12 @@ async fn serve(
                             s
                         }
                         Err(why) => {
-                            errln!("refusing run {}: {why}", row.id);
+                            if opts.run == Some(row.id) {
+                                // The one run asked for cannot be served here: an error.
+                                fatal.get_or_insert(format!("refusing run {}: {why}", row.id));
+                            } else {
+                                errln!("refusing run {}: {why}", row.id);
+                            }
                             refused.push(row.id);
                             give_back.push(c.token);
                             continue;
