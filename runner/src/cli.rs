@@ -55,6 +55,9 @@ pub enum Command {
     /// Compare engine variants at fixed time (depth reached) or fixed depth (nodes, speed-up,
     /// same move, same value).
     Searchtest(Box<SearchTestArgs>),
+    /// A fleet worker: claims game pairs of submitted runs from the database, plays them and
+    /// reports each pair; ends when no run it serves has a pair left (--wait: stays for more).
+    Worker(WorkerArgs),
 }
 
 /// Which engines play.
@@ -367,6 +370,37 @@ pub struct ReportArgs {
     /// reloads itself); every other file is left alone.
     #[arg(long)]
     pub html: bool,
+}
+
+/// `runner worker` arguments.
+#[derive(clap::Args, Debug, Clone)]
+pub struct WorkerArgs {
+    /// The fleet's database: a libpq URL or key=value string [default: env RUNNER_DB].
+    #[arg(long, value_name = "URL")]
+    pub db: Option<String>,
+    /// Serve only this run.
+    #[arg(long, value_name = "ID")]
+    pub run: Option<i64>,
+    /// Game pairs played at once [default: CPUs, up to 4 per CPU].
+    #[arg(long, value_name = "N", value_parser = parse_concurrency)]
+    pub concurrency: Option<usize>,
+    /// Seconds a claimed pair stays this worker's without a heartbeat (renewed every quarter of
+    /// it, at most every 2 s); a dead worker's pairs go to others after it.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0, value_parser = lease_secs)]
+    pub lease: f64,
+    /// Stay when there is no work, for runs submitted later.
+    #[arg(long)]
+    pub wait: bool,
+    /// Keep the engines' stderr logs under DIR/run-ID/ [default: not kept].
+    #[arg(long, value_name = "DIR")]
+    pub log_dir: Option<PathBuf>,
+}
+
+fn lease_secs(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && (1.0..=86_400.0).contains(&v) => Ok(v),
+        _ => Err("a number of seconds from 1 to 86400".into()),
+    }
 }
 
 /// `runner merge` arguments.

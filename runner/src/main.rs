@@ -16,6 +16,7 @@ async fn main() -> ExitCode {
         Command::Book(args) => runner::cmd::book::run(args).await,
         Command::Calibrate(args) => runner::cmd::calibrate::run(args).await,
         Command::Searchtest(args) => runner::cmd::searchtest::run(args).await,
+        Command::Worker(args) => runner::cmd::worker::run(args).await,
     };
     // Whatever the engines left behind (re-parented to the runner, its subreaper) dies with the
     // command, engines included.

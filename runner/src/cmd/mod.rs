@@ -9,3 +9,4 @@ pub mod searchtest;
 pub mod stats;
 pub mod sweep;
 pub mod tune;
+pub mod worker;
