@@ -25,6 +25,7 @@ const LAYERS: &[&[&str]] = &[
     &["report"],
     &["run"],
     &["sweep", "gauntlet", "tune", "calibrate", "searchtest", "book"],
+    &["fleet"],
     &["cmd"],
     &["main", "lib"],
 ];
