@@ -5,7 +5,8 @@
 //! [`plan`] (what to play) -> [`play`] (engines and games) -> [`store`] (the results directory)
 //! -> [`report`] (summaries for people) -> [`run`] (the core that executes a plan through them)
 //! -> experiments ([`sweep`], [`gauntlet`], [`tune`]) and tools ([`calibrate`], [`searchtest`], [`book`])
-//! -> [`cli`] (argument groups) -> [`cmd`] (one file per subcommand).
+//! -> [`fleet`] (one run played by many machines through PostgreSQL) -> [`cli`] (argument
+//! groups) -> [`cmd`] (one file per subcommand).
 
 #[macro_use]
 pub mod out;

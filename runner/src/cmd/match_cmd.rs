@@ -1,16 +1,12 @@
 //! `runner match`: one pairing of two engines over a paired opening schedule, optional SPRT; with
 //! more engines or several time controls, a gauntlet or round-robin.
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 
 use crate::cli::MatchArgs;
 use crate::gauntlet;
-use crate::plan::engines::resolve_engines;
 use crate::plan::openings::Opening;
 use crate::plan::run_plan::RunPlan;
-use crate::plan::schedule::Pairing;
-use crate::plan::time_control::time_controls;
-use crate::plan::tournament;
 use crate::play::cancel::{Cancel, cancel_on_signals};
 use crate::play::game::GameSettings;
 use crate::report::html::live::LivePage;
@@ -24,34 +20,8 @@ use crate::store::dir::{RunDir, resume_command};
 /// Builds the plan of a match from its arguments.
 /// The folder is taken (made and locked) last, once the plan is valid.
 pub fn match_plan(args: &MatchArgs) -> Result<(RunPlan, Vec<Opening>, RunOptions, RunDir)> {
-    let (e, l) = (&args.run.engines, &args.run.limit);
-    let mut engines = resolve_engines(&e.engines, e.each.as_deref(), e.engines_file.as_deref())?;
-    if engines.len() == 2 && engines[0].name == engines[1].name {
-        if engines[0] == engines[1] {
-            engines.pop();
-        } else {
-            bail!("both engines are named {:?}: give them different name=", engines[0].name);
-        }
-    }
-    let tcs = time_controls(&l.tc, l.st.as_deref(), l.nodes, l.depth)?;
-    let t = &args.tournament;
-    // Two engines (or one playing itself) at one time control: a plain match, as before.
-    let (kind, pairings) = if engines.len() <= 2 && tcs.len() == 1 {
-        let second = engines.len() - 1;
-        let label = format!("{} vs {}", engines[0].name, engines[second].name);
-        ("match", vec![Pairing { label, first: 0, second, tc: None }])
-    } else {
-        if engines.len() < 2 {
-            bail!("several --tc need two engines or more (give --engine twice or more)");
-        }
-        let names: Vec<String> = engines.iter().map(|e| e.name.clone()).collect();
-        let pairings = tournament::pairings(&names, t.tournament, t.gauntlet_seats, &tcs)?;
-        (t.tournament.as_str(), pairings)
-    };
-    let sprt = run_args::sprt(args.sprt.as_deref())?;
-    let out = run_args::out_dir(&args.run.exec)?;
-    let (plan, openings) =
-        run_args::run_plan(&args.run, kind, (engines, pairings), tcs[0], sprt, &out)?;
+    let (plan, openings, out) =
+        run_args::match_run_plan(args, || run_args::out_dir(&args.run.exec))?;
     let dir = run_args::take_dir(&args.run.exec, &out)?;
     let opts = RunOptions::from_exec(&args.run.exec, dir.path().to_path_buf())?;
     Ok((plan, openings, opts, dir))

@@ -264,11 +264,24 @@ pub fn write_merged_summary(
     stopped_by: &str,
     merge_info: serde_json::Value,
 ) -> anyhow::Result<String> {
+    write_gathered_summary(out, plan, records, stopped_by, ("merge", merge_info))
+}
+
+/// Writes the summary.json of games gathered from elsewhere (merged shards, a fleet run pulled
+/// from its database): the runner's summary, the games' `runner_overhead`, and `origin` (key,
+/// value) saying where they come from. Returns the per-pairing text.
+pub fn write_gathered_summary(
+    out: &Path,
+    plan: &RunPlan,
+    records: &[GameRecord],
+    stopped_by: &str,
+    origin: (&str, serde_json::Value),
+) -> anyhow::Result<String> {
     let names: Vec<String> = plan.engines.iter().map(|e| e.name.clone()).collect();
     let tally = Tally::of_records(plan.pairings.len(), records);
     let mut doc = summary_json(&plan.pairings, &names, &tally, plan.sprt, stopped_by);
     doc["runner_overhead"] = serde_json::to_value(merged_overhead(records))?;
-    doc["merge"] = merge_info;
+    doc[origin.0] = origin.1;
     write_atomic(&out.join(SUMMARY_FILE), serde_json::to_string_pretty(&doc)?.as_bytes())?;
     Ok(plan
         .pairings

@@ -3,15 +3,17 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Result, anyhow};
+use anyhow::{Result, anyhow, bail};
 
-use crate::cli::{ExecArgs, RunArgs};
+use crate::cli::{ExecArgs, MatchArgs, RunArgs};
 use crate::plan::adjudication::Adjudication;
 use crate::plan::engine_spec::EngineSpec;
+use crate::plan::engines::resolve_engines;
 use crate::plan::openings::{Opening, book_for_plan};
 use crate::plan::run_plan::{RunPlan, game_pairs, games_to_play};
 use crate::plan::schedule::{Pairing, Shard};
-use crate::plan::time_control::TimeControl;
+use crate::plan::time_control::{TimeControl, time_controls};
+use crate::plan::tournament;
 use crate::store::dir::{DirMode, RunDir};
 use crate::store::{results_dir, run_seed};
 
@@ -69,6 +71,44 @@ pub fn run_plan(
         variant: b.variant,
     };
     Ok((plan, openings))
+}
+
+/// The plan of `runner match` (a match, gauntlet or round-robin) and its book's openings, as
+/// `runner match` and `runner submit match` build it. `out` gives the results directory once
+/// the engines, time controls and SPRT are valid (its run.json gives the seed on `--resume`);
+/// it is returned with the plan.
+pub fn match_run_plan(
+    args: &MatchArgs,
+    out: impl FnOnce() -> Result<PathBuf>,
+) -> Result<(RunPlan, Vec<Opening>, PathBuf)> {
+    let (e, l) = (&args.run.engines, &args.run.limit);
+    let mut engines = resolve_engines(&e.engines, e.each.as_deref(), e.engines_file.as_deref())?;
+    if engines.len() == 2 && engines[0].name == engines[1].name {
+        if engines[0] == engines[1] {
+            engines.pop();
+        } else {
+            bail!("both engines are named {:?}: give them different name=", engines[0].name);
+        }
+    }
+    let tcs = time_controls(&l.tc, l.st.as_deref(), l.nodes, l.depth)?;
+    let t = &args.tournament;
+    // Two engines (or one playing itself) at one time control: a plain match, as before.
+    let (kind, pairings) = if engines.len() <= 2 && tcs.len() == 1 {
+        let second = engines.len() - 1;
+        let label = format!("{} vs {}", engines[0].name, engines[second].name);
+        ("match", vec![Pairing { label, first: 0, second, tc: None }])
+    } else {
+        if engines.len() < 2 {
+            bail!("several --tc need two engines or more (give --engine twice or more)");
+        }
+        let names: Vec<String> = engines.iter().map(|e| e.name.clone()).collect();
+        let pairings = tournament::pairings(&names, t.tournament, t.gauntlet_seats, &tcs)?;
+        (t.tournament.as_str(), pairings)
+    };
+    let sprt = sprt(args.sprt.as_deref())?;
+    let out = out()?;
+    let (plan, openings) = run_plan(&args.run, kind, (engines, pairings), tcs[0], sprt, &out)?;
+    Ok((plan, openings, out))
 }
 
 /// `--sprt SPEC`.

@@ -7,8 +7,8 @@
 pub mod args;
 mod collect;
 pub mod live;
-mod prepare;
-pub use prepare::start_options;
+pub(crate) mod prepare;
+pub use prepare::{check_plan_engines, start_options, start_options_without_logs};
 #[cfg(test)]
 mod store_fuzz;
 

@@ -55,12 +55,12 @@ pub(super) fn replay_done(
 }
 
 /// The games left to play, in schedule order, and the games of this run's (shard's) schedule.
-pub(super) struct Pending {
+pub(crate) struct Pending {
     pub tasks: Vec<GameTask>,
     pub total_games: u64,
 }
 
-pub(super) fn pending_games(plan: &RunPlan, openings: usize, done: &[GameRecord]) -> Pending {
+pub(crate) fn pending_games(plan: &RunPlan, openings: usize, done: &[GameRecord]) -> Pending {
     let done_keys: HashSet<GameKey> = done.iter().map(GameRecord::key).collect();
     let jobs =
         build_schedule(plan.pairings.len(), plan.pairs, openings, plan.book_order, plan.seed);
@@ -83,6 +83,41 @@ pub fn start_options(plan: &RunPlan, opts: &RunOptions) -> StartOptions {
         instance: 0,
         handshake_timeout: opts.handshake_timeout,
         protocol_log: opts.protocol_log,
+        chess960: plan.variant.is_chess960(),
+        ..StartOptions::default()
+    }
+}
+
+/// Starts every engine of `plan` once, without a results folder (no logs): `runner submit`'s
+/// check that a plan's engines start and declare its `required` options, the same check
+/// ([`check_engines_start`]) a run makes before its first game; the engines are stopped after.
+pub async fn check_plan_engines(
+    plan: &RunPlan,
+    handshake_timeout: std::time::Duration,
+    required: &[String],
+) -> Result<()> {
+    let start_opts = start_options_without_logs(plan, handshake_timeout);
+    let pools: Vec<Arc<EnginePool>> = plan
+        .engines
+        .iter()
+        .map(|s| Arc::new(EnginePool::new(s.clone(), start_opts.clone())))
+        .collect();
+    let checked = check_engines_start(&pools, required, &Cancel::new()).await;
+    for p in &pools {
+        p.shutdown_idle().await;
+    }
+    checked
+}
+
+/// How the engines of `plan` are started outside a results folder (no logs): `runner submit`'s
+/// check, a fleet worker's games.
+pub fn start_options_without_logs(
+    plan: &RunPlan,
+    handshake_timeout: std::time::Duration,
+) -> StartOptions {
+    StartOptions {
+        log_dir: None,
+        handshake_timeout,
         chess960: plan.variant.is_chess960(),
         ..StartOptions::default()
     }

@@ -14,6 +14,7 @@
 //! sweep's), plot.svg, points/<label>/summary.json.
 
 pub mod analysis;
+pub mod args;
 pub mod best;
 pub mod plan;
 pub mod plot;

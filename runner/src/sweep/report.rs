@@ -174,21 +174,43 @@ pub fn write_merged_sweep(
     stopped_by: &str,
     merge_info: serde_json::Value,
 ) -> Result<String> {
-    sweep.save(out)?;
     let stop = match stopped_by {
         "complete" => StopReason::Complete,
         "sprt" => StopReason::Sprt,
         _ => StopReason::Interrupted,
     };
-    let table = write_sweep(out, sweep, plan, records, stop)?;
+    write_gathered_sweep(
+        out,
+        sweep,
+        plan,
+        records,
+        (stop.as_str(), stopped_by),
+        ("merge", merge_info),
+    )
+}
+
+/// The outputs of a sweep whose games were gathered from elsewhere (merged shards, a fleet run
+/// pulled from its database): sweep.json, the tables and plot (computed as if the run stopped by
+/// `stopped_by.0`), and summary.json with `stopped_by.1`, the games' `runner_overhead` and
+/// `origin` (key, value) saying where they come from. Returns the table.
+pub fn write_gathered_sweep(
+    out: &Path,
+    sweep: &SweepPlan,
+    plan: &RunPlan,
+    records: &[GameRecord],
+    stopped_by: (&str, &str),
+    origin: (&str, serde_json::Value),
+) -> Result<String> {
+    sweep.save(out)?;
+    let table = write_sweep_stopped_by(out, sweep, plan, records, stopped_by.0)?;
     let path = out.join(SUMMARY_FILE);
     let text =
         fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
     let mut doc: serde_json::Value = serde_json::from_str(&text)
         .with_context(|| format!("{} is not valid JSON", path.display()))?;
-    doc["stopped_by"] = json!(stopped_by);
+    doc["stopped_by"] = json!(stopped_by.1);
     doc["runner_overhead"] = serde_json::to_value(merged_overhead(records))?;
-    doc["merge"] = merge_info;
+    doc[origin.0] = origin.1;
     crate::store::write_atomic(&path, (serde_json::to_string_pretty(&doc)? + "\n").as_bytes())?;
     Ok(table)
 }

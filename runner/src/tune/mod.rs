@@ -15,6 +15,7 @@
 //! the pairs finished) and tune.jsonl (each iteration's perturbation and gains), so a run killed
 //! at any moment resumes where it stood.
 
+pub mod args;
 pub mod files;
 pub mod log;
 pub mod params;

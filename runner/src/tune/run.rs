@@ -18,6 +18,7 @@ use tokio::sync::mpsc;
 use super::log::{TuneLog, as_logged};
 use super::params::{TuneParam, integer_flags};
 use super::spsa::{Finished, Iteration, Spsa, Step, option_text};
+use crate::plan::engine_spec::EngineSpec;
 use crate::plan::openings::Opening;
 use crate::plan::run_plan::RunPlan;
 use crate::plan::schedule::{Job, build_schedule};
@@ -53,7 +54,7 @@ pub type WriteOutputs<'a> = &'a mut (dyn FnMut(&TuneState) -> Result<()> + Send)
 /// Pairs waiting for their second game: the pair's number and the plus side's points in the
 /// first.
 #[derive(Default)]
-struct OpenPairs(HashMap<usize, f64>);
+pub struct OpenPairs(HashMap<usize, f64>);
 
 impl OpenPairs {
     /// Adds a stored game; when it completes its pair, the pair's result: the plus side's wins
@@ -70,8 +71,10 @@ impl OpenPairs {
     }
 }
 
-/// The pairs finished, in the order their second game was stored, and the pairs still open.
-fn finished_pairs(records: &[GameRecord]) -> (Vec<Finished>, OpenPairs) {
+/// The pairs finished, in the order their second game was stored, and the pairs still open
+/// (a pulled fleet run replays theta from its games in the order they were reported, the same
+/// way).
+pub fn finished_pairs(records: &[GameRecord]) -> (Vec<Finished>, OpenPairs) {
     let mut open = OpenPairs::default();
     let mut out = Vec::new();
     for (i, r) in records.iter().enumerate() {
@@ -125,13 +128,14 @@ enum Event {
     Fatal(String),
 }
 
-/// Starts the first engine and reads the tuned options' types; an undeclared option is an
-/// error before any game. The engine is kept for the first slot.
-async fn check_engine(
-    setup: &TuneSetup<'_>,
+/// Starts the engine `spec` and reads the tuned options' types (integer or not); an undeclared
+/// option is an error before any game. The engine is returned (a run keeps it for its first
+/// slot; `runner submit` shuts it down).
+pub async fn check_engine(
+    spec: &EngineSpec,
+    params: &[TuneParam],
     start: &StartOptions,
 ) -> Result<(UciEngine, Vec<bool>)> {
-    let spec = &setup.plan.engines[0];
     let e = UciEngine::start(spec, start).await.map_err(|e| anyhow!("{e}"))?;
     let declared: Vec<(String, String)> =
         e.declared_options.iter().cloned().zip(e.declared_types.iter().cloned()).collect();
@@ -144,7 +148,7 @@ async fn check_engine(
             undeclared.join(", ")
         );
     }
-    match integer_flags(&setup.params, &spec.name, &declared) {
+    match integer_flags(params, &spec.name, &declared) {
         Ok(flags) => Ok((e, flags)),
         Err(msg) => {
             e.shutdown().await;
@@ -240,7 +244,7 @@ pub async fn run_tune(setup: TuneSetup<'_>, write: WriteOutputs<'_>) -> Result<T
     let (first, integer) = tokio::select! {
         biased;
         _ = cancel.cancelled() => bail!("interrupted before the first game"),
-        r = check_engine(&setup, &start) => r?,
+        r = check_engine(&plan.engines[0], &setup.params, &start) => r?,
     };
     let spsa = as_logged(&Spsa {
         params: setup.params.clone(),

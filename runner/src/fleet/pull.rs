@@ -1,0 +1,465 @@
+//! `runner pull`: a fleet run's games written as an ordinary results folder, by the same code a
+//! local run and `runner merge` write theirs with: run.json (the submitted plan), games.jsonl,
+//! games.pgn (schedule order, rewritten by the store, which also checks every game against the
+//! plan's schedule), summary.json, the tables and plot of the kind of run (a match's table.md
+//! and plot.svg, a gauntlet's tables, a sweep's sweep.json and tables, a tuning run's
+//! tune.jsonl and tune.json/csv/md/svg) and report.html. `runner report DIR` and the page read
+//! it like any other folder.
+//!
+//! games.jsonl keeps the records in the order given: schedule order for a match or sweep, the
+//! order the pairs were reported for a tuning run (theta is replayed from tune.jsonl and
+//! games.jsonl in that order, as `--resume` replays it, so the folder's theta is the fleet's).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::submission::{Experiment, Submission};
+use crate::gauntlet::files::write_tables;
+use crate::report::html::write_report;
+use crate::report::match_files;
+use crate::report::summary::write_gathered_summary;
+use crate::store::dir::{DirMode, RunDir, check_new_out};
+use crate::store::{GAMES_FILE, GameRecord, RUN_FILE, Store, read_run_file, write_atomic};
+use crate::sweep::report::write_gathered_sweep;
+use crate::tune::files::write_outputs;
+use crate::tune::log::TuneLog;
+use crate::tune::run::{TuneState, finished_pairs};
+use crate::tune::spsa::{Iteration, Step};
+
+/// The state of a fleet run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunState {
+    /// Pairs are still handed out.
+    Active,
+    /// Stopped by a decision (SPRT, or every sweep point decided or dropped).
+    Decided,
+    /// Every scheduled pair was played.
+    Complete,
+    /// Stopped by `runner cancel`.
+    Cancelled,
+}
+
+impl RunState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunState::Active => "active",
+            RunState::Decided => "decided",
+            RunState::Complete => "complete",
+            RunState::Cancelled => "cancelled",
+        }
+    }
+
+    /// summary.json's `stopped_by` for a run in this state (a local run's words where there
+    /// are some: `complete`, `sprt`).
+    pub fn stopped_by(self) -> &'static str {
+        match self {
+            RunState::Active => "active",
+            RunState::Decided => "sprt",
+            RunState::Complete => "complete",
+            RunState::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// A tuning run as the fleet holds it.
+#[derive(Clone, Debug, Default)]
+pub struct PulledTune {
+    /// Every iteration handed out, with the values logged before its games.
+    pub started: Vec<Iteration>,
+    /// theta and the applied updates as the fleet computed them (checked against the replay).
+    pub theta: Vec<f64>,
+    pub history: Vec<Step>,
+}
+
+/// How a pulled run stands.
+#[derive(Clone, Debug)]
+pub struct PulledState {
+    pub state: RunState,
+    /// Why it stopped, as the fleet says it (`sprt`, `racing`, `cancelled`, ...).
+    pub stop_reason: Option<String>,
+    /// Sweep points dropped (pairing index, why).
+    pub dropped: Vec<(usize, String)>,
+    /// A tuning run's iterations and theta.
+    pub tune: Option<PulledTune>,
+}
+
+impl PulledState {
+    pub fn new(state: RunState) -> PulledState {
+        PulledState { state, stop_reason: None, dropped: Vec::new(), tune: None }
+    }
+}
+
+/// Writes the results folder `out` of the submitted run `sub` with its `records` (see the
+/// module's doc for their order). `out` must be new, empty, or a folder pulled from the same
+/// run before (it is then brought up to date); any other folder is refused, and nothing is
+/// written outside `out`. Returns the text to print (the summary or table).
+pub fn write_folder(
+    out: &Path,
+    sub: &Submission,
+    records: Vec<GameRecord>,
+    state: PulledState,
+) -> Result<String> {
+    check_out(out, sub)?;
+    crate::store::files::create_dir_all(out)
+        .with_context(|| format!("cannot create results directory {}", out.display()))?;
+    // Locked while written: no runner resumes it, and a report waits.
+    let _dir = RunDir::open(out, DirMode::Resume)?;
+    let plan = sub.plan();
+    write_atomic(&out.join(RUN_FILE), serde_json::to_string_pretty(&sub.run)?.as_bytes())?;
+    let mut jsonl = String::new();
+    for r in &records {
+        jsonl.push_str(&serde_json::to_string(r)?);
+        jsonl.push('\n');
+    }
+    write_atomic(&out.join(GAMES_FILE), jsonl.as_bytes())?;
+    // Reopening the folder as a run checks every game against the plan's schedule and rewrites
+    // games.pgn in schedule order.
+    drop(Store::resume(out, plan).context("checking the pulled games")?);
+    let scheduled = sub.schedule().len() * 2;
+    let dropped: Vec<Value> = state
+        .dropped
+        .iter()
+        .map(|(p, why)| {
+            let label = plan.pairings.get(*p).map(|x| x.label.as_str()).unwrap_or("?");
+            json!({"pairing": p, "label": label, "why": why})
+        })
+        .collect();
+    let origin = json!({
+        "state": state.state.as_str(),
+        "stop_reason": state.stop_reason,
+        "games": records.len(),
+        "scheduled_games": scheduled,
+        "dropped": dropped,
+    });
+    let stopped_by = state.state.stopped_by();
+    let text = match &sub.experiment {
+        Experiment::Match { anchor, anchor_elo } => {
+            let mut text =
+                write_gathered_summary(out, plan, &records, stopped_by, ("fleet", origin))?;
+            if plan.kind == "match" {
+                match_files::write(out, plan, &records)?;
+            } else {
+                let tables = write_tables(out, plan, &records, *anchor, *anchor_elo)?;
+                text.push('\n');
+                text.push_str(&tables.markdown());
+            }
+            text
+        }
+        Experiment::Sweep { sweep, .. } => write_gathered_sweep(
+            out,
+            sweep,
+            plan,
+            &records,
+            (stopped_by, stopped_by),
+            ("fleet", origin),
+        )?,
+        Experiment::Tune { .. } => {
+            let tune = state.tune.unwrap_or_default();
+            write_gathered_summary(out, plan, &records, stopped_by, ("fleet", origin))?;
+            write_tune(out, sub, tune, records, stopped_by)?
+        }
+    };
+    write_report(out)?;
+    Ok(text)
+}
+
+/// tune.jsonl (the settings, then every iteration handed out, by k) and the tuning outputs from
+/// theta replayed over the games in their order; a replay that differs from the fleet's theta
+/// is a warning (the folder keeps the replay, which `--resume` and a report would compute).
+fn write_tune(
+    out: &Path,
+    sub: &Submission,
+    tune: PulledTune,
+    records: Vec<GameRecord>,
+    stopped_by: &str,
+) -> Result<String> {
+    let Some(spsa) = sub.spsa() else { bail!("not a tuning run") };
+    let mut log = TuneLog::create(out, &spsa)?;
+    let mut started: BTreeMap<u64, Iteration> = BTreeMap::new();
+    for it in tune.started {
+        started.insert(it.k, it);
+    }
+    for it in started.values() {
+        log.start(it)?;
+    }
+    let (finished, _) = finished_pairs(&records);
+    let (theta, history) = spsa
+        .replay(&started, &finished)
+        .map_err(|e| anyhow::anyhow!("cannot replay theta from the pulled games: {e}"))?;
+    let close = |a: &[f64], b: &[f64]| {
+        a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x - y).abs() <= 1e-9 * x.abs().max(1.0))
+    };
+    if !tune.theta.is_empty() && !close(&theta, &tune.theta) {
+        errln!(
+            "warning: theta replayed from the pulled games ({theta:?}) differs from the fleet's \
+             ({:?}); the folder keeps the replay",
+            tune.theta
+        );
+    }
+    let state = TuneState { spsa, theta, history, records };
+    write_outputs(out, &state, stopped_by)
+}
+
+/// `out` may take this pull: new, empty, or an earlier pull of the same run.
+fn check_out(out: &Path, sub: &Submission) -> Result<()> {
+    if let Ok(run) = read_run_file(out)
+        && run.plan_hash != sub.run.plan_hash
+    {
+        bail!(
+            "--out {} holds another run (plan {}): choose a new folder for the pull",
+            out.display(),
+            run.plan_hash.get(..12).unwrap_or(&run.plan_hash)
+        );
+    }
+    check_new_out(out, &|d| read_run_file(d).is_ok_and(|r| r.plan_hash == sub.run.plan_hash))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::Command;
+    use crate::fleet::submission::tests::{fake_engine, match_submission, parse, rt, scratch};
+    use crate::fleet::submission::{submission_of_sweep, submission_of_tune};
+    use crate::play::game::GameResult;
+    use crate::store::read_records;
+    use crate::tune::log::as_logged;
+
+    /// Both games of every pair of `sub`'s schedule (or of the pairs in `seqs`), as workers
+    /// would report them: the first engine wins game 0 and draws game 1 on even pairs.
+    fn games(sub: &Submission, seqs: &[usize]) -> Vec<GameRecord> {
+        let plan = sub.plan();
+        let jobs = sub.schedule();
+        let names: Vec<&str> = plan.engines.iter().map(|e| e.name.as_str()).collect();
+        let mut out = Vec::new();
+        for &s in seqs {
+            let job = jobs[s];
+            let p = &plan.pairings[job.pairing];
+            for game in 0..2u8 {
+                let mut r = crate::store::tests::record(job.pair, game);
+                r.seq = job.seq;
+                r.pairing = job.pairing;
+                r.label = p.label.clone();
+                r.opening = job.opening;
+                r.fen = sub.openings[job.opening].fen.clone();
+                let (w, b) = if game == 0 { (p.first, p.second) } else { (p.second, p.first) };
+                (r.white, r.black) = (names[w].into(), names[b].into());
+                r.result = match (job.pair % 2, game) {
+                    (0, 0) => GameResult::WhiteWins,
+                    (0, _) => GameResult::Draw,
+                    (_, 0) => GameResult::Draw,
+                    _ => GameResult::WhiteWins,
+                };
+                r.plan_hash = Some(plan.merge_hash());
+                out.push(r);
+            }
+        }
+        out
+    }
+
+    fn read_json(p: &Path) -> Value {
+        serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_pulled_match_is_an_ordinary_results_folder() {
+        let d = scratch("pull-match");
+        let engine = fake_engine(&d);
+        let sub = match_submission(&engine, &["--games", "8", "--seed", "3"]).unwrap();
+        let records = games(&sub, &[0, 1, 2, 3]);
+        let out = d.join("pulled");
+        let text = write_folder(&out, &sub, records.clone(), PulledState::new(RunState::Complete))
+            .unwrap();
+        assert!(text.contains("A vs B: 8 games"), "{text}");
+        assert_eq!(read_records(&out).unwrap(), records);
+        let run = read_run_file(&out).unwrap();
+        assert_eq!(
+            (run.plan_hash.as_str(), run.created.as_str()),
+            (sub.run.plan_hash.as_str(), sub.run.created.as_str())
+        );
+        let summary = read_json(&out.join("summary.json"));
+        assert_eq!(summary["stopped_by"], "complete");
+        assert_eq!(summary["pairings"][0]["games"], 8);
+        assert_eq!(summary["fleet"]["scheduled_games"], 8);
+        for f in ["games.pgn", "table.md", "table.csv", "plot.svg", "report.html"] {
+            assert!(out.join(f).is_file(), "{f}");
+        }
+        let pgn = std::fs::read_to_string(out.join("games.pgn")).unwrap();
+        assert_eq!(pgn.matches("[Event ").count(), 8);
+        // The page reads it as a finished match, every file readable.
+        let files = crate::report::html::input::read(&out);
+        assert_eq!(files.kind, crate::report::html::input::Kind::Match);
+        assert!(files.notes.is_empty() && files.skipped.is_empty(), "{:?}", files.notes);
+        assert!(matches!(
+            crate::report::html::input::liveness(&files),
+            crate::report::html::input::Liveness::Ended(s) if s == "complete"
+        ));
+        // `runner report`'s match path over the folder.
+        crate::report::match_files::write(&out, &run.plan, &read_records(&out).unwrap()).unwrap();
+        // Pulled again later (more games): brought up to date.
+        let more = games(&sub, &[0, 1, 2, 3]);
+        write_folder(&out, &sub, more, PulledState::new(RunState::Complete)).unwrap();
+        // Another run's folder, and a folder of the user's, are refused.
+        let other = match_submission(&engine, &["--games", "8", "--seed", "4"]).unwrap();
+        let e = write_folder(&out, &other, vec![], PulledState::new(RunState::Active))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("holds another run") && !e.contains('\n'), "{e}");
+        let mine = d.join("mine");
+        std::fs::create_dir_all(&mine).unwrap();
+        std::fs::write(mine.join("notes.txt"), "x").unwrap();
+        let e = write_folder(&mine, &sub, vec![], PulledState::new(RunState::Active))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("is not empty and holds no run"), "{e}");
+        assert_eq!(std::fs::read_dir(&mine).unwrap().count(), 1, "nothing written there");
+        // A game that is not in the plan's schedule is refused.
+        let mut bad = games(&sub, &[0]);
+        bad[0].opening += 1;
+        let e = write_folder(&d.join("bad"), &sub, bad, PulledState::new(RunState::Active))
+            .unwrap_err();
+        assert!(format!("{e:#}").contains("does not match the plan's schedule"), "{e:#}");
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn a_pulled_gauntlet_and_a_decided_sweep_keep_their_tables() {
+        let d = scratch("pull-sweep");
+        let engine = fake_engine(&d);
+        let (a, b, c) = (
+            format!("cmd={engine},name=A"),
+            format!("cmd={engine},name=B"),
+            format!("cmd={engine},name=C"),
+        );
+        let args = ["match", "--engine", &a, "--engine", &b, "--engine", &c, "--depth", "1"];
+        let Command::Match(m) = parse(&[&args[..], &["--games", "4"]].concat()) else {
+            unreachable!()
+        };
+        let sub = rt().block_on(crate::fleet::submission::submission_of_match(&m)).unwrap();
+        assert_eq!(sub.plan().kind, "gauntlet");
+        let n = sub.schedule().len();
+        let out = d.join("gauntlet");
+        let text = write_folder(
+            &out,
+            &sub,
+            games(&sub, &(0..n).collect::<Vec<_>>()),
+            PulledState::new(RunState::Complete),
+        )
+        .unwrap();
+        assert!(text.contains("A vs B"), "{text}");
+        assert!(out.join("ratings.csv").is_file());
+
+        let spec = format!("cmd={engine},name=E");
+        let args =
+            ["sweep", "--engine", &spec, "--param", "X", "--values", "1,2,3", "--depth", "1"];
+        let Command::Sweep(s) = parse(&[&args[..], &["--games", "4", "--adaptive"]].concat())
+        else {
+            unreachable!()
+        };
+        let sub = rt().block_on(submission_of_sweep(&s)).unwrap();
+        let n = sub.schedule().len();
+        assert_eq!(n, 6);
+        let out = d.join("sweep");
+        let state = PulledState {
+            state: RunState::Decided,
+            stop_reason: Some("racing".into()),
+            dropped: vec![(2, "dropped: worse than X=1".into())],
+            tune: None,
+        };
+        let records = games(&sub, &[0, 1, 2, 3, 4]);
+        write_folder(&out, &sub, records.clone(), state).unwrap();
+        let summary = read_json(&out.join("summary.json"));
+        assert_eq!(
+            (summary["kind"].as_str(), summary["stopped_by"].as_str()),
+            (Some("sweep"), Some("sprt"))
+        );
+        assert_eq!(summary["fleet"]["dropped"][0]["label"], "X=3");
+        assert_eq!(summary["fleet"]["stop_reason"], "racing");
+        assert_eq!(summary["points"].as_array().unwrap().len(), 3);
+        // `runner report`'s sweep path over the folder.
+        let sweep = crate::sweep::plan::SweepPlan::load(&out).unwrap().unwrap();
+        assert_eq!(Some(&sweep), sub.sweep());
+        let plan = read_run_file(&out).unwrap().plan;
+        crate::sweep::report::write_sweep_stopped_by(
+            &out,
+            &sweep,
+            &plan,
+            &read_records(&out).unwrap(),
+            "sprt",
+        )
+        .unwrap();
+        assert_eq!(
+            crate::report::html::input::read(&out).kind,
+            crate::report::html::input::Kind::Sweep
+        );
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn a_pulled_tuning_run_replays_to_the_fleets_theta() {
+        let d = scratch("pull-tune");
+        let engine = fake_engine(&d);
+        let spec = format!("cmd={engine},name=E");
+        let args = ["tune", "--engine", &spec, "--param", "T,0.5,0,1,0.1,2", "--games", "8"];
+        let Command::Tune(t) = parse(&[&args[..], &["--depth", "1", "--seed", "9"]].concat())
+        else {
+            unreachable!()
+        };
+        let sub = rt().block_on(submission_of_tune(&t)).unwrap();
+        let spsa = sub.spsa().unwrap();
+        // The fleet hands out two iterations at a time from the same theta, and their pairs
+        // come back in the other order.
+        let mut theta = spsa.start_theta();
+        let (mut started, mut records, mut history) = (Vec::new(), Vec::new(), Vec::new());
+        for batch in [[0u64, 1], [2, 3]] {
+            let its: Vec<Iteration> =
+                batch.iter().map(|&k| as_logged(&spsa.begin(k, &theta)).unwrap()).collect();
+            for it in its.iter().rev() {
+                let pair = games(&sub, &[it.k as usize]);
+                let result = pair
+                    .iter()
+                    .map(|r| match r.first_score() {
+                        stats::GameScore::Win => 1.0,
+                        stats::GameScore::Draw => 0.0,
+                        stats::GameScore::Loss => -1.0,
+                    })
+                    .sum::<f64>();
+                records.extend(pair);
+                spsa.update(&mut theta, it, result);
+                history.push(Step {
+                    k: it.k,
+                    games: records.len() as u64,
+                    theta: theta.clone(),
+                    c_k: it.c_k.clone(),
+                    a_k: it.a_k.clone(),
+                    result,
+                });
+            }
+            started.extend(its);
+        }
+        assert_ne!(theta, spsa.start_theta());
+        let out = d.join("tune");
+        let state = PulledState {
+            tune: Some(PulledTune { started, theta: theta.clone(), history: history.clone() }),
+            ..PulledState::new(RunState::Complete)
+        };
+        write_folder(&out, &sub, records.clone(), state).unwrap();
+        let tj = read_json(&out.join("tune.json"));
+        assert_eq!(tj["values"]["T"].as_f64().unwrap(), theta[0]);
+        assert_eq!(tj["iterations"], 4);
+        for f in ["tune.jsonl", "tune.csv", "tune.md", "tune.svg", "summary.json", "report.html"] {
+            assert!(out.join(f).is_file(), "{f}");
+        }
+        // A local `--resume` replays the same theta from the folder's two files.
+        let logged = crate::tune::log::read(&out).unwrap();
+        assert_eq!(logged.spsa, spsa);
+        let (finished, _) = finished_pairs(&read_records(&out).unwrap());
+        let (replayed, steps) = spsa.replay(&logged.started, &finished).unwrap();
+        assert_eq!((replayed, steps), (theta, history));
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}
