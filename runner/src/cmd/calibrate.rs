@@ -75,9 +75,6 @@ pub async fn run(args: &CalibrateArgs) -> Result<u8> {
 }
 
 fn sample(args: &CalibrateArgs, games: &Path, out: &Path) -> Result<()> {
-    if args.sample_count == 0 {
-        bail!("--sample-count must be at least 1");
-    }
     let opts =
         SampleOptions { count: args.sample_count, seed: args.seed, skip_plies: args.skip_plies };
     let rep = sample_from_games(games, &opts)?;
