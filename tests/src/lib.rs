@@ -2,6 +2,8 @@
 //! running the runner in a scratch directory, checking how it ended, and reading what it wrote
 //! (games.jsonl, JSON and text files, a small opening book).
 
+pub mod pg;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;

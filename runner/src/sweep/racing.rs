@@ -68,6 +68,15 @@ impl Race {
         &self.dropped
     }
 
+    /// Takes point `i` out of the race (a race rebuilt from stored decisions: the fleet).
+    pub fn mark_dropped(&mut self, i: usize) {
+        if let Some(d) = self.dropped.get_mut(i)
+            && d.is_none()
+        {
+            *d = Some(Dropped { after_games: 0, best: i, z: 0.0 });
+        }
+    }
+
     pub fn active_count(&self) -> usize {
         self.dropped.iter().filter(|d| d.is_none()).count()
     }

@@ -1,0 +1,338 @@
+//! Connecting to the fleet's PostgreSQL: `--db URL` or `RUNNER_DB`, in libpq's two spellings
+//! (`postgresql://user@host:port/db?sslmode=verify-full` or `host=/run/pg dbname=fleet`), a
+//! password from the URL, `PGPASSWORD`, or the password file (`PGPASSFILE`, else `~/.pgpass`).
+//!
+//! TLS is rustls with Mozilla's roots (or `sslrootcert=FILE`). libpq's `sslmode` values are taken:
+//! `disable`; `prefer` (the default: TLS when the server offers it); `require`, `verify-ca` and
+//! `verify-full` all require TLS and verify the server's certificate chain and host name (stricter
+//! than libpq's `require`, which checks nothing). Unix sockets (`host=/path`) never use TLS.
+//! A connection string's password never appears in an error or a log: [`DbTarget`] prints
+//! `user@host:port/db` only.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result, anyhow, bail};
+use tokio_postgres::config::{Host, SslMode};
+use tokio_postgres::{Client, Config, NoTls};
+
+/// The environment variable read when `--db` is not given.
+pub const DB_ENV: &str = "RUNNER_DB";
+
+/// A parsed connection string: the driver's configuration and our TLS settings.
+#[derive(Clone)]
+pub struct DbTarget {
+    config: Config,
+    tls: TlsMode,
+    root_cert: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TlsMode {
+    Disable,
+    Prefer,
+    Require,
+}
+
+impl fmt::Display for DbTarget {
+    /// `user@host:port/db`, never the password.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let c = &self.config;
+        let host = match c.get_hosts().first() {
+            Some(Host::Tcp(h)) => h.clone(),
+            Some(Host::Unix(p)) => p.display().to_string(),
+            None => "localhost".into(),
+        };
+        let port = c.get_ports().first().copied().unwrap_or(5432);
+        let user = c.get_user().unwrap_or("?");
+        write!(f, "{user}@{host}:{port}/{}", c.get_dbname().unwrap_or(user))
+    }
+}
+
+impl fmt::Debug for DbTarget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "DbTarget({self})")
+    }
+}
+
+/// The connection string of `--db`, else of `RUNNER_DB`.
+pub fn db_url(flag: Option<&str>) -> Result<String> {
+    match flag {
+        Some(s) => Ok(s.to_string()),
+        None => {
+            std::env::var(DB_ENV).map_err(|_| anyhow!("no database: give --db URL or set {DB_ENV}"))
+        }
+    }
+}
+
+/// Splits our TLS keys off a connection string (the driver does not know `verify-full` or
+/// `sslrootcert`) and parses the rest.
+pub fn parse_target(url: &str) -> Result<DbTarget> {
+    let (rest, sslmode, root) = take_tls_keys(url);
+    let mut config: Config = rest.parse().map_err(|e| {
+        // The driver's message never quotes the string, so no password leaks through it.
+        anyhow!("cannot parse the database connection string: {e}")
+    })?;
+    let tls = match sslmode.as_deref() {
+        None | Some("prefer") | Some("allow") => TlsMode::Prefer,
+        Some("disable") => TlsMode::Disable,
+        Some("require") | Some("verify-ca") | Some("verify-full") => TlsMode::Require,
+        Some(other) => bail!(
+            "sslmode={other} is not one of disable, allow, prefer, require, verify-ca, verify-full"
+        ),
+    };
+    config.ssl_mode(match tls {
+        TlsMode::Disable => SslMode::Disable,
+        TlsMode::Prefer => SslMode::Prefer,
+        TlsMode::Require => SslMode::Require,
+    });
+    if config.get_user().is_none() {
+        let user = std::env::var("PGUSER")
+            .or_else(|_| std::env::var("USER"))
+            .map_err(|_| anyhow!("no database user: give user= in the connection string"))?;
+        config.user(&user);
+    }
+    if config.get_hosts().is_empty() {
+        config.host(std::env::var("PGHOST").as_deref().unwrap_or("localhost"));
+    }
+    if config.get_password().is_none() {
+        if let Ok(p) = std::env::var("PGPASSWORD") {
+            config.password(p);
+        } else if let Some(p) = password_from_file(&config) {
+            config.password(p);
+        }
+    }
+    config.connect_timeout(Duration::from_secs(10));
+    config.application_name("mpc-runner");
+    Ok(DbTarget { config, tls, root_cert: root.map(PathBuf::from) })
+}
+
+/// Removes `sslmode` and `sslrootcert` from a URL's query or a key=value string.
+fn take_tls_keys(url: &str) -> (String, Option<String>, Option<String>) {
+    let (mut mode, mut root) = (None, None);
+    let mut take = |k: &str, v: &str| match k {
+        "sslmode" => {
+            mode = Some(v.to_string());
+            true
+        }
+        "sslrootcert" => {
+            root = Some(v.to_string());
+            true
+        }
+        _ => false,
+    };
+    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        let Some((base, query)) = url.split_once('?') else { return (url.to_string(), None, None) };
+        let kept: Vec<&str> = query
+            .split('&')
+            .filter(|kv| {
+                let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+                !take(k, &percent_decode(v))
+            })
+            .collect();
+        let rest =
+            if kept.is_empty() { base.to_string() } else { format!("{base}?{}", kept.join("&")) };
+        (rest, mode, root)
+    } else {
+        let kept: Vec<&str> = url
+            .split_whitespace()
+            .filter(|kv| {
+                let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+                !take(k.trim(), v.trim().trim_matches('\''))
+            })
+            .collect();
+        (kept.join(" "), mode, root)
+    }
+}
+
+/// `%XX` escapes of a URL query value decoded (a path such as `sslrootcert=%2Fetc%2Fca.pem`).
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%'
+            && i + 2 < b.len()
+            && let Ok(v) =
+                u8::from_str_radix(std::str::from_utf8(&b[i + 1..i + 3]).unwrap_or(""), 16)
+        {
+            out.push(v);
+            i += 3;
+            continue;
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The password of the first matching `host:port:database:username:password` line of the
+/// password file (libpq's rules: `*` matches anything, `\:` and `\\` escape). A file readable
+/// by group or others is ignored with a warning, as libpq does.
+fn password_from_file(c: &Config) -> Option<String> {
+    let path = match std::env::var_os("PGPASSFILE") {
+        Some(p) => PathBuf::from(p),
+        None => PathBuf::from(std::env::var_os("HOME")?).join(".pgpass"),
+    };
+    let text = read_pgpass(&path)?;
+    let host = match c.get_hosts().first() {
+        Some(Host::Tcp(h)) => h.clone(),
+        Some(Host::Unix(_)) | None => "localhost".into(),
+    };
+    let port = c.get_ports().first().copied().unwrap_or(5432).to_string();
+    let user = c.get_user().unwrap_or_default().to_string();
+    let db = c.get_dbname().map(str::to_string).unwrap_or_else(|| user.clone());
+    pgpass_lookup(&text, [&host, &port, &db, &user])
+}
+
+fn read_pgpass(path: &Path) -> Option<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let meta = std::fs::metadata(path).ok()?;
+    if meta.permissions().mode() & 0o077 != 0 {
+        errln!(
+            "warning: password file {} has group or world access; it is ignored (chmod 0600)",
+            path.display()
+        );
+        return None;
+    }
+    std::fs::read_to_string(path).ok()
+}
+
+/// The password for `[host, port, database, user]` in a password file's text.
+pub fn pgpass_lookup(text: &str, want: [&str; 4]) -> Option<String> {
+    for line in text.lines() {
+        if line.starts_with('#') || line.trim().is_empty() {
+            continue;
+        }
+        let fields = split_pgpass(line);
+        if fields.len() != 5 {
+            continue;
+        }
+        if fields[..4].iter().zip(want).all(|(f, w)| f == "*" || f == w) {
+            return Some(fields[4].clone());
+        }
+    }
+    None
+}
+
+fn split_pgpass(line: &str) -> Vec<String> {
+    let mut fields = vec![String::new()];
+    let mut chars = line.chars();
+    while let Some(ch) = chars.next() {
+        match ch {
+            '\\' => {
+                if let (Some(n), Some(f)) = (chars.next(), fields.last_mut()) {
+                    f.push(n);
+                }
+            }
+            ':' if fields.len() < 5 => fields.push(String::new()),
+            _ => {
+                if let Some(f) = fields.last_mut() {
+                    f.push(ch);
+                }
+            }
+        }
+    }
+    fields
+}
+
+impl DbTarget {
+    /// Connects; the connection's driver task runs in the background until the client drops.
+    pub async fn connect(&self) -> Result<Client> {
+        let unix = matches!(self.config.get_hosts().first(), Some(Host::Unix(_)));
+        if self.tls == TlsMode::Disable || unix {
+            let (client, conn) = self
+                .config
+                .connect(NoTls)
+                .await
+                .map_err(|e| anyhow!("cannot connect to the database {self}: {e}"))?;
+            tokio::spawn(async move {
+                let _ = conn.await;
+            });
+            return Ok(client);
+        }
+        let tls = tokio_postgres_rustls::MakeRustlsConnect::new(self.tls_config()?);
+        let (client, conn) = self
+            .config
+            .connect(tls)
+            .await
+            .map_err(|e| anyhow!("cannot connect to the database {self}: {e}"))?;
+        tokio::spawn(async move {
+            let _ = conn.await;
+        });
+        Ok(client)
+    }
+
+    fn tls_config(&self) -> Result<rustls::ClientConfig> {
+        let mut roots = rustls::RootCertStore::empty();
+        match &self.root_cert {
+            Some(path) => {
+                let pem = std::fs::read(path)
+                    .with_context(|| format!("cannot read sslrootcert {}", path.display()))?;
+                for cert in rustls_pemfile::certs(&mut pem.as_slice()) {
+                    let cert = cert.map_err(|e| anyhow!("sslrootcert {}: {e}", path.display()))?;
+                    roots.add(cert).map_err(|e| anyhow!("sslrootcert {}: {e}", path.display()))?;
+                }
+                if roots.is_empty() {
+                    bail!("sslrootcert {} holds no PEM certificate", path.display());
+                }
+            }
+            None => roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned()),
+        }
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        Ok(rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| anyhow!("TLS setup: {e}"))?
+            .with_root_certificates(roots)
+            .with_no_client_auth())
+    }
+}
+
+/// `--db` (or `RUNNER_DB`) parsed and connected.
+pub async fn connect(flag: Option<&str>) -> Result<(DbTarget, Client)> {
+    let target = parse_target(&db_url(flag)?)?;
+    let client = target.connect().await?;
+    Ok((target, client))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tls_keys_are_taken_off_urls_and_keyword_strings() {
+        let (rest, mode, root) = take_tls_keys(
+            "postgresql://u:secret@db.example/fleet?sslmode=verify-full&sslrootcert=%2Fca.pem&connect_timeout=5",
+        );
+        assert_eq!(rest, "postgresql://u:secret@db.example/fleet?connect_timeout=5");
+        assert_eq!(mode.as_deref(), Some("verify-full"));
+        assert_eq!(root.as_deref(), Some("/ca.pem"));
+        let (rest, mode, _) = take_tls_keys("host=/tmp/pg dbname=fleet sslmode=disable");
+        assert_eq!(rest, "host=/tmp/pg dbname=fleet");
+        assert_eq!(mode.as_deref(), Some("disable"));
+    }
+
+    #[test]
+    fn the_password_is_never_shown() {
+        let t = parse_target("postgresql://alice:hunter2@db.example:6543/fleet").unwrap();
+        let shown = format!("{t} {t:?}");
+        assert!(!shown.contains("hunter2"), "{shown}");
+        assert!(shown.contains("alice@db.example:6543/fleet"), "{shown}");
+        let e = parse_target("postgresql://alice:hunter2@db.example/fleet?sslmode=sometimes")
+            .err()
+            .unwrap();
+        assert!(!format!("{e:#}").contains("hunter2"));
+        let e = parse_target("postgresql://alice:hunter2@db.example:notaport/fleet").err().unwrap();
+        assert!(!format!("{e:#}").contains("hunter2"), "{e:#}");
+    }
+
+    #[test]
+    fn password_file_lines_match_with_wildcards_and_escapes() {
+        let text = "# comment\nother:5432:*:bob:no\n*:5432:fleet:alice:pa\\:ss\n";
+        assert_eq!(pgpass_lookup(text, ["h", "5432", "fleet", "alice"]).as_deref(), Some("pa:ss"));
+        assert_eq!(pgpass_lookup(text, ["h", "5433", "fleet", "alice"]), None);
+        assert_eq!(pgpass_lookup(text, ["other", "5432", "x", "bob"]).as_deref(), Some("no"));
+    }
+}

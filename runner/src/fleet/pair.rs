@@ -1,0 +1,144 @@
+//! Playing one leased game pair on a worker: both games of the pair with engines from the run's
+//! pools (a tuning iteration's values set on both sides before each game), as a local run plays
+//! them, and the two records it produces.
+
+use std::sync::Arc;
+
+use anyhow::Result;
+use shakmaty::Color;
+
+use crate::plan::openings::Opening;
+use crate::plan::run_plan::RunPlan;
+use crate::plan::schedule::Job;
+use crate::play::cancel::Cancel;
+use crate::play::game::{GameSettings, play_game};
+use crate::play::pause::PauseWatch;
+use crate::play::worker::{EnginePool, GameTask};
+use crate::store::{GameRecord, make_record};
+use crate::tune::spsa::{Iteration, option_text};
+
+/// What a worker knows of a run it serves.
+pub struct RunSpec {
+    pub id: i64,
+    pub plan: RunPlan,
+    pub plan_hash: String,
+    pub openings: Vec<Opening>,
+    pub settings: GameSettings,
+    pub pools: Vec<Arc<EnginePool>>,
+    /// Names of a tuning run's options, and which are integers.
+    pub tuned: Option<(Vec<String>, Vec<bool>)>,
+}
+
+/// How playing a pair ended.
+pub enum PairEnd {
+    /// Both games: records of game 0 and game 1.
+    Played(Box<[GameRecord; 2]>),
+    /// Stopped (lease lost, run stopped, worker stopping): nothing to report.
+    Stopped,
+    /// The worker was paused during a game: played again by the caller.
+    Paused(String),
+    /// The run cannot be played here (an engine cannot start): the reason.
+    Failed(String),
+}
+
+/// Plays the two games of `job` of run `spec`; `iteration` gives a tuning run's values.
+pub async fn play_pair(
+    spec: &RunSpec,
+    job: Job,
+    iteration: Option<&Iteration>,
+    cancel: &Cancel,
+    pause: &PauseWatch,
+) -> Result<PairEnd> {
+    let plan = &spec.plan;
+    let Some(pairing) = plan.pairings.get(job.pairing) else {
+        return Ok(PairEnd::Failed(format!("pairing {} is not in the plan", job.pairing)));
+    };
+    let Some(opening) = spec.openings.get(job.opening) else {
+        return Ok(PairEnd::Failed(format!("opening {} is not in the book", job.opening)));
+    };
+    let settings = match pairing.tc {
+        Some(tc) => GameSettings { tc, ..spec.settings.clone() },
+        None => spec.settings.clone(),
+    };
+    let mut records = Vec::with_capacity(2);
+    for game in 0u8..2 {
+        let (wi, bi) = if game == 0 {
+            (pairing.first, pairing.second)
+        } else {
+            (pairing.second, pairing.first)
+        };
+        let acquired = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => return Ok(PairEnd::Stopped),
+            r = async { Ok::<_, crate::play::uci::UciError>((spec.pools[wi].acquire().await?, spec.pools[bi].acquire().await?)) } => r,
+        };
+        let (mut white, mut black) = match acquired {
+            Ok(p) => p,
+            Err(e) => return Ok(PairEnd::Failed(format!("cannot start an engine: {e}"))),
+        };
+        if let (Some(it), Some((names, integer))) = (iteration, &spec.tuned) {
+            // Game 0 has the plus side (the pairing's first engine) as White.
+            let (w_vals, b_vals) =
+                if game == 0 { (&it.plus, &it.minus) } else { (&it.minus, &it.plus) };
+            for (eng, values) in [(&mut white, w_vals), (&mut black, b_vals)] {
+                let mut cmds = String::new();
+                for ((name, v), int) in names.iter().zip(values).zip(integer) {
+                    cmds.push_str(&format!(
+                        "setoption name {name} value {}\n",
+                        option_text(*v, *int)
+                    ));
+                }
+                // An engine that is gone fails the game's own `isready` and loses by its fault.
+                let _ = eng.send(&cmds).await;
+            }
+        }
+        let epoch = pause.observe();
+        let outcome = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => None,
+            o = play_game(&mut white, &mut black, opening, &settings) => Some(o),
+        };
+        let paused = pause.observe() != epoch;
+        let Some(outcome) = outcome else {
+            spec.pools[wi].discard(white);
+            spec.pools[bi].discard(black);
+            return Ok(PairEnd::Stopped);
+        };
+        let out = match outcome {
+            Ok(out) => out,
+            Err(e) => {
+                spec.pools[wi].discard(white);
+                spec.pools[bi].discard(black);
+                return Ok(PairEnd::Failed(format!("{e:#}")));
+            }
+        };
+        let names = [spec.pools[wi].spec().name.clone(), spec.pools[bi].spec().name.clone()];
+        for (color, eng, idx) in [(Color::White, white, wi), (Color::Black, black, bi)] {
+            if out.faulty == Some(color) {
+                spec.pools[idx].retire(eng);
+            } else {
+                spec.pools[idx].release(eng);
+            }
+        }
+        if paused {
+            return Ok(PairEnd::Paused(format!(
+                "the worker was paused during game {} of pair {} of run {} ({} vs {}): \
+                 the pair is played again",
+                game + 1,
+                job.pair + 1,
+                spec.id,
+                names[0],
+                names[1]
+            )));
+        }
+        let task = GameTask { job, game };
+        let mut rec = make_record(&task, pairing, opening, &names, out);
+        rec.plan_hash = Some(spec.plan_hash.clone());
+        records.push(rec);
+    }
+    let [g0, g1]: [GameRecord; 2] = match records.try_into() {
+        Ok(r) => r,
+        Err(_) => return Ok(PairEnd::Stopped),
+    };
+    Ok(PairEnd::Played(Box::new([g0, g1])))
+}

@@ -1,0 +1,740 @@
+//! The work queue: every SQL statement of the fleet is in this file, each with bound parameters
+//! only. A unit of work is one game pair of a run's schedule (same opening, colours swapped).
+//!
+//! - [`claim`] leases pending pairs (of active pairings of active runs), or pairs whose lease
+//!   expired, in schedule order, `FOR UPDATE SKIP LOCKED`, each under a new fencing token.
+//! - [`heartbeat`] renews the leases a worker still holds and returns the tokens that lost
+//!   theirs (run decided or cancelled, lease expired and taken over): their games are stopped.
+//! - [`report`] stores a finished pair in one transaction: the pair is marked done only if it
+//!   is still leased under the reporter's token (else nothing is written), both games are
+//!   inserted, the pairing's counts grow, the run's judge (SPRT, racing) is asked with the new
+//!   counts, pairings it stops skip their pending pairs, and the run is marked decided or
+//!   complete; for a tuning run the iteration's result moves theta in the same transaction.
+//!
+//! Locks are always taken in the order pairs -> tallies -> pairings -> runs -> tune_state, so
+//! reports never deadlock each other. Counts live in one row per (pairing, worker): reports of
+//! different workers never wait on a shared row, except the rare writes of a decision.
+
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use serde_json::Value;
+use tokio_postgres::{Client, GenericClient};
+
+/// Iterations of a tuning run handed out but not yet applied, at most. Each iteration is played
+/// with the theta of its hand-out; with this bound, an iteration's theta misses at most this many
+/// earlier results, a lag comparable to a local run at `--concurrency 16`, and small against the
+/// hundreds to thousands of iterations of a tuning run.
+pub const TUNE_IN_FLIGHT: i64 = 16;
+
+/// A new run: its submission (stored as given), labels of its pairings and its game pairs in
+/// schedule order: `(pairing, pair, opening)`.
+pub struct NewRun<'a> {
+    pub kind: &'a str,
+    pub submission: &'a Value,
+    pub plan_hash: &'a str,
+    pub labels: &'a [String],
+    pub jobs: &'a [(i32, i32, i32)],
+    /// A tuning run's starting theta.
+    pub theta: Option<&'a Value>,
+}
+
+/// Stores a run and its schedule; returns its id.
+pub async fn insert_run(db: &mut Client, run: &NewRun<'_>) -> Result<i64> {
+    let tx = db.transaction().await?;
+    let id: i64 = tx
+        .query_one(
+            "INSERT INTO runs (kind, submission, plan_hash) VALUES ($1, $2, $3) RETURNING id",
+            &[&run.kind, run.submission, &run.plan_hash],
+        )
+        .await
+        .context("cannot store the run")?
+        .get(0);
+    let idx: Vec<i32> = (0..run.labels.len() as i32).collect();
+    tx.execute(
+        "INSERT INTO pairings (run_id, pairing, label) \
+         SELECT $1, p, l FROM unnest($2::int[], $3::text[]) AS t(p, l)",
+        &[&id, &idx, &run.labels],
+    )
+    .await?;
+    let seq: Vec<i32> = (0..run.jobs.len() as i32).collect();
+    let pairing: Vec<i32> = run.jobs.iter().map(|j| j.0).collect();
+    let pair: Vec<i32> = run.jobs.iter().map(|j| j.1).collect();
+    let opening: Vec<i32> = run.jobs.iter().map(|j| j.2).collect();
+    tx.execute(
+        "INSERT INTO pairs (run_id, seq, pairing, pair, opening) \
+         SELECT $1, s, p, q, o FROM unnest($2::int[], $3::int[], $4::int[], $5::int[]) \
+         AS t(s, p, q, o)",
+        &[&id, &seq, &pairing, &pair, &opening],
+    )
+    .await?;
+    if let Some(theta) = run.theta {
+        tx.execute("INSERT INTO tune_state (run_id, theta) VALUES ($1, $2)", &[&id, theta]).await?;
+    }
+    tx.commit().await?;
+    Ok(id)
+}
+
+/// Registers a worker; returns its id.
+pub async fn register_worker(
+    db: &Client,
+    host: &str,
+    pid: i32,
+    concurrency: i32,
+    lease: Duration,
+) -> Result<i64> {
+    let row = db
+        .query_one(
+            "INSERT INTO workers (host, pid, concurrency, lease_secs) VALUES ($1, $2, $3, $4) \
+             RETURNING id",
+            &[&host, &pid, &concurrency, &lease.as_secs_f64()],
+        )
+        .await
+        .context("cannot register the worker")?;
+    Ok(row.get(0))
+}
+
+/// Marks a worker stopped (its leases, if any, expire on their own).
+pub async fn worker_stopped(db: &Client, worker: i64) -> Result<()> {
+    db.execute("UPDATE workers SET stopped_at = now() WHERE id = $1", &[&worker]).await?;
+    Ok(())
+}
+
+/// A leased game pair.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Claim {
+    pub run_id: i64,
+    pub seq: i32,
+    pub pairing: i32,
+    pub pair: i32,
+    pub opening: i32,
+    /// The fencing token: a report is accepted only under the latest token of the pair.
+    pub token: i64,
+    /// How many times the pair was handed out, this time included.
+    pub attempts: i32,
+    /// A tuning iteration's logged values (set when first handed out).
+    pub spsa: Option<Value>,
+}
+
+/// Leases up to `n` pairs for `worker`: of run `only` when given, never of the runs in `skip`.
+pub async fn claim(
+    db: &Client,
+    worker: i64,
+    only: Option<i64>,
+    skip: &[i64],
+    n: i64,
+    lease: Duration,
+) -> Result<Vec<Claim>> {
+    let rows = db
+        .query(
+            "WITH c AS ( \
+               SELECT p.run_id, p.pairing, p.pair FROM pairs p \
+               JOIN runs r ON r.id = p.run_id \
+               JOIN pairings g ON g.run_id = p.run_id AND g.pairing = p.pairing \
+               LEFT JOIN tune_state t ON t.run_id = p.run_id \
+               WHERE r.state = 'active' \
+                 AND ($2::bigint IS NULL OR p.run_id = $2) \
+                 AND NOT (p.run_id = ANY($3::bigint[])) \
+                 AND p.state IN ('pending', 'leased') \
+                 AND ((p.state = 'pending' AND g.active) \
+                      OR (p.state = 'leased' AND p.lease_until < now())) \
+                 AND (t.run_id IS NULL OR p.spsa IS NOT NULL OR p.seq < t.applied + $6) \
+               ORDER BY p.run_id, p.seq \
+               LIMIT $4 \
+               FOR UPDATE OF p SKIP LOCKED) \
+             UPDATE pairs p SET state = 'leased', token = nextval('lease_tokens'), \
+               worker_id = $1, lease_until = now() + make_interval(secs => $5), \
+               claimed_at = clock_timestamp(), attempts = p.attempts + 1 \
+             FROM c WHERE p.run_id = c.run_id AND p.pairing = c.pairing AND p.pair = c.pair \
+             RETURNING p.run_id, p.seq, p.pairing, p.pair, p.opening, p.token, p.attempts, \
+               p.spsa",
+            &[&worker, &only, &skip, &n, &lease.as_secs_f64(), &TUNE_IN_FLIGHT],
+        )
+        .await
+        .context("cannot claim work")?;
+    let mut out: Vec<Claim> = rows
+        .iter()
+        .map(|r| Claim {
+            run_id: r.get(0),
+            seq: r.get(1),
+            pairing: r.get(2),
+            pair: r.get(3),
+            opening: r.get(4),
+            token: r.get(5),
+            attempts: r.get(6),
+            spsa: r.get(7),
+        })
+        .collect();
+    out.sort_by_key(|c| (c.run_id, c.seq));
+    Ok(out)
+}
+
+/// Gives leased pairs back (a worker that refuses their run, or stops): pending again, with no
+/// token, so any worker takes them at once.
+pub async fn release(db: &Client, worker: i64, tokens: &[i64]) -> Result<()> {
+    db.execute(
+        "UPDATE pairs SET state = 'pending', token = NULL, worker_id = NULL, lease_until = NULL \
+         WHERE worker_id = $1 AND state = 'leased' AND token = ANY($2)",
+        &[&worker, &tokens],
+    )
+    .await
+    .context("cannot give pairs back")?;
+    Ok(())
+}
+
+/// Renews the leases of `tokens` held by `worker` (and notes the worker alive); returns the
+/// tokens whose lease is still valid. A token missing from the answer lost its lease.
+pub async fn heartbeat(
+    db: &Client,
+    worker: i64,
+    tokens: &[i64],
+    lease: Duration,
+) -> Result<Vec<i64>> {
+    let rows = db
+        .query(
+            "WITH w AS (UPDATE workers SET heartbeat_at = now() WHERE id = $1) \
+             UPDATE pairs p SET lease_until = now() + make_interval(secs => $3) \
+             FROM runs r \
+             WHERE r.id = p.run_id AND r.state = 'active' AND p.worker_id = $1 \
+               AND p.state = 'leased' AND p.token = ANY($2) \
+             RETURNING p.token",
+            &[&worker, &tokens, &lease.as_secs_f64()],
+        )
+        .await
+        .context("heartbeat")?;
+    Ok(rows.iter().map(|r| r.get(0)).collect())
+}
+
+/// Counts of one pairing, from its first engine's point of view, summed over workers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PairingCounts {
+    pub pairing: i32,
+    pub active: bool,
+    /// Stopped by racing (verdict `dropped`): racing leaves it out from then on.
+    pub dropped: bool,
+    /// LL, LD, DD (or WL), WD, WW.
+    pub penta: [i64; 5],
+    /// Wins, draws, losses.
+    pub wdl: [i64; 3],
+}
+
+/// A pairing stopped by a judge: the verdict word and the line saying why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stop {
+    pub pairing: i32,
+    pub verdict: String,
+    pub why: String,
+}
+
+/// What a run's report transaction decides, in Rust (the statistics stay in `stats/`).
+pub trait Judge {
+    /// Whether [`Judge::stops`] needs every pairing's counts (racing) or the reported one's.
+    fn needs_all(&self) -> bool;
+    /// The pairings that stop given the counts after the new pair (every pairing's, or the
+    /// reported one's; a stop of a pairing no longer active is ignored).
+    fn stops(&mut self, counts: &[PairingCounts]) -> Vec<Stop>;
+    /// A tuning run: theta after applying the pair's `result` (the plus side's wins minus
+    /// losses) of the iteration logged as `spsa`, and the step to record.
+    fn tune(&mut self, _theta: &Value, _spsa: &Value, _result: f64) -> Result<(Value, Value)> {
+        bail!("this run is not a tuning run")
+    }
+}
+
+/// A finished pair, ready to store.
+pub struct PairReport<'a> {
+    pub run_id: i64,
+    pub pairing: i32,
+    pub pair: i32,
+    pub token: i64,
+    /// Game 0 then game 1 (game.jsonl records).
+    pub records: [&'a Value; 2],
+    /// Index of the pair's result in LL, LD, DD, WD, WW.
+    pub penta: usize,
+    /// The pairing's first engine's wins, draws and losses over the two games.
+    pub wdl: [i64; 3],
+    /// The plus side's wins minus losses (tuning runs).
+    pub tune_result: f64,
+}
+
+/// How a report ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Reported {
+    /// Stored; the pairings it stopped, and the run's new state if it changed.
+    Stored { stops: Vec<Stop>, run_state: Option<&'static str> },
+    /// Not stored (nothing written): why.
+    Refused(String),
+}
+
+/// Stores a finished pair in one transaction (see the module's doc).
+pub async fn report(
+    db: &mut Client,
+    worker: i64,
+    r: &PairReport<'_>,
+    judge: &mut (dyn Judge + Send),
+) -> Result<Reported> {
+    let tx = db.transaction().await?;
+    let row = tx
+        .query_opt(
+            "UPDATE pairs p SET state = 'done', lease_until = NULL FROM runs r \
+             WHERE p.run_id = $1 AND p.pairing = $2 AND p.pair = $3 AND p.token = $4 \
+               AND p.state = 'leased' AND r.id = p.run_id AND r.state = 'active' \
+             RETURNING p.spsa",
+            &[&r.run_id, &r.pairing, &r.pair, &r.token],
+        )
+        .await
+        .context("cannot report a pair")?;
+    let Some(row) = row else {
+        tx.rollback().await?;
+        return Ok(Reported::Refused(refusal(db, r).await?));
+    };
+    let spsa: Option<Value> = row.get(0);
+    tx.execute(
+        "INSERT INTO games (run_id, pairing, pair, game, worker_id, record) \
+         VALUES ($1, $2, $3, 0, $4, $5), ($1, $2, $3, 1, $4, $6)",
+        &[&r.run_id, &r.pairing, &r.pair, &worker, r.records[0], r.records[1]],
+    )
+    .await
+    .context("cannot store the games")?;
+    let mut p = [0i64; 5];
+    p[r.penta.min(4)] = 1;
+    tx.execute(
+        "INSERT INTO tallies AS t (run_id, pairing, worker_id, ll, ld, dd, wd, ww, wins, draws, \
+           losses) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
+         ON CONFLICT (run_id, pairing, worker_id) DO UPDATE SET \
+           ll = t.ll + $4, ld = t.ld + $5, dd = t.dd + $6, wd = t.wd + $7, ww = t.ww + $8, \
+           wins = t.wins + $9, draws = t.draws + $10, losses = t.losses + $11",
+        &[
+            &r.run_id, &r.pairing, &worker, &p[0], &p[1], &p[2], &p[3], &p[4], &r.wdl[0],
+            &r.wdl[1], &r.wdl[2],
+        ],
+    )
+    .await
+    .context("cannot count the pair")?;
+    let only = (!judge.needs_all()).then_some(r.pairing);
+    let counts = pairing_counts(&tx, r.run_id, only).await?;
+    let mut stops = Vec::new();
+    for s in judge.stops(&counts) {
+        let n = tx
+            .execute(
+                "UPDATE pairings SET active = false, verdict = $3, why = $4 \
+                 WHERE run_id = $1 AND pairing = $2 AND active",
+                &[&r.run_id, &s.pairing, &s.verdict, &s.why],
+            )
+            .await?;
+        if n == 1 {
+            tx.execute(
+                "UPDATE pairs SET state = 'skipped' \
+                 WHERE run_id = $1 AND pairing = $2 AND state = 'pending'",
+                &[&r.run_id, &s.pairing],
+            )
+            .await?;
+            stops.push(s);
+        }
+    }
+    let mut run_state = None;
+    if !stops.is_empty() {
+        let any_active: bool = tx
+            .query_one(
+                "SELECT EXISTS (SELECT 1 FROM pairings WHERE run_id = $1 AND active)",
+                &[&r.run_id],
+            )
+            .await?
+            .get(0);
+        if !any_active {
+            let why = stops.iter().map(|s| s.why.as_str()).collect::<Vec<_>>().join("; ");
+            if finish_run(&tx, r.run_id, "decided", &why).await? {
+                run_state = Some("decided");
+            }
+        }
+    }
+    if run_state.is_none()
+        && !has_open_pairs(&tx, r.run_id).await?
+        && finish_run(&tx, r.run_id, "complete", "every pair played").await?
+    {
+        run_state = Some("complete");
+    }
+    if let Some(spsa) = &spsa {
+        let theta: Value = tx
+            .query_one("SELECT theta FROM tune_state WHERE run_id = $1 FOR UPDATE", &[&r.run_id])
+            .await
+            .context("the tuning run has no theta")?
+            .get(0);
+        let (theta, step) = judge.tune(&theta, spsa, r.tune_result)?;
+        tx.execute(
+            "INSERT INTO tune_steps (run_id, ord, k, step) \
+             SELECT $1, applied, $2, $3 FROM tune_state WHERE run_id = $1",
+            &[&r.run_id, &(r.pair as i64), &step],
+        )
+        .await?;
+        tx.execute(
+            "UPDATE tune_state SET theta = $2, applied = applied + 1 WHERE run_id = $1",
+            &[&r.run_id, &theta],
+        )
+        .await?;
+    }
+    tx.commit().await.context("cannot commit a pair's report")?;
+    Ok(Reported::Stored { stops, run_state })
+}
+
+/// Why a report was refused (read after its transaction rolled back).
+async fn refusal(db: &Client, r: &PairReport<'_>) -> Result<String> {
+    let row = db
+        .query_opt(
+            "SELECT r.state, p.state, p.token FROM pairs p JOIN runs r ON r.id = p.run_id \
+             WHERE p.run_id = $1 AND p.pairing = $2 AND p.pair = $3",
+            &[&r.run_id, &r.pairing, &r.pair],
+        )
+        .await?;
+    Ok(match row {
+        None => format!("run {} has no pair {}/{}", r.run_id, r.pairing, r.pair),
+        Some(row) => {
+            let (run, pair, token): (String, String, Option<i64>) =
+                (row.get(0), row.get(1), row.get(2));
+            if run != "active" {
+                format!("run {} is {run}", r.run_id)
+            } else if token != Some(r.token) {
+                "its lease expired and the pair was handed to another worker".to_string()
+            } else {
+                format!("the pair is {pair}")
+            }
+        }
+    })
+}
+
+/// Whether a run has pairs pending or leased.
+async fn has_open_pairs(db: &impl GenericClient, run: i64) -> Result<bool> {
+    Ok(db
+        .query_one(
+            "SELECT EXISTS (SELECT 1 FROM pairs WHERE run_id = $1 \
+               AND state IN ('pending', 'leased'))",
+            &[&run],
+        )
+        .await?
+        .get(0))
+}
+
+/// Moves an active run to `state`; false when it was no longer active.
+async fn finish_run(db: &impl GenericClient, run: i64, state: &str, why: &str) -> Result<bool> {
+    let n = db
+        .execute(
+            "UPDATE runs SET state = $2, stop_reason = $3, finished_at = now() \
+             WHERE id = $1 AND state = 'active'",
+            &[&run, &state, &why],
+        )
+        .await?;
+    Ok(n == 1)
+}
+
+/// Marks an active run with no open pair complete (two last reports at once can each see the
+/// other's pair open; an idle worker settles it). True when this call completed it.
+pub async fn complete_if_done(db: &Client, run: i64) -> Result<bool> {
+    let n = db
+        .execute(
+            "UPDATE runs SET state = 'complete', stop_reason = 'every pair played', \
+               finished_at = now() \
+             WHERE id = $1 AND state = 'active' AND NOT EXISTS (SELECT 1 FROM pairs \
+               WHERE run_id = $1 AND state IN ('pending', 'leased'))",
+            &[&run],
+        )
+        .await?;
+    Ok(n == 1)
+}
+
+/// Each pairing's counts (of pairing `only` when given), summed over workers.
+pub async fn pairing_counts(
+    db: &impl GenericClient,
+    run: i64,
+    only: Option<i32>,
+) -> Result<Vec<PairingCounts>> {
+    let rows = db
+        .query(
+            "SELECT g.pairing, g.active, coalesce(g.verdict = 'dropped', false), \
+               coalesce(sum(t.ll), 0)::bigint, coalesce(sum(t.ld), 0)::bigint, \
+               coalesce(sum(t.dd), 0)::bigint, coalesce(sum(t.wd), 0)::bigint, \
+               coalesce(sum(t.ww), 0)::bigint, coalesce(sum(t.wins), 0)::bigint, \
+               coalesce(sum(t.draws), 0)::bigint, coalesce(sum(t.losses), 0)::bigint \
+             FROM pairings g LEFT JOIN tallies t \
+               ON t.run_id = g.run_id AND t.pairing = g.pairing \
+             WHERE g.run_id = $1 AND ($2::int IS NULL OR g.pairing = $2) \
+             GROUP BY g.pairing, g.active, g.verdict ORDER BY g.pairing",
+            &[&run, &only],
+        )
+        .await
+        .context("cannot read the counts")?;
+    Ok(rows
+        .iter()
+        .map(|r| PairingCounts {
+            pairing: r.get(0),
+            active: r.get(1),
+            dropped: r.get(2),
+            penta: [r.get(3), r.get(4), r.get(5), r.get(6), r.get(7)],
+            wdl: [r.get(8), r.get(9), r.get(10)],
+        })
+        .collect())
+}
+
+/// The states of runs `ids` (a worker's view of what it serves).
+pub async fn run_states(db: &Client, ids: &[i64]) -> Result<Vec<(i64, String)>> {
+    let rows = db.query("SELECT id, state FROM runs WHERE id = ANY($1)", &[&ids]).await?;
+    Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+}
+
+/// Active runs (of `only` when given, never those in `skip`) that still have open pairs, and
+/// the soonest a lease among them expires (a worker with nothing to claim waits for it).
+pub async fn outstanding(
+    db: &Client,
+    only: Option<i64>,
+    skip: &[i64],
+) -> Result<(Vec<i64>, Option<Duration>)> {
+    let rows = db
+        .query(
+            "SELECT r.id, extract(epoch FROM min(p.lease_until) FILTER \
+               (WHERE p.state = 'leased') - now())::float8 \
+             FROM runs r JOIN pairs p ON p.run_id = r.id \
+             WHERE r.state = 'active' AND ($1::bigint IS NULL OR r.id = $1) \
+               AND NOT (r.id = ANY($2::bigint[])) AND p.state IN ('pending', 'leased') \
+             GROUP BY r.id ORDER BY r.id",
+            &[&only, &skip],
+        )
+        .await
+        .context("cannot read the runs")?;
+    let ids = rows.iter().map(|r| r.get(0)).collect();
+    let soonest = rows
+        .iter()
+        .filter_map(|r| r.get::<_, Option<f64>>(1))
+        .fold(None, |m: Option<f64>, s| Some(m.map_or(s, |m| m.min(s))));
+    Ok((ids, soonest.map(|s| Duration::from_secs_f64(s.clamp(0.0, 3600.0)))))
+}
+
+/// A run as stored.
+#[derive(Clone, Debug)]
+pub struct RunRow {
+    pub id: i64,
+    pub kind: String,
+    pub state: String,
+    pub stop_reason: Option<String>,
+    pub submission: Value,
+    pub plan_hash: String,
+    pub created: String,
+    pub finished: Option<String>,
+}
+
+fn run_row(r: &tokio_postgres::Row) -> RunRow {
+    RunRow {
+        id: r.get(0),
+        kind: r.get(1),
+        state: r.get(2),
+        stop_reason: r.get(3),
+        submission: r.get(4),
+        plan_hash: r.get(5),
+        created: r.get(6),
+        finished: r.get(7),
+    }
+}
+
+const RUN_COLUMNS: &str = "id, kind, state, stop_reason, submission, plan_hash, \
+    to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), \
+    to_char(finished_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')";
+
+/// Run `id`, if there is one.
+pub async fn run(db: &Client, id: i64) -> Result<Option<RunRow>> {
+    let sql = format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = $1");
+    Ok(db.query_opt(&sql, &[&id]).await.context("cannot read the run")?.as_ref().map(run_row))
+}
+
+/// Every run, newest first (at most `limit`).
+pub async fn runs(db: &Client, limit: i64) -> Result<Vec<RunRow>> {
+    let sql = format!("SELECT {RUN_COLUMNS} FROM runs ORDER BY id DESC LIMIT $1");
+    Ok(db
+        .query(&sql, &[&limit])
+        .await
+        .context("cannot read the runs")?
+        .iter()
+        .map(run_row)
+        .collect())
+}
+
+/// Order of [`games`]: the schedule's (match, sweep) or the order reports were stored (tune).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GameOrder {
+    Schedule,
+    Reported,
+}
+
+/// Every stored game record of a run.
+pub async fn games(db: &Client, run: i64, order: GameOrder) -> Result<Vec<Value>> {
+    let sql = match order {
+        GameOrder::Schedule => {
+            "SELECT g.record FROM games g JOIN pairs p ON p.run_id = g.run_id \
+               AND p.pairing = g.pairing AND p.pair = g.pair \
+             WHERE g.run_id = $1 ORDER BY p.seq, g.game"
+        }
+        GameOrder::Reported => "SELECT record FROM games WHERE run_id = $1 ORDER BY id",
+    };
+    let rows = db.query(sql, &[&run]).await.context("cannot read the games")?;
+    Ok(rows.iter().map(|r| r.get(0)).collect())
+}
+
+/// A pairing's label, verdict and why (status and pull).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PairingRow {
+    pub pairing: i32,
+    pub label: String,
+    pub active: bool,
+    pub verdict: Option<String>,
+    pub why: Option<String>,
+}
+
+pub async fn pairings(db: &Client, run: i64) -> Result<Vec<PairingRow>> {
+    let rows = db
+        .query(
+            "SELECT pairing, label, active, verdict, why FROM pairings WHERE run_id = $1 \
+             ORDER BY pairing",
+            &[&run],
+        )
+        .await?;
+    Ok(rows
+        .iter()
+        .map(|r| PairingRow {
+            pairing: r.get(0),
+            label: r.get(1),
+            active: r.get(2),
+            verdict: r.get(3),
+            why: r.get(4),
+        })
+        .collect())
+}
+
+/// A tuning run's theta, and its applied steps in the order they were applied.
+pub async fn tune_state(db: &Client, run: i64) -> Result<Option<(Value, Vec<Value>)>> {
+    let Some(row) = db.query_opt("SELECT theta FROM tune_state WHERE run_id = $1", &[&run]).await?
+    else {
+        return Ok(None);
+    };
+    let steps =
+        db.query("SELECT step FROM tune_steps WHERE run_id = $1 ORDER BY ord", &[&run]).await?;
+    Ok(Some((row.get(0), steps.iter().map(|r| r.get(0)).collect())))
+}
+
+/// The logged iterations of a tuning run, in k order.
+pub async fn tune_iterations(db: &Client, run: i64) -> Result<Vec<Value>> {
+    let rows = db
+        .query(
+            "SELECT spsa FROM pairs WHERE run_id = $1 AND spsa IS NOT NULL ORDER BY seq",
+            &[&run],
+        )
+        .await?;
+    Ok(rows.iter().map(|r| r.get(0)).collect())
+}
+
+/// Logs a tuning iteration's values on a pair leased under `token`, computed by `begin` from
+/// the current theta; returns them (or the values already logged by an earlier hand-out).
+/// `None`: the lease is lost.
+pub async fn log_iteration(
+    db: &mut Client,
+    run: i64,
+    pairing: i32,
+    pair: i32,
+    token: i64,
+    begin: &mut (dyn FnMut(&Value) -> Result<Value> + Send),
+) -> Result<Option<Value>> {
+    let tx = db.transaction().await?;
+    let row = tx
+        .query_opt(
+            "SELECT spsa FROM pairs WHERE run_id = $1 AND pairing = $2 AND pair = $3 \
+               AND token = $4 AND state = 'leased' FOR UPDATE",
+            &[&run, &pairing, &pair, &token],
+        )
+        .await?;
+    let Some(row) = row else { return Ok(None) };
+    if let Some(logged) = row.get::<_, Option<Value>>(0) {
+        return Ok(Some(logged));
+    }
+    let theta: Value = tx
+        .query_one("SELECT theta FROM tune_state WHERE run_id = $1 FOR UPDATE", &[&run])
+        .await
+        .context("the tuning run has no theta")?
+        .get(0);
+    let it = begin(&theta)?;
+    tx.execute(
+        "UPDATE pairs SET spsa = $4 WHERE run_id = $1 AND pairing = $2 AND pair = $3",
+        &[&run, &pairing, &pair, &it],
+    )
+    .await?;
+    tx.execute(
+        "UPDATE tune_state SET next_k = greatest(next_k, $2) WHERE run_id = $1",
+        &[&run, &(pair as i64 + 1)],
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(Some(it))
+}
+
+/// Cancels an active run; returns its state before (None: no such run).
+pub async fn cancel(db: &Client, run: i64) -> Result<Option<String>> {
+    let row = db
+        .query_opt(
+            "WITH old AS (SELECT state FROM runs WHERE id = $1 FOR UPDATE) \
+             UPDATE runs SET state = CASE WHEN old.state = 'active' THEN 'cancelled' \
+                 ELSE runs.state END, \
+               stop_reason = CASE WHEN old.state = 'active' THEN 'cancelled' \
+                 ELSE runs.stop_reason END, \
+               finished_at = coalesce(runs.finished_at, now()) \
+             FROM old WHERE runs.id = $1 RETURNING old.state",
+            &[&run],
+        )
+        .await
+        .context("cannot cancel the run")?;
+    Ok(row.map(|r| r.get(0)))
+}
+
+/// Progress figures of a run for `runner status`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Progress {
+    pub pairs_total: i64,
+    pub pairs_done: i64,
+    pub pairs_leased: i64,
+    pub pairs_skipped: i64,
+    /// Workers with a lease on this run whose heartbeat is within their lease.
+    pub workers_alive: i64,
+    /// Pairs reported in the last hour.
+    pub pairs_last_hour: i64,
+    /// Seconds between the run's first and last report.
+    pub reporting_secs: f64,
+}
+
+pub async fn progress(db: &Client, run: i64) -> Result<Progress> {
+    let r = db
+        .query_one(
+            "SELECT count(*), count(*) FILTER (WHERE state = 'done'), \
+               count(*) FILTER (WHERE state = 'leased'), \
+               count(*) FILTER (WHERE state = 'skipped') FROM pairs WHERE run_id = $1",
+            &[&run],
+        )
+        .await?;
+    let w = db
+        .query_one(
+            "SELECT count(DISTINCT w.id) FROM workers w JOIN pairs p ON p.worker_id = w.id \
+             WHERE p.run_id = $1 AND p.state = 'leased' AND w.stopped_at IS NULL \
+               AND w.heartbeat_at > now() - make_interval(secs => w.lease_secs)",
+            &[&run],
+        )
+        .await?;
+    let g = db
+        .query_one(
+            "SELECT count(*) FILTER (WHERE reported_at > now() - interval '1 hour'), \
+               coalesce(extract(epoch FROM max(reported_at) - min(reported_at)), 0)::float8 \
+             FROM games WHERE run_id = $1 AND game = 1",
+            &[&run],
+        )
+        .await?;
+    Ok(Progress {
+        pairs_total: r.get(0),
+        pairs_done: r.get(1),
+        pairs_leased: r.get(2),
+        pairs_skipped: r.get(3),
+        workers_alive: w.get(0),
+        pairs_last_hour: g.get(0),
+        reporting_secs: g.get(1),
+    })
+}

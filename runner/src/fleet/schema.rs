@@ -1,0 +1,171 @@
+//! The fleet's tables and their versions. `runner db init` applies the migrations this binary
+//! knows, each in its own transaction, under an advisory lock (two inits at once are safe);
+//! every other fleet command checks the version first and refuses a database of another one.
+
+use anyhow::{Context, Result, bail};
+use tokio_postgres::Client;
+
+/// The schema version this binary reads and writes.
+pub const VERSION: i32 = 1;
+
+/// Advisory lock key held while migrating ("mpcfleet" as bytes).
+const MIGRATION_LOCK: i64 = 0x6d70_6366_6c65_6574;
+
+/// Migration `i` takes the schema from version `i` to `i + 1`.
+const MIGRATIONS: &[&str] = &[r#"
+CREATE TABLE runs (
+    id           bigserial PRIMARY KEY,
+    kind         text NOT NULL,
+    state        text NOT NULL DEFAULT 'active'
+                 CHECK (state IN ('active', 'decided', 'complete', 'cancelled')),
+    stop_reason  text,
+    submission   jsonb NOT NULL,
+    plan_hash    text NOT NULL,
+    created_at   timestamptz NOT NULL DEFAULT now(),
+    finished_at  timestamptz
+);
+CREATE TABLE pairings (
+    run_id   bigint NOT NULL REFERENCES runs ON DELETE CASCADE,
+    pairing  integer NOT NULL,
+    label    text NOT NULL,
+    active   boolean NOT NULL DEFAULT true,
+    verdict  text,
+    why      text,
+    PRIMARY KEY (run_id, pairing)
+);
+-- A pairing's counts, one row per worker (so reports of different workers never wait on one
+-- row): the first engine's pair results LL, LD, DD (or WL), WD, WW, and its game results.
+CREATE TABLE tallies (
+    run_id     bigint NOT NULL,
+    pairing    integer NOT NULL,
+    worker_id  bigint NOT NULL,
+    ll bigint NOT NULL DEFAULT 0, ld bigint NOT NULL DEFAULT 0, dd bigint NOT NULL DEFAULT 0,
+    wd bigint NOT NULL DEFAULT 0, ww bigint NOT NULL DEFAULT 0,
+    wins bigint NOT NULL DEFAULT 0, draws bigint NOT NULL DEFAULT 0,
+    losses bigint NOT NULL DEFAULT 0,
+    PRIMARY KEY (run_id, pairing, worker_id),
+    FOREIGN KEY (run_id, pairing) REFERENCES pairings ON DELETE CASCADE
+);
+CREATE TABLE workers (
+    id            bigserial PRIMARY KEY,
+    host          text NOT NULL,
+    pid           integer NOT NULL,
+    concurrency   integer NOT NULL,
+    lease_secs    double precision NOT NULL,
+    started_at    timestamptz NOT NULL DEFAULT now(),
+    heartbeat_at  timestamptz NOT NULL DEFAULT now(),
+    stopped_at    timestamptz
+);
+CREATE SEQUENCE lease_tokens;
+CREATE TABLE pairs (
+    run_id       bigint NOT NULL REFERENCES runs ON DELETE CASCADE,
+    seq          integer NOT NULL,
+    pairing      integer NOT NULL,
+    pair         integer NOT NULL,
+    opening      integer NOT NULL,
+    state        text NOT NULL DEFAULT 'pending'
+                 CHECK (state IN ('pending', 'leased', 'done', 'skipped')),
+    token        bigint,
+    worker_id    bigint REFERENCES workers ON DELETE SET NULL,
+    lease_until  timestamptz,
+    claimed_at   timestamptz,
+    attempts     integer NOT NULL DEFAULT 0,
+    -- A tuning iteration's values, logged when first handed out, reused when handed out again.
+    spsa         jsonb,
+    PRIMARY KEY (run_id, pairing, pair),
+    UNIQUE (run_id, seq)
+);
+CREATE INDEX pairs_open ON pairs (run_id, seq) WHERE state IN ('pending', 'leased');
+CREATE INDEX pairs_worker ON pairs (worker_id) WHERE state = 'leased';
+CREATE TABLE games (
+    id       bigserial PRIMARY KEY,
+    run_id   bigint NOT NULL REFERENCES runs ON DELETE CASCADE,
+    pairing  integer NOT NULL,
+    pair     integer NOT NULL,
+    game     smallint NOT NULL CHECK (game IN (0, 1)),
+    worker_id bigint,
+    reported_at timestamptz NOT NULL DEFAULT now(),
+    record   jsonb NOT NULL,
+    UNIQUE (run_id, pairing, pair, game)
+);
+CREATE TABLE tune_state (
+    run_id      bigint PRIMARY KEY REFERENCES runs ON DELETE CASCADE,
+    theta       jsonb NOT NULL,
+    -- Iterations handed out so far (the next k).
+    next_k      bigint NOT NULL DEFAULT 0,
+    -- Iterations whose result was applied.
+    applied     bigint NOT NULL DEFAULT 0
+);
+CREATE TABLE tune_steps (
+    run_id   bigint NOT NULL REFERENCES runs ON DELETE CASCADE,
+    ord      bigint NOT NULL,
+    k        bigint NOT NULL,
+    step     jsonb NOT NULL,
+    PRIMARY KEY (run_id, ord)
+);
+"#];
+
+/// The version a database is at (0: no fleet tables yet).
+pub async fn current_version(db: &Client) -> Result<i32> {
+    let exists: bool = db
+        .query_one("SELECT to_regclass('fleet_schema') IS NOT NULL", &[])
+        .await
+        .context("cannot read the schema version")?
+        .get(0);
+    if !exists {
+        return Ok(0);
+    }
+    let row = db
+        .query_opt("SELECT version FROM fleet_schema", &[])
+        .await
+        .context("cannot read the schema version")?;
+    Ok(row.map_or(0, |r| r.get(0)))
+}
+
+/// Creates or migrates the schema to [`VERSION`]; returns the version it was at.
+pub async fn init(db: &mut Client) -> Result<i32> {
+    db.execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK]).await?;
+    let res = migrate(db).await;
+    let _ = db.execute("SELECT pg_advisory_unlock($1)", &[&MIGRATION_LOCK]).await;
+    res
+}
+
+async fn migrate(db: &mut Client) -> Result<i32> {
+    db.batch_execute("CREATE TABLE IF NOT EXISTS fleet_schema (version integer NOT NULL)")
+        .await
+        .context("cannot create the schema table")?;
+    let was = current_version(db).await?;
+    if was > VERSION {
+        bail!("{}", newer(was));
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(was as usize) {
+        let tx = db.transaction().await?;
+        tx.batch_execute(sql).await.with_context(|| format!("migration to version {}", i + 1))?;
+        tx.execute("DELETE FROM fleet_schema", &[]).await?;
+        let v = i as i32 + 1;
+        tx.execute("INSERT INTO fleet_schema (version) VALUES ($1)", &[&v]).await?;
+        tx.commit().await?;
+    }
+    Ok(was)
+}
+
+fn newer(v: i32) -> String {
+    format!(
+        "the database's fleet schema is version {v}, newer than this runner's ({VERSION}): \
+         use a newer runner"
+    )
+}
+
+/// Refuses a database whose schema is not this binary's.
+pub async fn check(db: &Client) -> Result<()> {
+    let v = current_version(db).await?;
+    match v {
+        0 => bail!("the database has no fleet tables: run `runner db init --db URL` first"),
+        v if v == VERSION => Ok(()),
+        v if v > VERSION => bail!("{}", newer(v)),
+        v => bail!(
+            "the database's fleet schema is version {v}, older than this runner's ({VERSION}): \
+             run `runner db init --db URL` to migrate it"
+        ),
+    }
+}

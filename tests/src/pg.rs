@@ -1,0 +1,201 @@
+//! A throwaway PostgreSQL cluster for tests and the queue's load benchmark: `initdb` into a
+//! temporary folder, `pg_ctl start` listening on a Unix socket in that folder only (no TCP),
+//! trust authentication for one user, stopped (`immediate`) and removed when dropped.
+//!
+//! Debian's `postgresql` package provides the binaries (`/usr/lib/postgresql/N/bin`); without
+//! them [`TempPg::start`] panics naming the package, so a test never passes silently. As root
+//! (CI containers), the server runs as the `postgres` user through `runuser`, since PostgreSQL
+//! refuses to run as root.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// A running throwaway cluster.
+pub struct TempPg {
+    root: PathBuf,
+    data: PathBuf,
+    bin: PathBuf,
+    as_postgres: bool,
+    stopped: bool,
+}
+
+/// The user the tests connect as (trust authentication over the socket).
+pub const USER: &str = "fleet";
+/// The database created in the cluster.
+pub const DBNAME: &str = "fleet";
+
+/// The folder of PostgreSQL's server binaries (the newest installed), if any.
+pub fn pg_bindir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("PG_BINDIR") {
+        return Some(PathBuf::from(dir));
+    }
+    let mut versions: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+        .ok()?
+        .flatten()
+        .filter_map(|e| {
+            let v: u32 = e.file_name().to_str()?.parse().ok()?;
+            let bin = e.path().join("bin");
+            bin.join("initdb").exists().then_some((v, bin))
+        })
+        .collect();
+    versions.sort();
+    versions.pop().map(|(_, b)| b)
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+impl TempPg {
+    /// Starts a new cluster under a fresh folder of the system's temporary directory.
+    pub fn start(name: &str) -> TempPg {
+        let bin = pg_bindir().unwrap_or_else(|| {
+            panic!(
+                "PostgreSQL server binaries not found (no /usr/lib/postgresql/N/bin/initdb): \
+                 install Debian's `postgresql` package (.ci/run does)"
+            )
+        });
+        static N: AtomicUsize = AtomicUsize::new(0);
+        // Unix socket paths are limited to 107 bytes: keep the folder short.
+        let root = std::env::temp_dir().join(format!(
+            "pg-{}-{}-{}",
+            &name[..name.len().min(12)],
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(&root).expect("temporary folder for PostgreSQL");
+        let as_postgres = is_root();
+        if as_postgres {
+            let st = Command::new("chown").arg("postgres:postgres").arg(&root).status();
+            assert!(st.is_ok_and(|s| s.success()), "cannot chown {} to postgres", root.display());
+        }
+        let data = root.join("data");
+        let pg = TempPg { root, data, bin, as_postgres, stopped: true };
+        let out = pg.pg(
+            "initdb",
+            &[
+                "-D",
+                path_str(&pg.data),
+                "-U",
+                USER,
+                "--auth=trust",
+                "--no-sync",
+                "-E",
+                "UTF8",
+                "--locale=C",
+            ],
+        );
+        assert!(out.status.success(), "initdb failed: {}", String::from_utf8_lossy(&out.stderr));
+        let conf = format!(
+            "listen_addresses = ''\nunix_socket_directories = '{}'\nfsync = on\n\
+             max_connections = 200\nshared_buffers = 64MB\n",
+            pg.root.display()
+        );
+        let conf_path = pg.data.join("postgresql.conf");
+        let mut text = std::fs::read_to_string(&conf_path).unwrap_or_default();
+        text.push_str(&conf);
+        std::fs::write(&conf_path, text).expect("postgresql.conf");
+        let mut pg = pg;
+        pg.ctl_start();
+        let out = pg.pg("createdb", &["-h", path_str(&pg.root), "-U", USER, DBNAME]);
+        assert!(out.status.success(), "createdb failed: {}", String::from_utf8_lossy(&out.stderr));
+        pg
+    }
+
+    fn pg(&self, tool: &str, args: &[&str]) -> Output {
+        let exe = self.bin.join(tool);
+        let mut cmd = if self.as_postgres {
+            let mut c = Command::new("runuser");
+            c.args(["-u", "postgres", "--"]).arg(&exe);
+            c
+        } else {
+            Command::new(&exe)
+        };
+        cmd.args(args)
+            .current_dir(&self.root)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", exe.display()))
+    }
+
+    fn ctl_start(&mut self) {
+        let log = self.root.join("server.log");
+        let out = self.pg(
+            "pg_ctl",
+            &["-D", path_str(&self.data), "-l", path_str(&log), "-w", "-t", "60", "start"],
+        );
+        assert!(
+            out.status.success(),
+            "pg_ctl start failed: {}{}",
+            String::from_utf8_lossy(&out.stderr),
+            std::fs::read_to_string(&log).unwrap_or_default()
+        );
+        self.stopped = false;
+    }
+
+    /// The connection string (`host=` the socket folder).
+    pub fn url(&self) -> String {
+        format!("host={} user={USER} dbname={DBNAME}", self.root.display())
+    }
+
+    /// The socket folder.
+    pub fn socket_dir(&self) -> &Path {
+        &self.root
+    }
+
+    /// `pg_ctl stop -m fast` (clients are disconnected).
+    pub fn stop(&mut self) {
+        let out = self.pg("pg_ctl", &["-D", path_str(&self.data), "-m", "fast", "-w", "stop"]);
+        assert!(out.status.success(), "pg_ctl stop: {}", String::from_utf8_lossy(&out.stderr));
+        self.stopped = true;
+    }
+
+    /// Starts a stopped cluster again.
+    pub fn start_again(&mut self) {
+        self.ctl_start();
+    }
+
+    /// `pg_ctl restart -m fast`: every connection is cut.
+    pub fn restart(&mut self) {
+        self.stop();
+        self.ctl_start();
+    }
+
+    /// Runs SQL through `psql` (for assertions); returns its unaligned, tuples-only output.
+    pub fn psql(&self, sql: &str) -> String {
+        let out = self.pg(
+            "psql",
+            &[
+                "-h",
+                path_str(&self.root),
+                "-U",
+                USER,
+                "-d",
+                DBNAME,
+                "-AtX",
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-c",
+                sql,
+            ],
+        );
+        assert!(out.status.success(), "psql {sql}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+}
+
+fn path_str(p: &Path) -> &str {
+    p.to_str().expect("temporary paths are UTF-8")
+}
+
+impl Drop for TempPg {
+    fn drop(&mut self) {
+        if !self.stopped {
+            let _ =
+                self.pg("pg_ctl", &["-D", path_str(&self.data), "-m", "immediate", "-w", "stop"]);
+        }
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
