@@ -16,5 +16,6 @@ pub mod pair;
 pub mod pull;
 pub mod queue;
 pub mod schema;
+pub mod status;
 pub mod submission;
 pub mod worker;
