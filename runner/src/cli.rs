@@ -58,6 +58,92 @@ pub enum Command {
     /// A fleet worker: claims game pairs of submitted runs from the database, plays them and
     /// reports each pair; ends when no run it serves has a pair left (--wait: stays for more).
     Worker(WorkerArgs),
+    /// The fleet's PostgreSQL database: `runner db init` creates or migrates its schema.
+    Db(DbArgs),
+    /// Store a match, sweep or tuning run in the fleet's database for workers to play (checked
+    /// as the local command checks it, before any game); prints `run ID` last.
+    Submit(Box<SubmitArgs>),
+    /// Write a fleet run's games as an ordinary results folder (tables, plot, report.html).
+    Pull(PullArgs),
+    /// The fleet's runs: state, games, W-D-L, pentanomial, Elo, SPRT, workers, pairs per hour.
+    Status(StatusArgs),
+    /// Stop a fleet run: workers stop its games and claim nothing more of it.
+    Cancel(CancelArgs),
+}
+
+/// `--db URL`: the fleet's database (libpq URL or key=value string), else `RUNNER_DB`.
+#[derive(Args, Debug, Clone)]
+pub struct DbArg {
+    /// PostgreSQL connection string (postgresql://user@host/db?sslmode=verify-full, or
+    /// host=/socket/dir dbname=fleet); default: the RUNNER_DB environment variable
+    #[arg(long, value_name = "URL")]
+    pub db: Option<String>,
+}
+
+/// `runner db` arguments.
+#[derive(Args, Debug, Clone)]
+pub struct DbArgs {
+    #[command(subcommand)]
+    pub action: DbAction,
+}
+
+#[derive(Subcommand, Debug, Clone)]
+pub enum DbAction {
+    /// Create the schema, or migrate it to this runner's version.
+    Init(DbArg),
+}
+
+/// `runner submit` arguments.
+#[derive(Args, Debug, Clone)]
+pub struct SubmitArgs {
+    #[command(flatten)]
+    pub db: DbArg,
+    #[command(subcommand)]
+    pub what: SubmitWhat,
+}
+
+/// What `runner submit` stores: the arguments of the local command.
+#[derive(Subcommand, Debug, Clone)]
+pub enum SubmitWhat {
+    /// A match, gauntlet or round-robin (`runner match`'s arguments).
+    Match(Box<MatchArgs>),
+    /// A sweep (`runner sweep`'s arguments).
+    Sweep(Box<SweepArgs>),
+    /// A tuning run (`runner tune`'s arguments).
+    Tune(Box<TuneArgs>),
+}
+
+/// `runner pull` arguments.
+#[derive(Args, Debug, Clone)]
+pub struct PullArgs {
+    #[command(flatten)]
+    pub db: DbArg,
+    /// The run's id (as `runner submit` printed it).
+    #[arg(value_name = "RUN")]
+    pub run: i64,
+    /// The results folder to write: new, empty, or an earlier pull of the same run.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+}
+
+/// `runner status` arguments.
+#[derive(Args, Debug, Clone)]
+pub struct StatusArgs {
+    #[command(flatten)]
+    pub db: DbArg,
+    /// One run's id (default: the newest runs).
+    #[arg(value_name = "RUN")]
+    pub run: Option<i64>,
+}
+
+/// `runner cancel` arguments.
+#[derive(Args, Debug, Clone)]
+pub struct CancelArgs {
+    #[command(flatten)]
+    pub db: DbArg,
+    /// The run's id.
+    #[arg(value_name = "RUN")]
+    pub run: i64,
 }
 
 /// Which engines play.

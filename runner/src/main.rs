@@ -17,6 +17,11 @@ async fn main() -> ExitCode {
         Command::Calibrate(args) => runner::cmd::calibrate::run(args).await,
         Command::Searchtest(args) => runner::cmd::searchtest::run(args).await,
         Command::Worker(args) => runner::cmd::worker::run(args).await,
+        Command::Db(args) => runner::cmd::db::run(args).await,
+        Command::Submit(args) => runner::cmd::submit::run(args).await,
+        Command::Pull(args) => runner::cmd::pull::run(args).await,
+        Command::Status(args) => runner::cmd::status::run(args).await,
+        Command::Cancel(args) => runner::cmd::cancel::run(args).await,
     };
     // Whatever the engines left behind (re-parented to the runner, its subreaper) dies with the
     // command, engines included.

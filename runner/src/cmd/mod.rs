@@ -2,11 +2,16 @@
 
 pub mod book;
 pub mod calibrate;
+pub mod cancel;
+pub mod db;
 pub mod match_cmd;
 pub mod merge;
+pub mod pull;
 pub mod report;
 pub mod searchtest;
 pub mod stats;
+pub mod status;
+pub mod submit;
 pub mod sweep;
 pub mod tune;
 pub mod worker;

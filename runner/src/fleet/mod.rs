@@ -22,5 +22,6 @@ pub mod pull;
 pub mod queue;
 pub mod schema;
 pub mod serve;
+pub mod status;
 pub mod submission;
 pub mod worker;

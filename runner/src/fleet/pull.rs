@@ -13,10 +13,13 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, anyhow, bail};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use tokio_postgres::Client;
 
+use super::decide::DROPPED;
+use super::queue::{self, GameOrder};
 use super::submission::{Experiment, Submission};
 use crate::gauntlet::files::write_tables;
 use crate::report::html::write_report;
@@ -52,6 +55,13 @@ impl RunState {
             RunState::Complete => "complete",
             RunState::Cancelled => "cancelled",
         }
+    }
+
+    /// The state as the database stores it.
+    pub fn parse(s: &str) -> Option<RunState> {
+        [RunState::Active, RunState::Decided, RunState::Complete, RunState::Cancelled]
+            .into_iter()
+            .find(|r| r.as_str() == s)
     }
 
     /// summary.json's `stopped_by` for a run in this state (a local run's words where there
@@ -166,6 +176,54 @@ pub fn write_folder(
     };
     write_report(out)?;
     Ok(text)
+}
+
+/// `runner pull`: run `run` of the database written into `out` by [`write_folder`] (games in
+/// schedule order, a tuning run's in the order they were reported). Returns the text to print.
+pub async fn pull(db: &Client, run: i64, out: &Path) -> Result<String> {
+    let row = queue::run(db, run).await?.ok_or_else(|| anyhow!("no run {run} in the database"))?;
+    let sub = Submission::from_stored(&row.submission).with_context(|| format!("run {run}"))?;
+    let tuning = sub.spsa().is_some();
+    let order = if tuning { GameOrder::Reported } else { GameOrder::Schedule };
+    let records: Vec<GameRecord> = queue::games(db, run, order)
+        .await?
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| {
+            serde_json::from_value(v)
+                .with_context(|| format!("run {run}: stored game {} is not a game record", i + 1))
+        })
+        .collect::<Result<_>>()?;
+    let state = RunState::parse(&row.state)
+        .ok_or_else(|| anyhow!("run {run} is in state {:?}, unknown to this runner", row.state))?;
+    let dropped = queue::pairings(db, run)
+        .await?
+        .into_iter()
+        .filter(|p| p.verdict.as_deref() == Some(DROPPED))
+        .map(|p| (p.pairing.max(0) as usize, p.why.unwrap_or_default()))
+        .collect();
+    let tune = if tuning { Some(pulled_tune(db, run).await?) } else { None };
+    let pulled = PulledState { state, stop_reason: row.stop_reason, dropped, tune };
+    write_folder(out, &sub, records, pulled)
+}
+
+/// A tuning run's logged iterations, theta and applied steps as the database holds them.
+async fn pulled_tune(db: &Client, run: i64) -> Result<PulledTune> {
+    let parse = |what: &str| format!("run {run}: a stored {what} does not parse");
+    let started = queue::tune_iterations(db, run)
+        .await?
+        .into_iter()
+        .map(|v| serde_json::from_value(v).with_context(|| parse("iteration")))
+        .collect::<Result<Vec<Iteration>>>()?;
+    let Some((theta, steps)) = queue::tune_state(db, run).await? else {
+        return Ok(PulledTune { started, ..PulledTune::default() });
+    };
+    let theta: Vec<f64> = serde_json::from_value(theta).with_context(|| parse("theta"))?;
+    let history = steps
+        .into_iter()
+        .map(|v| serde_json::from_value(v).with_context(|| parse("step")))
+        .collect::<Result<Vec<Step>>>()?;
+    Ok(PulledTune { started, theta, history })
 }
 
 /// tune.jsonl (the settings, then every iteration handed out, by k) and the tuning outputs from

@@ -11,10 +11,13 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::{Result, bail};
+use anyhow::{Result, anyhow, bail};
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio_postgres::Client;
 
 use super::identity::{EngineIdentity, identify_all};
+use super::queue::{self, NewRun};
 use crate::cli::{ExecArgs, MatchArgs, SweepArgs, TuneArgs};
 use crate::gauntlet::files::anchor_index;
 use crate::plan::openings::Opening;
@@ -215,6 +218,44 @@ pub async fn submission_of_tune(args: &TuneArgs) -> Result<Submission> {
         crate::tune::run::check_engine(&plan.engines[0], &params, &start).await?;
     engine.shutdown().await;
     Submission::new(plan, openings, settings, Experiment::Tune { params, big_a, integer })
+}
+
+/// Stores `sub` with its schedule of game pairs (and a tuning run's starting theta) through the
+/// queue; returns the run's id.
+pub async fn store(db: &mut Client, sub: &Submission) -> Result<i64> {
+    let value = serde_json::to_value(sub)?;
+    let labels: Vec<String> = sub.plan().pairings.iter().map(|p| p.label.clone()).collect();
+    let int = |x: usize| i32::try_from(x).map_err(|_| anyhow!("{x} is beyond the queue's range"));
+    let jobs: Vec<(i32, i32, i32)> = sub
+        .schedule()
+        .iter()
+        .map(|j| Ok((int(j.pairing)?, int(j.pair)?, int(j.opening)?)))
+        .collect::<Result<_>>()?;
+    let theta = sub.spsa().map(|s| serde_json::to_value(s.start_theta())).transpose()?;
+    let run = NewRun {
+        kind: sub.kind(),
+        submission: &value,
+        plan_hash: &sub.run.plan_hash,
+        labels: &labels,
+        jobs: &jobs,
+        theta: theta.as_ref(),
+    };
+    queue::insert_run(db, &run).await
+}
+
+impl Submission {
+    /// A stored submission read back; one of another layout is refused in one line.
+    pub fn from_stored(v: &Value) -> Result<Submission> {
+        match v.get("format").and_then(Value::as_u64) {
+            Some(f) if f == u64::from(SUBMISSION_FORMAT) => {}
+            Some(f) => bail!(
+                "it was submitted by a runner with submission format {f}, this one reads                  {SUBMISSION_FORMAT}: use the same runner version"
+            ),
+            None => bail!("its stored submission is not one of this runner"),
+        }
+        serde_json::from_value(v.clone())
+            .map_err(|e| anyhow!("its stored submission does not parse: {e}"))
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,37 @@
+//! `runner submit --db URL match|sweep|tune ARGS...`: the run is built and checked as the local
+//! command builds and checks it (`crate::fleet::submission`), then stored with its schedule;
+//! `run ID` is the last line on stdout.
+
+use anyhow::Result;
+
+use crate::cli::{SubmitArgs, SubmitWhat};
+use crate::fleet::connect::connect;
+use crate::fleet::schema;
+use crate::fleet::submission::{
+    store, submission_of_match, submission_of_sweep, submission_of_tune,
+};
+
+/// `runner submit`. Returns the process exit code.
+pub async fn run(args: &SubmitArgs) -> Result<u8> {
+    let sub = match &args.what {
+        SubmitWhat::Match(m) => submission_of_match(m).await?,
+        SubmitWhat::Sweep(s) => submission_of_sweep(s).await?,
+        SubmitWhat::Tune(t) => submission_of_tune(t).await?,
+    };
+    let (target, mut db) = connect(args.db.db.as_deref()).await?;
+    schema::check(&db).await?;
+    let id = store(&mut db, &sub).await?;
+    let plan = sub.plan();
+    errln!(
+        "submitted to {target}: {} ({}), {} pairing(s) x {} games max, {}, {} opening(s), plan {}",
+        sub.kind(),
+        plan.kind,
+        plan.pairings.len(),
+        plan.pairs * 2,
+        plan.tc,
+        sub.openings.len(),
+        sub.run.plan_hash.get(..12).unwrap_or(&sub.run.plan_hash)
+    );
+    outln!("run {id}");
+    Ok(0)
+}
