@@ -128,8 +128,23 @@ fn keys(games: &[Value]) -> Vec<(u64, u64, u64, u64, String, String)> {
 
 fn match_args<'a>(a: &'a str, b: &'a str, book: &'a str, games: &'a str) -> Vec<&'a str> {
     vec![
-        "match", "--engine", a, "--engine", b, "--book", book, "--games", games, "--seed", "7",
-        "--nodes", "1", "--maxmoves", "40", "--progress", "quiet",
+        "match",
+        "--engine",
+        a,
+        "--engine",
+        b,
+        "--book",
+        book,
+        "--games",
+        games,
+        "--seed",
+        "7",
+        "--nodes",
+        "1",
+        "--maxmoves",
+        "40",
+        "--progress",
+        "quiet",
     ]
 }
 
@@ -278,8 +293,19 @@ fn tuning_over_three_workers_ends_near_the_optimum() {
     let f = Fleet::new("fleet-tune");
     let engine = bad_spec("t", "tunable", None);
     let run = f.submit(&[
-        "tune", "--engine", &engine, "--param", "X,80,0,100,10,0.1", "--games", "200", "--tc",
-        "10+0.1", "--seed", "1", "--progress", "quiet",
+        "tune",
+        "--engine",
+        &engine,
+        "--param",
+        "X,80,0,100,10,0.1",
+        "--games",
+        "200",
+        "--tc",
+        "10+0.1",
+        "--seed",
+        "1",
+        "--progress",
+        "quiet",
     ]);
     let mut workers: Vec<Child> =
         (0..3).map(|i| f.worker(&format!("w{i}"), &["--concurrency", "1"])).collect();

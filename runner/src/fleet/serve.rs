@@ -37,9 +37,9 @@ pub fn load_run(row: &RunRow, log_dir: Option<&Path>) -> Result<Served, String> 
     let pools =
         plan.engines.iter().map(|s| Arc::new(EnginePool::new(s.clone(), start.clone()))).collect();
     let spsa = sub.spsa();
-    let tuned = spsa.as_ref().map(|s| {
-        (s.params.iter().map(|p| p.name.clone()).collect::<Vec<_>>(), s.integer.clone())
-    });
+    let tuned = spsa
+        .as_ref()
+        .map(|s| (s.params.iter().map(|p| p.name.clone()).collect::<Vec<_>>(), s.integer.clone()));
     let judge = RunJudge {
         sprt: plan.sprt,
         race: sub.race(),
