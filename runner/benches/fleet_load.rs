@@ -60,13 +60,15 @@ struct Opts {
     via: Via,
     pool: usize,
     heartbeat: f64,
+    /// Load pg_stat_statements and print where the server's time went.
+    statements: bool,
 }
 
 fn usage() -> ! {
     eprintln!(
         "usage: cargo bench -p runner --bench fleet_load -- [--workers 10,100,500] \
          [--seconds N] [--pairs N] [--max-connections N] [--via direct|pgbouncer] [--pool N] \
-         [--heartbeat SECONDS]"
+         [--heartbeat SECONDS] [--statements]"
     );
     std::process::exit(2)
 }
@@ -80,6 +82,7 @@ fn parse_args() -> Opts {
         via: Via::Direct,
         pool: 20,
         heartbeat: 3.0,
+        statements: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -108,11 +111,13 @@ fn parse_args() -> Opts {
             }
             "--seconds" => {
                 let v = value();
-                o.seconds = v.parse().ok().filter(|&s: &f64| s > 0.0).unwrap_or_else(|| bad(&a, &v));
+                o.seconds =
+                    v.parse().ok().filter(|&s: &f64| s > 0.0).unwrap_or_else(|| bad(&a, &v));
             }
             "--pairs" => {
                 let v = value();
-                o.pairs = Some(v.parse().ok().filter(|&n: &usize| n > 0).unwrap_or_else(|| bad(&a, &v)));
+                o.pairs =
+                    Some(v.parse().ok().filter(|&n: &usize| n > 0).unwrap_or_else(|| bad(&a, &v)));
             }
             "--max-connections" => {
                 let v = value();
@@ -131,6 +136,7 @@ fn parse_args() -> Opts {
                 let v = value();
                 o.pool = v.parse().ok().filter(|&n: &usize| n > 0).unwrap_or_else(|| bad(&a, &v));
             }
+            "--statements" => o.statements = true,
             "--heartbeat" => {
                 let v = value();
                 o.heartbeat =
@@ -170,11 +176,7 @@ fn templates(rng: &mut ChaCha8Rng) -> Vec<Value> {
         .map(|_| {
             let plies = rng.random_range(60..200usize);
             let sq = |rng: &mut ChaCha8Rng| {
-                format!(
-                    "{}{}",
-                    files[rng.random_range(0..8)] as char,
-                    rng.random_range(1..=8u8)
-                )
+                format!("{}{}", files[rng.random_range(0..8)] as char, rng.random_range(1..=8u8))
             };
             let moves: Vec<String> =
                 (0..plies).map(|_| format!("{}{}", sq(rng), sq(rng))).collect();
@@ -224,13 +226,15 @@ fn draw_pair(rng: &mut ChaCha8Rng) -> (usize, [i64; 3], [f64; 2]) {
     };
     let mut wdl = [0i64; 3];
     for s in scores {
-        wdl[if s == 1.0 { 0 } else if s == 0.5 { 1 } else { 2 }] += 1;
+        wdl[if s == 1.0 {
+            0
+        } else if s == 0.5 {
+            1
+        } else {
+            2
+        }] += 1;
     }
-    if rng.random_bool(0.5) {
-        (idx, wdl, [scores[1], scores[0]])
-    } else {
-        (idx, wdl, scores)
-    }
+    if rng.random_bool(0.5) { (idx, wdl, [scores[1], scores[0]]) } else { (idx, wdl, scores) }
 }
 
 fn record(t: &Value, c: &queue::Claim, game: u8, first_score: f64) -> Value {
@@ -371,6 +375,41 @@ async fn worker(
     out
 }
 
+/// CPU seconds (user + system) of the PostgreSQL server: the postmaster and its children
+/// (backends, WAL writer, checkpointer, autovacuum) alive now.
+fn server_cpu(pg: &TempPg) -> f64 {
+    let pid_file = pg.socket_dir().join("data").join("postmaster.pid");
+    let Some(master) = std::fs::read_to_string(pid_file)
+        .ok()
+        .and_then(|t| t.lines().next().and_then(|l| l.trim().parse::<u32>().ok()))
+    else {
+        return f64::NAN;
+    };
+    let tick = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    let mut total = 0u64;
+    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else { continue };
+        // Fields after the command's closing parenthesis: state ppid ... utime(14) stime(15).
+        let Some((head, rest)) = stat.rsplit_once(')') else { continue };
+        let pid: u32 = head.split(' ').next().and_then(|p| p.parse().ok()).unwrap_or(0);
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        let ppid: u32 = f.get(1).and_then(|p| p.parse().ok()).unwrap_or(0);
+        if pid == master || ppid == master {
+            let t = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+            total += t(11) + t(12);
+        }
+    }
+    total as f64 / tick
+}
+
+/// CPU seconds (user + system) of this process.
+fn client_cpu() -> f64 {
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    tv(u.ru_utime) + tv(u.ru_stime)
+}
+
 fn pct(v: &mut [Duration], q: f64) -> f64 {
     if v.is_empty() {
         return f64::NAN;
@@ -480,7 +519,18 @@ struct Row {
 async fn one(o: &Opts, n: usize) -> Row {
     let mut pg = TempPg::start("load");
     pg.psql(&format!("ALTER SYSTEM SET max_connections = {}", o.max_connections));
+    if o.statements {
+        pg.psql("ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'");
+        // Not settable by ALTER SYSTEM before the library is loaded.
+        let conf = pg.socket_dir().join("data").join("postgresql.conf");
+        let mut text = std::fs::read_to_string(&conf).expect("postgresql.conf");
+        text.push_str("pg_stat_statements.track_planning = on\n");
+        std::fs::write(&conf, text).expect("postgresql.conf");
+    }
     pg.restart();
+    if o.statements {
+        pg.psql("CREATE EXTENSION pg_stat_statements");
+    }
     let settings = pg.psql(
         "SELECT string_agg(name || '=' || setting, ' ' ORDER BY name) FROM pg_settings WHERE \
          name IN ('fsync', 'synchronous_commit', 'max_connections', 'wal_sync_method', \
@@ -557,8 +607,12 @@ async fn one(o: &Opts, n: usize) -> Row {
             connected += 1;
         }
     }
+    let (cpu_server0, cpu_client0) = (server_cpu(&pg), client_cpu());
     let start = Instant::now();
-    let _ = go_tx.send(Some((start, start + Duration::from_secs_f64(o.seconds))));
+    let deadline = start + Duration::from_secs_f64(o.seconds);
+    let _ = go_tx.send(Some((start, deadline)));
+    tokio::time::sleep_until(deadline.into()).await;
+    let cpu = (server_cpu(&pg) - cpu_server0, client_cpu() - cpu_client0);
     let mut outs = Vec::new();
     for t in tasks {
         let o = tokio::task::spawn_blocking(move || t.join()).await.expect("join");
@@ -597,6 +651,16 @@ async fn one(o: &Opts, n: usize) -> Row {
     let mut report: Vec<Duration> = outs.iter().flat_map(|w| w.report.clone()).collect();
     let mut hb: Vec<Duration> = outs.iter().flat_map(|w| w.heartbeat.clone()).collect();
     let hb_total: f64 = hb.iter().map(Duration::as_secs_f64).sum::<f64>() * 1000.0;
+    notes.push(format!(
+        "CPU per report: server {:.2} ms, client {:.2} ms (machine load average {})",
+        cpu.0 * 1000.0 / stored as f64,
+        cpu.1 * 1000.0 / stored as f64,
+        std::fs::read_to_string("/proc/loadavg")
+            .unwrap_or_default()
+            .split(' ')
+            .next()
+            .unwrap_or("?")
+    ));
     let overhead_ms = if stored > 0 {
         mean_ms(&claim) + mean_ms(&report) + hb_total / stored as f64
     } else {
@@ -639,6 +703,18 @@ async fn one(o: &Opts, n: usize) -> Row {
     let tallies_ok = tallies == games;
     if !tallies_ok {
         notes.push(format!("tallies (pairs W D L) {tallies} != games {games}"));
+    }
+    if o.statements {
+        let top = pg.psql(
+            "SELECT string_agg(format('%s calls, exec %s ms, plan %s ms, wal %s B: %s', calls, \
+               round((total_exec_time / calls)::numeric, 3), \
+               round((total_plan_time / calls)::numeric, 3), wal_bytes / calls, \
+               left(regexp_replace(query, '\\s+', ' ', 'g'), 90)), E'\\n' \
+               ORDER BY total_exec_time + total_plan_time DESC) \
+             FROM (SELECT * FROM pg_stat_statements WHERE calls > 50 \
+               ORDER BY total_exec_time + total_plan_time DESC LIMIT 12) s",
+        );
+        println!("[{n} workers] statements by server time:\n{top}");
     }
     let state = pg.psql(&format!("SELECT state FROM runs WHERE id = {run}"));
     if state != "active" {
