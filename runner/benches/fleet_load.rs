@@ -275,12 +275,21 @@ async fn worker(
 ) -> WorkerOut {
     let mut out = WorkerOut::default();
     let target = parse_target(&sh.url).expect("the bench's connection string parses");
-    let mut db = match target.connect().await {
-        Ok(c) => c,
-        Err(e) => {
-            out.connect_error = Some(format!("{e:#}"));
-            let _ = ready.send(false).await;
-            return out;
+    // Like a worker, retry a refused connection a few times with backoff (500 workers
+    // connecting in the same instant overflow a listen queue).
+    let mut attempt = 0;
+    let mut db = loop {
+        match target.connect().await {
+            Ok(c) => break c,
+            Err(e) if attempt == 4 => {
+                out.connect_error = Some(format!("{e:#}"));
+                let _ = ready.send(false).await;
+                return out;
+            }
+            Err(_) => {
+                attempt += 1;
+                tokio::time::sleep(Duration::from_millis(200 * attempt)).await;
+            }
         }
     };
     let wid = match queue::register_worker(&db, "bench", i as i32, 1, LEASE).await {
@@ -446,7 +455,8 @@ impl Bouncer {
             "[databases]\n{DBNAME} = host={} dbname={DBNAME}\n[pgbouncer]\n\
              listen_addr =\nlisten_port = 6432\nunix_socket_dir = {}\nauth_type = trust\n\
              auth_file = {}/users.txt\npool_mode = transaction\nmax_client_conn = 2000\n\
-             default_pool_size = {pool}\nmax_db_connections = {pool}\nlogfile = {}/pgbouncer.log\n\
+             default_pool_size = {pool}\nmax_db_connections = {pool}\nlisten_backlog = 4096\n\
+             logfile = {}/pgbouncer.log\n\
              pidfile = {}/pgbouncer.pid\n",
             pg.socket_dir().display(),
             dir.display(),
