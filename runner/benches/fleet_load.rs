@@ -14,6 +14,7 @@
 //! ```text
 //! cargo bench -p runner --bench fleet_load -- [--workers 10,100,500] [--seconds N] [--pairs N]
 //!     [--max-connections N] [--via direct|pgbouncer] [--pool N] [--heartbeat SECONDS]
+//!     [--statements] [--play-ms MS]
 //! ```
 //!
 //! `--via pgbouncer` puts Debian's PgBouncer (`/usr/sbin/pgbouncer`) in transaction pooling
@@ -62,13 +63,16 @@ struct Opts {
     heartbeat: f64,
     /// Load pg_stat_statements and print where the server's time went.
     statements: bool,
+    /// Milliseconds each worker "plays" a pair between claim and report (uniform in 0.5x to
+    /// 1.5x): 0 is a closed loop that saturates the server; more offers a chosen load.
+    play_ms: f64,
 }
 
 fn usage() -> ! {
     eprintln!(
         "usage: cargo bench -p runner --bench fleet_load -- [--workers 10,100,500] \
          [--seconds N] [--pairs N] [--max-connections N] [--via direct|pgbouncer] [--pool N] \
-         [--heartbeat SECONDS] [--statements]"
+         [--heartbeat SECONDS] [--statements] [--play-ms MS]"
     );
     std::process::exit(2)
 }
@@ -83,6 +87,7 @@ fn parse_args() -> Opts {
         pool: 20,
         heartbeat: 3.0,
         statements: false,
+        play_ms: 0.0,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -137,6 +142,11 @@ fn parse_args() -> Opts {
                 o.pool = v.parse().ok().filter(|&n: &usize| n > 0).unwrap_or_else(|| bad(&a, &v));
             }
             "--statements" => o.statements = true,
+            "--play-ms" => {
+                let v = value();
+                o.play_ms =
+                    v.parse().ok().filter(|&s: &f64| s >= 0.0).unwrap_or_else(|| bad(&a, &v));
+            }
             "--heartbeat" => {
                 let v = value();
                 o.heartbeat =
@@ -265,6 +275,7 @@ struct Shared {
     run: i64,
     templates: Vec<Value>,
     heartbeat: Duration,
+    play_ms: f64,
 }
 
 async fn worker(
@@ -348,6 +359,10 @@ async fn worker(
                 }
             }
             next_hb += sh.heartbeat;
+        }
+        if sh.play_ms > 0.0 {
+            let ms = sh.play_ms * rng.random_range(0.5..1.5);
+            tokio::time::sleep(Duration::from_secs_f64(ms / 1000.0)).await;
         }
         let (penta, wdl, scores) = draw_pair(&mut rng);
         let n = sh.templates.len();
@@ -574,6 +589,7 @@ async fn one(o: &Opts, n: usize) -> Row {
         run,
         templates: templates(&mut ChaCha8Rng::seed_from_u64(7)),
         heartbeat: Duration::from_secs_f64(o.heartbeat),
+        play_ms: o.play_ms,
     });
     let (ready_tx, mut ready_rx) = tokio::sync::mpsc::channel(n);
     let (go_tx, go_rx) = tokio::sync::watch::channel(None);
@@ -757,8 +773,8 @@ fn main() {
     };
     println!(
         "fleet queue load test: {} s per row, {via}, max_connections={}, fsync=on, \
-         synchronous_commit=on, heartbeat every {} s, claim 1 pair -> report it",
-        o.seconds, o.max_connections, o.heartbeat
+         synchronous_commit=on, heartbeat every {} s, claim 1 pair -> play {} ms -> report it",
+        o.seconds, o.max_connections, o.heartbeat, o.play_ms
     );
     let mut rows = Vec::new();
     for &n in &o.workers {

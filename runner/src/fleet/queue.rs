@@ -348,7 +348,7 @@ pub async fn report(
          g AS ( \
            INSERT INTO games (run_id, pairing, pair, game, worker_id, record) \
            SELECT $1, $2, $3, v.game, $5, v.record FROM p, \
-             (VALUES (0::smallint, $6::jsonb), (1::smallint, $7::jsonb)) AS v(game, record) \
+             (VALUES (0::smallint, $6::json), (1::smallint, $7::json)) AS v(game, record) \
            ORDER BY v.game), \
          t AS ( \
            INSERT INTO tallies AS t (run_id, pairing, worker_id, ll, ld, dd, wd, ww, wins, \
@@ -365,8 +365,8 @@ pub async fn report(
             (&r.pair, Type::INT4),
             (&r.token, Type::INT8),
             (&worker, Type::INT8),
-            (r.records[0], Type::JSONB),
-            (r.records[1], Type::JSONB),
+            (r.records[0], Type::JSON),
+            (r.records[1], Type::JSON),
             (&p[0], Type::INT8),
             (&p[1], Type::INT8),
             (&p[2], Type::INT8),
