@@ -180,21 +180,38 @@ pub async fn claim(
 ) -> Result<Vec<Claim>> {
     let rows = rows(
         db,
-        "WITH c AS ( \
-               SELECT p.run_id, p.pairing, p.pair FROM pairs p \
+        // Pending pairs and expired leases are found through two partial indexes (a pending
+        // pair's and a leased pair's), so a claim never walks past the live leases of every
+        // other worker; the two candidate lists merge back into schedule order. Rows locked
+        // by a branch but cut by the final LIMIT are unlocked when the statement ends.
+        "WITH pending AS ( \
+               SELECT p.run_id, p.pairing, p.pair, p.seq FROM pairs p \
                JOIN runs r ON r.id = p.run_id \
                JOIN pairings g ON g.run_id = p.run_id AND g.pairing = p.pairing \
                LEFT JOIN tune_state t ON t.run_id = p.run_id \
                WHERE r.state = 'active' \
                  AND ($2::bigint IS NULL OR p.run_id = $2) \
                  AND NOT (p.run_id = ANY($3::bigint[])) \
-                 AND p.state IN ('pending', 'leased') \
-                 AND ((p.state = 'pending' AND g.active) \
-                      OR (p.state = 'leased' AND p.lease_until < now())) \
+                 AND p.state = 'pending' AND g.active \
                  AND (t.run_id IS NULL OR p.spsa IS NOT NULL OR p.seq < t.applied + $6) \
                ORDER BY p.run_id, p.seq \
                LIMIT $4 \
-               FOR UPDATE OF p SKIP LOCKED) \
+               FOR UPDATE OF p SKIP LOCKED), \
+             expired AS ( \
+               SELECT p.run_id, p.pairing, p.pair, p.seq FROM pairs p \
+               JOIN runs r ON r.id = p.run_id \
+               LEFT JOIN tune_state t ON t.run_id = p.run_id \
+               WHERE r.state = 'active' \
+                 AND ($2::bigint IS NULL OR p.run_id = $2) \
+                 AND NOT (p.run_id = ANY($3::bigint[])) \
+                 AND p.state = 'leased' AND p.lease_until < now() \
+                 AND (t.run_id IS NULL OR p.spsa IS NOT NULL OR p.seq < t.applied + $6) \
+               ORDER BY p.run_id, p.seq \
+               LIMIT $4 \
+               FOR UPDATE OF p SKIP LOCKED), \
+             c AS ( \
+               SELECT * FROM pending UNION ALL SELECT * FROM expired \
+               ORDER BY run_id, seq LIMIT $4) \
              UPDATE pairs p SET state = 'leased', token = nextval('lease_tokens'), \
                worker_id = $1, lease_until = now() + make_interval(secs => $5), \
                attempts = p.attempts + 1 \
@@ -493,8 +510,11 @@ async fn refusal(db: &Client, r: &PairReport<'_>) -> Result<String> {
 async fn has_open_pairs(db: &impl GenericClient, run: i64) -> Result<bool> {
     Ok(one(
         db,
-        "SELECT EXISTS (SELECT 1 FROM pairs WHERE run_id = $1 \
-           AND state IN ('pending', 'leased'))",
+        // `ORDER BY seq LIMIT 1`: the pending pairs' index, whatever the statistics say
+        // (a plain EXISTS may scan the table from its first, long done, pairs).
+        "SELECT EXISTS (SELECT 1 FROM (SELECT seq FROM pairs WHERE run_id = $1 \
+             AND state = 'pending' ORDER BY seq LIMIT 1) x) \
+           OR EXISTS (SELECT 1 FROM pairs WHERE run_id = $1 AND state = 'leased')",
         &[(&run, Type::INT8)],
     )
     .await?
@@ -520,8 +540,11 @@ pub async fn complete_if_done(db: &Client, run: i64) -> Result<bool> {
         db,
         "UPDATE runs SET state = 'complete', stop_reason = 'every pair played', \
            finished_at = now() \
-         WHERE id = $1 AND state = 'active' AND NOT EXISTS (SELECT 1 FROM pairs \
-           WHERE run_id = $1 AND state IN ('pending', 'leased')) RETURNING id",
+         WHERE id = $1 AND state = 'active' \
+           AND NOT EXISTS (SELECT 1 FROM (SELECT seq FROM pairs WHERE run_id = $1 \
+             AND state = 'pending' ORDER BY seq LIMIT 1) x) \
+           AND NOT EXISTS (SELECT 1 FROM pairs WHERE run_id = $1 AND state = 'leased') \
+         RETURNING id",
         &[(&run, Type::INT8)],
     )
     .await?;
@@ -578,12 +601,15 @@ pub async fn outstanding(
 ) -> Result<(Vec<i64>, Option<Duration>)> {
     let rows = rows(
         db,
-        "SELECT r.id, extract(epoch FROM min(p.lease_until) FILTER \
-               (WHERE p.state = 'leased') - now())::float8 \
-             FROM runs r JOIN pairs p ON p.run_id = r.id \
+        // Per run, through the partial indexes (never a scan of a run's stored pairs).
+        "SELECT r.id, extract(epoch FROM l.soonest - now())::float8 \
+             FROM runs r, LATERAL (SELECT min(lease_until) AS soonest FROM pairs \
+               WHERE run_id = r.id AND state = 'leased') l \
              WHERE r.state = 'active' AND ($1::bigint IS NULL OR r.id = $1) \
-               AND NOT (r.id = ANY($2::bigint[])) AND p.state IN ('pending', 'leased') \
-             GROUP BY r.id ORDER BY r.id",
+               AND NOT (r.id = ANY($2::bigint[])) \
+               AND (l.soonest IS NOT NULL OR EXISTS (SELECT 1 FROM (SELECT seq FROM pairs \
+                 WHERE run_id = r.id AND state = 'pending' ORDER BY seq LIMIT 1) x)) \
+             ORDER BY r.id",
         &[(&only, Type::INT8), (&skip, Type::INT8_ARRAY)],
     )
     .await
