@@ -329,6 +329,12 @@ async fn worker(
     };
     // Heartbeats spread over the interval, as independent processes' would be.
     let mut next_hb = start + sh.heartbeat.mul_f64(rng.random_range(0.0..1.0));
+    // Paced workers start spread over one play time, as independent machines would, instead of
+    // all claiming in the same instant.
+    if sh.play_ms > 0.0 {
+        let ms = sh.play_ms * rng.random_range(0.0..1.0);
+        tokio::time::sleep(Duration::from_secs_f64(ms / 1000.0)).await;
+    }
     while Instant::now() < deadline {
         let t = Instant::now();
         let claims = match queue::claim(&db, wid, Some(sh.run), &[], 1, LEASE).await {
