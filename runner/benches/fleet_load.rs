@@ -250,12 +250,13 @@ fn draw_pair(rng: &mut ChaCha8Rng) -> (usize, [i64; 3], [f64; 2]) {
 fn record(t: &Value, c: &queue::Claim, game: u8, first_score: f64) -> Value {
     let mut r = t.clone();
     let first_white = game == 0;
-    let result = match (first_score, first_white) {
-        (s, _) if s == 0.5 => "1/2-1/2",
-        (s, true) if s == 1.0 => "1-0",
-        (_, true) => "0-1",
-        (s, false) if s == 1.0 => "0-1",
-        (_, false) => "1-0",
+    let first_won = first_score == 1.0;
+    let result = if first_score == 0.5 {
+        "1/2-1/2"
+    } else if first_won == first_white {
+        "1-0"
+    } else {
+        "0-1"
     };
     r["seq"] = json!(c.seq);
     r["pairing"] = json!(c.pairing);
