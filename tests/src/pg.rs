@@ -186,6 +186,33 @@ impl TempPg {
     }
 }
 
+impl TempPg {
+    /// Runs an SQL script file through `psql -f` as the superuser (psql's backslash commands
+    /// work); returns its output, or psql's error output when it failed.
+    pub fn psql_file(&self, script: &Path) -> Result<String, String> {
+        let text = std::fs::read_to_string(script)
+            .map_err(|e| format!("cannot read {}: {e}", script.display()))?;
+        // A copy in the cluster's folder, readable by the server's user when running as root.
+        let copy = self.root.join("script.sql");
+        std::fs::write(&copy, text).map_err(|e| format!("cannot copy the script: {e}"))?;
+        let out = self.pg(
+            "psql",
+            &["-h", path_str(&self.root), "-U", USER, "-d", DBNAME, "-AtX", "-f", path_str(&copy)],
+        );
+        let _ = std::fs::remove_file(&copy);
+        if out.status.success() {
+            Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        } else {
+            Err(String::from_utf8_lossy(&out.stderr).into_owned())
+        }
+    }
+
+    /// The connection string for another role (trust authentication on the socket).
+    pub fn url_as(&self, user: &str) -> String {
+        format!("host={} user={user} dbname={DBNAME}", self.root.display())
+    }
+}
+
 fn path_str(p: &Path) -> &str {
     p.to_str().expect("temporary paths are UTF-8")
 }

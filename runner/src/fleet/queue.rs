@@ -14,12 +14,46 @@
 //! Locks are always taken in the order pairs -> tallies -> pairings -> runs -> tune_state, so
 //! reports never deadlock each other. Counts live in one row per (pairing, worker): reports of
 //! different workers never wait on a shared row, except the rare writes of a decision.
+//!
+//! Every statement is sent unnamed with its parameters' types (`query_typed`): one round trip
+//! each instead of a prepare and an execute, and no named prepared statement outlives a
+//! transaction, so the queue works through a transaction-pooling PgBouncer (docs/fleet.md).
+//! A report is four round trips: BEGIN, one statement that marks the pair done and stores its
+//! games and counts, the counts and open pairs read together (pipelined), COMMIT.
 
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
-use tokio_postgres::{Client, GenericClient};
+use tokio_postgres::types::{ToSql, Type};
+use tokio_postgres::{Client, GenericClient, Row};
+
+/// A bound parameter and its PostgreSQL type.
+type Param<'a> = (&'a (dyn ToSql + Sync), Type);
+
+async fn rows(
+    db: &impl GenericClient,
+    sql: &str,
+    params: &[Param<'_>],
+) -> Result<Vec<Row>, tokio_postgres::Error> {
+    db.query_typed(sql, params).await
+}
+
+async fn one(
+    db: &impl GenericClient,
+    sql: &str,
+    params: &[Param<'_>],
+) -> Result<Row, tokio_postgres::Error> {
+    db.query_typed_one(sql, params).await
+}
+
+async fn opt(
+    db: &impl GenericClient,
+    sql: &str,
+    params: &[Param<'_>],
+) -> Result<Option<Row>, tokio_postgres::Error> {
+    db.query_typed_opt(sql, params).await
+}
 
 /// Iterations of a tuning run handed out but not yet applied, at most. Each iteration is played
 /// with the theta of its hand-out; with this bound, an iteration's theta misses at most this many
@@ -42,34 +76,47 @@ pub struct NewRun<'a> {
 /// Stores a run and its schedule; returns its id.
 pub async fn insert_run(db: &mut Client, run: &NewRun<'_>) -> Result<i64> {
     let tx = db.transaction().await?;
-    let id: i64 = tx
-        .query_one(
-            "INSERT INTO runs (kind, submission, plan_hash) VALUES ($1, $2, $3) RETURNING id",
-            &[&run.kind, run.submission, &run.plan_hash],
-        )
-        .await
-        .context("cannot store the run")?
-        .get(0);
+    let id: i64 = one(
+        &tx,
+        "INSERT INTO runs (kind, submission, plan_hash) VALUES ($1, $2, $3) RETURNING id",
+        &[(&run.kind, Type::TEXT), (run.submission, Type::JSONB), (&run.plan_hash, Type::TEXT)],
+    )
+    .await
+    .context("cannot store the run")?
+    .get(0);
     let idx: Vec<i32> = (0..run.labels.len() as i32).collect();
-    tx.execute(
+    rows(
+        &tx,
         "INSERT INTO pairings (run_id, pairing, label) \
          SELECT $1, p, l FROM unnest($2::int[], $3::text[]) AS t(p, l)",
-        &[&id, &idx, &run.labels],
+        &[(&id, Type::INT8), (&idx, Type::INT4_ARRAY), (&run.labels, Type::TEXT_ARRAY)],
     )
     .await?;
     let seq: Vec<i32> = (0..run.jobs.len() as i32).collect();
     let pairing: Vec<i32> = run.jobs.iter().map(|j| j.0).collect();
     let pair: Vec<i32> = run.jobs.iter().map(|j| j.1).collect();
     let opening: Vec<i32> = run.jobs.iter().map(|j| j.2).collect();
-    tx.execute(
+    rows(
+        &tx,
         "INSERT INTO pairs (run_id, seq, pairing, pair, opening) \
          SELECT $1, s, p, q, o FROM unnest($2::int[], $3::int[], $4::int[], $5::int[]) \
          AS t(s, p, q, o)",
-        &[&id, &seq, &pairing, &pair, &opening],
+        &[
+            (&id, Type::INT8),
+            (&seq, Type::INT4_ARRAY),
+            (&pairing, Type::INT4_ARRAY),
+            (&pair, Type::INT4_ARRAY),
+            (&opening, Type::INT4_ARRAY),
+        ],
     )
     .await?;
     if let Some(theta) = run.theta {
-        tx.execute("INSERT INTO tune_state (run_id, theta) VALUES ($1, $2)", &[&id, theta]).await?;
+        rows(
+            &tx,
+            "INSERT INTO tune_state (run_id, theta) VALUES ($1, $2)",
+            &[(&id, Type::INT8), (theta, Type::JSONB)],
+        )
+        .await?;
     }
     tx.commit().await?;
     Ok(id)
@@ -83,20 +130,26 @@ pub async fn register_worker(
     concurrency: i32,
     lease: Duration,
 ) -> Result<i64> {
-    let row = db
-        .query_one(
-            "INSERT INTO workers (host, pid, concurrency, lease_secs) VALUES ($1, $2, $3, $4) \
-             RETURNING id",
-            &[&host, &pid, &concurrency, &lease.as_secs_f64()],
-        )
-        .await
-        .context("cannot register the worker")?;
+    let row = one(
+        db,
+        "INSERT INTO workers (host, pid, concurrency, lease_secs) VALUES ($1, $2, $3, $4) \
+         RETURNING id",
+        &[
+            (&host, Type::TEXT),
+            (&pid, Type::INT4),
+            (&concurrency, Type::INT4),
+            (&lease.as_secs_f64(), Type::FLOAT8),
+        ],
+    )
+    .await
+    .context("cannot register the worker")?;
     Ok(row.get(0))
 }
 
 /// Marks a worker stopped (its leases, if any, expire on their own).
 pub async fn worker_stopped(db: &Client, worker: i64) -> Result<()> {
-    db.execute("UPDATE workers SET stopped_at = now() WHERE id = $1", &[&worker]).await?;
+    rows(db, "UPDATE workers SET stopped_at = now() WHERE id = $1", &[(&worker, Type::INT8)])
+        .await?;
     Ok(())
 }
 
@@ -125,33 +178,57 @@ pub async fn claim(
     n: i64,
     lease: Duration,
 ) -> Result<Vec<Claim>> {
-    let rows = db
-        .query(
-            "WITH c AS ( \
-               SELECT p.run_id, p.pairing, p.pair FROM pairs p \
+    let rows = rows(
+        db,
+        // Pending pairs and expired leases are found through two partial indexes (a pending
+        // pair's and a leased pair's), so a claim never walks past the live leases of every
+        // other worker; the two candidate lists merge back into schedule order. Rows locked
+        // by a branch but cut by the final LIMIT are unlocked when the statement ends.
+        "WITH pending AS ( \
+               SELECT p.run_id, p.pairing, p.pair, p.seq FROM pairs p \
                JOIN runs r ON r.id = p.run_id \
                JOIN pairings g ON g.run_id = p.run_id AND g.pairing = p.pairing \
                LEFT JOIN tune_state t ON t.run_id = p.run_id \
                WHERE r.state = 'active' \
                  AND ($2::bigint IS NULL OR p.run_id = $2) \
                  AND NOT (p.run_id = ANY($3::bigint[])) \
-                 AND p.state IN ('pending', 'leased') \
-                 AND ((p.state = 'pending' AND g.active) \
-                      OR (p.state = 'leased' AND p.lease_until < now())) \
+                 AND p.state = 'pending' AND g.active \
                  AND (t.run_id IS NULL OR p.spsa IS NOT NULL OR p.seq < t.applied + $6) \
                ORDER BY p.run_id, p.seq \
                LIMIT $4 \
-               FOR UPDATE OF p SKIP LOCKED) \
+               FOR UPDATE OF p SKIP LOCKED), \
+             expired AS ( \
+               SELECT p.run_id, p.pairing, p.pair, p.seq FROM pairs p \
+               JOIN runs r ON r.id = p.run_id \
+               LEFT JOIN tune_state t ON t.run_id = p.run_id \
+               WHERE r.state = 'active' \
+                 AND ($2::bigint IS NULL OR p.run_id = $2) \
+                 AND NOT (p.run_id = ANY($3::bigint[])) \
+                 AND p.state = 'leased' AND p.lease_until < now() \
+                 AND (t.run_id IS NULL OR p.spsa IS NOT NULL OR p.seq < t.applied + $6) \
+               ORDER BY p.run_id, p.seq \
+               LIMIT $4 \
+               FOR UPDATE OF p SKIP LOCKED), \
+             c AS ( \
+               SELECT * FROM pending UNION ALL SELECT * FROM expired \
+               ORDER BY run_id, seq LIMIT $4) \
              UPDATE pairs p SET state = 'leased', token = nextval('lease_tokens'), \
                worker_id = $1, lease_until = now() + make_interval(secs => $5), \
                claimed_at = clock_timestamp(), attempts = p.attempts + 1 \
              FROM c WHERE p.run_id = c.run_id AND p.pairing = c.pairing AND p.pair = c.pair \
              RETURNING p.run_id, p.seq, p.pairing, p.pair, p.opening, p.token, p.attempts, \
                p.spsa",
-            &[&worker, &only, &skip, &n, &lease.as_secs_f64(), &TUNE_IN_FLIGHT],
-        )
-        .await
-        .context("cannot claim work")?;
+        &[
+            (&worker, Type::INT8),
+            (&only, Type::INT8),
+            (&skip, Type::INT8_ARRAY),
+            (&n, Type::INT8),
+            (&lease.as_secs_f64(), Type::FLOAT8),
+            (&TUNE_IN_FLIGHT, Type::INT8),
+        ],
+    )
+    .await
+    .context("cannot claim work")?;
     let mut out: Vec<Claim> = rows
         .iter()
         .map(|r| Claim {
@@ -172,10 +249,11 @@ pub async fn claim(
 /// Gives leased pairs back (a worker that refuses their run, or stops): pending again, with no
 /// token, so any worker takes them at once.
 pub async fn release(db: &Client, worker: i64, tokens: &[i64]) -> Result<()> {
-    db.execute(
+    rows(
+        db,
         "UPDATE pairs SET state = 'pending', token = NULL, worker_id = NULL, lease_until = NULL \
          WHERE worker_id = $1 AND state = 'leased' AND token = ANY($2)",
-        &[&worker, &tokens],
+        &[(&worker, Type::INT8), (&tokens, Type::INT8_ARRAY)],
     )
     .await
     .context("cannot give pairs back")?;
@@ -190,18 +268,18 @@ pub async fn heartbeat(
     tokens: &[i64],
     lease: Duration,
 ) -> Result<Vec<i64>> {
-    let rows = db
-        .query(
-            "WITH w AS (UPDATE workers SET heartbeat_at = now() WHERE id = $1) \
+    let rows = rows(
+        db,
+        "WITH w AS (UPDATE workers SET heartbeat_at = now() WHERE id = $1) \
              UPDATE pairs p SET lease_until = now() + make_interval(secs => $3) \
              FROM runs r \
              WHERE r.id = p.run_id AND r.state = 'active' AND p.worker_id = $1 \
                AND p.state = 'leased' AND p.token = ANY($2) \
              RETURNING p.token",
-            &[&worker, &tokens, &lease.as_secs_f64()],
-        )
-        .await
-        .context("heartbeat")?;
+        &[(&worker, Type::INT8), (&tokens, Type::INT8_ARRAY), (&lease.as_secs_f64(), Type::FLOAT8)],
+    )
+    .await
+    .context("heartbeat")?;
     Ok(rows.iter().map(|r| r.get(0)).collect())
 }
 
@@ -273,59 +351,80 @@ pub async fn report(
     judge: &mut (dyn Judge + Send),
 ) -> Result<Reported> {
     let tx = db.transaction().await?;
-    let row = tx
-        .query_opt(
-            "UPDATE pairs p SET state = 'done', lease_until = NULL FROM runs r \
-             WHERE p.run_id = $1 AND p.pairing = $2 AND p.pair = $3 AND p.token = $4 \
-               AND p.state = 'leased' AND r.id = p.run_id AND r.state = 'active' \
-             RETURNING p.spsa",
-            &[&r.run_id, &r.pairing, &r.pair, &r.token],
-        )
-        .await
-        .context("cannot report a pair")?;
+    let mut p = [0i64; 5];
+    p[r.penta.min(4)] = 1;
+    // One statement: the pair is marked done (locked first), and only when it was, its games
+    // are stored and its counts added to the reporting worker's row of the pairing's tallies.
+    let row = opt(
+        &tx,
+        "WITH p AS ( \
+           UPDATE pairs p SET state = 'done', lease_until = NULL FROM runs r \
+           WHERE p.run_id = $1 AND p.pairing = $2 AND p.pair = $3 AND p.token = $4 \
+             AND p.state = 'leased' AND r.id = p.run_id AND r.state = 'active' \
+           RETURNING p.spsa), \
+         g AS ( \
+           INSERT INTO games (run_id, pairing, pair, game, worker_id, record) \
+           SELECT $1, $2, $3, v.game, $5, v.record FROM p, \
+             (VALUES (0::smallint, $6::json), (1::smallint, $7::json)) AS v(game, record) \
+           ORDER BY v.game), \
+         t AS ( \
+           INSERT INTO tallies AS t (run_id, pairing, worker_id, ll, ld, dd, wd, ww, wins, \
+             draws, losses) \
+           SELECT $1, $2, $5, $8, $9, $10, $11, $12, $13, $14, $15 FROM p \
+           ON CONFLICT (run_id, pairing, worker_id) DO UPDATE SET \
+             ll = t.ll + $8, ld = t.ld + $9, dd = t.dd + $10, wd = t.wd + $11, \
+             ww = t.ww + $12, wins = t.wins + $13, draws = t.draws + $14, \
+             losses = t.losses + $15) \
+         SELECT spsa FROM p",
+        &[
+            (&r.run_id, Type::INT8),
+            (&r.pairing, Type::INT4),
+            (&r.pair, Type::INT4),
+            (&r.token, Type::INT8),
+            (&worker, Type::INT8),
+            (r.records[0], Type::JSON),
+            (r.records[1], Type::JSON),
+            (&p[0], Type::INT8),
+            (&p[1], Type::INT8),
+            (&p[2], Type::INT8),
+            (&p[3], Type::INT8),
+            (&p[4], Type::INT8),
+            (&r.wdl[0], Type::INT8),
+            (&r.wdl[1], Type::INT8),
+            (&r.wdl[2], Type::INT8),
+        ],
+    )
+    .await
+    .context("cannot report a pair")?;
     let Some(row) = row else {
         tx.rollback().await?;
         return Ok(Reported::Refused(refusal(db, r).await?));
     };
     let spsa: Option<Value> = row.get(0);
-    tx.execute(
-        "INSERT INTO games (run_id, pairing, pair, game, worker_id, record) \
-         VALUES ($1, $2, $3, 0, $4, $5), ($1, $2, $3, 1, $4, $6)",
-        &[&r.run_id, &r.pairing, &r.pair, &worker, r.records[0], r.records[1]],
-    )
-    .await
-    .context("cannot store the games")?;
-    let mut p = [0i64; 5];
-    p[r.penta.min(4)] = 1;
-    tx.execute(
-        "INSERT INTO tallies AS t (run_id, pairing, worker_id, ll, ld, dd, wd, ww, wins, draws, \
-           losses) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
-         ON CONFLICT (run_id, pairing, worker_id) DO UPDATE SET \
-           ll = t.ll + $4, ld = t.ld + $5, dd = t.dd + $6, wd = t.wd + $7, ww = t.ww + $8, \
-           wins = t.wins + $9, draws = t.draws + $10, losses = t.losses + $11",
-        &[
-            &r.run_id, &r.pairing, &worker, &p[0], &p[1], &p[2], &p[3], &p[4], &r.wdl[0],
-            &r.wdl[1], &r.wdl[2],
-        ],
-    )
-    .await
-    .context("cannot count the pair")?;
     let only = (!judge.needs_all()).then_some(r.pairing);
-    let counts = pairing_counts(&tx, r.run_id, only).await?;
+    // Both reads in one round trip; the open pairs are read again below if a stop skipped some.
+    let (counts, open) =
+        tokio::try_join!(pairing_counts(&tx, r.run_id, only), has_open_pairs(&tx, r.run_id))?;
     let mut stops = Vec::new();
     for s in judge.stops(&counts) {
-        let n = tx
-            .execute(
-                "UPDATE pairings SET active = false, verdict = $3, why = $4 \
-                 WHERE run_id = $1 AND pairing = $2 AND active",
-                &[&r.run_id, &s.pairing, &s.verdict, &s.why],
-            )
-            .await?;
-        if n == 1 {
-            tx.execute(
+        let stopped = rows(
+            &tx,
+            "UPDATE pairings SET active = false, verdict = $3, why = $4 \
+             WHERE run_id = $1 AND pairing = $2 AND active RETURNING pairing",
+            &[
+                (&r.run_id, Type::INT8),
+                (&s.pairing, Type::INT4),
+                (&s.verdict, Type::TEXT),
+                (&s.why, Type::TEXT),
+            ],
+        )
+        .await?;
+        if stopped.len() == 1 {
+            rows(
+                &tx,
                 "UPDATE pairs SET state = 'skipped' \
                  WHERE run_id = $1 AND pairing = $2 AND state = 'pending'",
-                &[&r.run_id, &s.pairing],
+                &[(&r.run_id, Type::INT8), (&s.pairing, Type::INT4)],
             )
             .await?;
             stops.push(s);
@@ -333,13 +432,13 @@ pub async fn report(
     }
     let mut run_state = None;
     if !stops.is_empty() {
-        let any_active: bool = tx
-            .query_one(
-                "SELECT EXISTS (SELECT 1 FROM pairings WHERE run_id = $1 AND active)",
-                &[&r.run_id],
-            )
-            .await?
-            .get(0);
+        let any_active: bool = one(
+            &tx,
+            "SELECT EXISTS (SELECT 1 FROM pairings WHERE run_id = $1 AND active)",
+            &[(&r.run_id, Type::INT8)],
+        )
+        .await?
+        .get(0);
         if !any_active {
             let why = stops.iter().map(|s| s.why.as_str()).collect::<Vec<_>>().join("; ");
             if finish_run(&tx, r.run_id, "decided", &why).await? {
@@ -347,28 +446,34 @@ pub async fn report(
             }
         }
     }
+    let open = if stops.is_empty() { open } else { has_open_pairs(&tx, r.run_id).await? };
     if run_state.is_none()
-        && !has_open_pairs(&tx, r.run_id).await?
+        && !open
         && finish_run(&tx, r.run_id, "complete", "every pair played").await?
     {
         run_state = Some("complete");
     }
     if let Some(spsa) = &spsa {
-        let theta: Value = tx
-            .query_one("SELECT theta FROM tune_state WHERE run_id = $1 FOR UPDATE", &[&r.run_id])
-            .await
-            .context("the tuning run has no theta")?
-            .get(0);
+        let theta: Value = one(
+            &tx,
+            "SELECT theta FROM tune_state WHERE run_id = $1 FOR UPDATE",
+            &[(&r.run_id, Type::INT8)],
+        )
+        .await
+        .context("the tuning run has no theta")?
+        .get(0);
         let (theta, step) = judge.tune(&theta, spsa, r.tune_result)?;
-        tx.execute(
+        rows(
+            &tx,
             "INSERT INTO tune_steps (run_id, ord, k, step) \
              SELECT $1, applied, $2, $3 FROM tune_state WHERE run_id = $1",
-            &[&r.run_id, &(r.pair as i64), &step],
+            &[(&r.run_id, Type::INT8), (&(r.pair as i64), Type::INT8), (&step, Type::JSONB)],
         )
         .await?;
-        tx.execute(
+        rows(
+            &tx,
             "UPDATE tune_state SET theta = $2, applied = applied + 1 WHERE run_id = $1",
-            &[&r.run_id, &theta],
+            &[(&r.run_id, Type::INT8), (&theta, Type::JSONB)],
         )
         .await?;
     }
@@ -378,13 +483,13 @@ pub async fn report(
 
 /// Why a report was refused (read after its transaction rolled back).
 async fn refusal(db: &Client, r: &PairReport<'_>) -> Result<String> {
-    let row = db
-        .query_opt(
-            "SELECT r.state, p.state, p.token FROM pairs p JOIN runs r ON r.id = p.run_id \
-             WHERE p.run_id = $1 AND p.pairing = $2 AND p.pair = $3",
-            &[&r.run_id, &r.pairing, &r.pair],
-        )
-        .await?;
+    let row = opt(
+        db,
+        "SELECT r.state, p.state, p.token FROM pairs p JOIN runs r ON r.id = p.run_id \
+         WHERE p.run_id = $1 AND p.pairing = $2 AND p.pair = $3",
+        &[(&r.run_id, Type::INT8), (&r.pairing, Type::INT4), (&r.pair, Type::INT4)],
+    )
+    .await?;
     Ok(match row {
         None => format!("run {} has no pair {}/{}", r.run_id, r.pairing, r.pair),
         Some(row) => {
@@ -403,41 +508,47 @@ async fn refusal(db: &Client, r: &PairReport<'_>) -> Result<String> {
 
 /// Whether a run has pairs pending or leased.
 async fn has_open_pairs(db: &impl GenericClient, run: i64) -> Result<bool> {
-    Ok(db
-        .query_one(
-            "SELECT EXISTS (SELECT 1 FROM pairs WHERE run_id = $1 \
-               AND state IN ('pending', 'leased'))",
-            &[&run],
-        )
-        .await?
-        .get(0))
+    Ok(one(
+        db,
+        // `ORDER BY seq LIMIT 1`: the pending pairs' index, whatever the statistics say
+        // (a plain EXISTS may scan the table from its first, long done, pairs).
+        "SELECT EXISTS (SELECT 1 FROM (SELECT seq FROM pairs WHERE run_id = $1 \
+             AND state = 'pending' ORDER BY seq LIMIT 1) x) \
+           OR EXISTS (SELECT 1 FROM pairs WHERE run_id = $1 AND state = 'leased')",
+        &[(&run, Type::INT8)],
+    )
+    .await?
+    .get(0))
 }
 
 /// Moves an active run to `state`; false when it was no longer active.
 async fn finish_run(db: &impl GenericClient, run: i64, state: &str, why: &str) -> Result<bool> {
-    let n = db
-        .execute(
-            "UPDATE runs SET state = $2, stop_reason = $3, finished_at = now() \
-             WHERE id = $1 AND state = 'active'",
-            &[&run, &state, &why],
-        )
-        .await?;
-    Ok(n == 1)
+    let n = rows(
+        db,
+        "UPDATE runs SET state = $2, stop_reason = $3, finished_at = now() \
+         WHERE id = $1 AND state = 'active' RETURNING id",
+        &[(&run, Type::INT8), (&state, Type::TEXT), (&why, Type::TEXT)],
+    )
+    .await?;
+    Ok(n.len() == 1)
 }
 
 /// Marks an active run with no open pair complete (two last reports at once can each see the
 /// other's pair open; an idle worker settles it). True when this call completed it.
 pub async fn complete_if_done(db: &Client, run: i64) -> Result<bool> {
-    let n = db
-        .execute(
-            "UPDATE runs SET state = 'complete', stop_reason = 'every pair played', \
-               finished_at = now() \
-             WHERE id = $1 AND state = 'active' AND NOT EXISTS (SELECT 1 FROM pairs \
-               WHERE run_id = $1 AND state IN ('pending', 'leased'))",
-            &[&run],
-        )
-        .await?;
-    Ok(n == 1)
+    let n = rows(
+        db,
+        "UPDATE runs SET state = 'complete', stop_reason = 'every pair played', \
+           finished_at = now() \
+         WHERE id = $1 AND state = 'active' \
+           AND NOT EXISTS (SELECT 1 FROM (SELECT seq FROM pairs WHERE run_id = $1 \
+             AND state = 'pending' ORDER BY seq LIMIT 1) x) \
+           AND NOT EXISTS (SELECT 1 FROM pairs WHERE run_id = $1 AND state = 'leased') \
+         RETURNING id",
+        &[(&run, Type::INT8)],
+    )
+    .await?;
+    Ok(n.len() == 1)
 }
 
 /// Each pairing's counts (of pairing `only` when given), summed over workers.
@@ -446,9 +557,9 @@ pub async fn pairing_counts(
     run: i64,
     only: Option<i32>,
 ) -> Result<Vec<PairingCounts>> {
-    let rows = db
-        .query(
-            "SELECT g.pairing, g.active, coalesce(g.verdict = 'dropped', false), \
+    let rows = rows(
+        db,
+        "SELECT g.pairing, g.active, coalesce(g.verdict = 'dropped', false), \
                coalesce(sum(t.ll), 0)::bigint, coalesce(sum(t.ld), 0)::bigint, \
                coalesce(sum(t.dd), 0)::bigint, coalesce(sum(t.wd), 0)::bigint, \
                coalesce(sum(t.ww), 0)::bigint, coalesce(sum(t.wins), 0)::bigint, \
@@ -457,10 +568,10 @@ pub async fn pairing_counts(
                ON t.run_id = g.run_id AND t.pairing = g.pairing \
              WHERE g.run_id = $1 AND ($2::int IS NULL OR g.pairing = $2) \
              GROUP BY g.pairing, g.active, g.verdict ORDER BY g.pairing",
-            &[&run, &only],
-        )
-        .await
-        .context("cannot read the counts")?;
+        &[(&run, Type::INT8), (&only, Type::INT4)],
+    )
+    .await
+    .context("cannot read the counts")?;
     Ok(rows
         .iter()
         .map(|r| PairingCounts {
@@ -475,7 +586,9 @@ pub async fn pairing_counts(
 
 /// The states of runs `ids` (a worker's view of what it serves).
 pub async fn run_states(db: &Client, ids: &[i64]) -> Result<Vec<(i64, String)>> {
-    let rows = db.query("SELECT id, state FROM runs WHERE id = ANY($1)", &[&ids]).await?;
+    let rows =
+        rows(db, "SELECT id, state FROM runs WHERE id = ANY($1)", &[(&ids, Type::INT8_ARRAY)])
+            .await?;
     Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
 }
 
@@ -486,18 +599,21 @@ pub async fn outstanding(
     only: Option<i64>,
     skip: &[i64],
 ) -> Result<(Vec<i64>, Option<Duration>)> {
-    let rows = db
-        .query(
-            "SELECT r.id, extract(epoch FROM min(p.lease_until) FILTER \
-               (WHERE p.state = 'leased') - now())::float8 \
-             FROM runs r JOIN pairs p ON p.run_id = r.id \
+    let rows = rows(
+        db,
+        // Per run, through the partial indexes (never a scan of a run's stored pairs).
+        "SELECT r.id, extract(epoch FROM l.soonest - now())::float8 \
+             FROM runs r, LATERAL (SELECT min(lease_until) AS soonest FROM pairs \
+               WHERE run_id = r.id AND state = 'leased') l \
              WHERE r.state = 'active' AND ($1::bigint IS NULL OR r.id = $1) \
-               AND NOT (r.id = ANY($2::bigint[])) AND p.state IN ('pending', 'leased') \
-             GROUP BY r.id ORDER BY r.id",
-            &[&only, &skip],
-        )
-        .await
-        .context("cannot read the runs")?;
+               AND NOT (r.id = ANY($2::bigint[])) \
+               AND (l.soonest IS NOT NULL OR EXISTS (SELECT 1 FROM (SELECT seq FROM pairs \
+                 WHERE run_id = r.id AND state = 'pending' ORDER BY seq LIMIT 1) x)) \
+             ORDER BY r.id",
+        &[(&only, Type::INT8), (&skip, Type::INT8_ARRAY)],
+    )
+    .await
+    .context("cannot read the runs")?;
     let ids = rows.iter().map(|r| r.get(0)).collect();
     let soonest = rows
         .iter()
@@ -539,14 +655,17 @@ const RUN_COLUMNS: &str = "id, kind, state, stop_reason, submission, plan_hash, 
 /// Run `id`, if there is one.
 pub async fn run(db: &Client, id: i64) -> Result<Option<RunRow>> {
     let sql = format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = $1");
-    Ok(db.query_opt(&sql, &[&id]).await.context("cannot read the run")?.as_ref().map(run_row))
+    Ok(opt(db, &sql, &[(&id, Type::INT8)])
+        .await
+        .context("cannot read the run")?
+        .as_ref()
+        .map(run_row))
 }
 
 /// Every run, newest first (at most `limit`).
 pub async fn runs(db: &Client, limit: i64) -> Result<Vec<RunRow>> {
     let sql = format!("SELECT {RUN_COLUMNS} FROM runs ORDER BY id DESC LIMIT $1");
-    Ok(db
-        .query(&sql, &[&limit])
+    Ok(rows(db, &sql, &[(&limit, Type::INT8)])
         .await
         .context("cannot read the runs")?
         .iter()
@@ -571,7 +690,7 @@ pub async fn games(db: &Client, run: i64, order: GameOrder) -> Result<Vec<Value>
         }
         GameOrder::Reported => "SELECT record FROM games WHERE run_id = $1 ORDER BY id",
     };
-    let rows = db.query(sql, &[&run]).await.context("cannot read the games")?;
+    let rows = rows(db, sql, &[(&run, Type::INT8)]).await.context("cannot read the games")?;
     Ok(rows.iter().map(|r| r.get(0)).collect())
 }
 
@@ -586,13 +705,13 @@ pub struct PairingRow {
 }
 
 pub async fn pairings(db: &Client, run: i64) -> Result<Vec<PairingRow>> {
-    let rows = db
-        .query(
-            "SELECT pairing, label, active, verdict, why FROM pairings WHERE run_id = $1 \
-             ORDER BY pairing",
-            &[&run],
-        )
-        .await?;
+    let rows = rows(
+        db,
+        "SELECT pairing, label, active, verdict, why FROM pairings WHERE run_id = $1 \
+         ORDER BY pairing",
+        &[(&run, Type::INT8)],
+    )
+    .await?;
     Ok(rows
         .iter()
         .map(|r| PairingRow {
@@ -607,23 +726,28 @@ pub async fn pairings(db: &Client, run: i64) -> Result<Vec<PairingRow>> {
 
 /// A tuning run's theta, and its applied steps in the order they were applied.
 pub async fn tune_state(db: &Client, run: i64) -> Result<Option<(Value, Vec<Value>)>> {
-    let Some(row) = db.query_opt("SELECT theta FROM tune_state WHERE run_id = $1", &[&run]).await?
+    let Some(row) =
+        opt(db, "SELECT theta FROM tune_state WHERE run_id = $1", &[(&run, Type::INT8)]).await?
     else {
         return Ok(None);
     };
-    let steps =
-        db.query("SELECT step FROM tune_steps WHERE run_id = $1 ORDER BY ord", &[&run]).await?;
+    let steps = rows(
+        db,
+        "SELECT step FROM tune_steps WHERE run_id = $1 ORDER BY ord",
+        &[(&run, Type::INT8)],
+    )
+    .await?;
     Ok(Some((row.get(0), steps.iter().map(|r| r.get(0)).collect())))
 }
 
 /// The logged iterations of a tuning run, in k order.
 pub async fn tune_iterations(db: &Client, run: i64) -> Result<Vec<Value>> {
-    let rows = db
-        .query(
-            "SELECT spsa FROM pairs WHERE run_id = $1 AND spsa IS NOT NULL ORDER BY seq",
-            &[&run],
-        )
-        .await?;
+    let rows = rows(
+        db,
+        "SELECT spsa FROM pairs WHERE run_id = $1 AND spsa IS NOT NULL ORDER BY seq",
+        &[(&run, Type::INT8)],
+    )
+    .await?;
     Ok(rows.iter().map(|r| r.get(0)).collect())
 }
 
@@ -639,31 +763,36 @@ pub async fn log_iteration(
     begin: &mut (dyn FnMut(&Value) -> Result<Value> + Send),
 ) -> Result<Option<Value>> {
     let tx = db.transaction().await?;
-    let row = tx
-        .query_opt(
-            "SELECT spsa FROM pairs WHERE run_id = $1 AND pairing = $2 AND pair = $3 \
-               AND token = $4 AND state = 'leased' FOR UPDATE",
-            &[&run, &pairing, &pair, &token],
-        )
-        .await?;
+    let row = opt(
+        &tx,
+        "SELECT spsa FROM pairs WHERE run_id = $1 AND pairing = $2 AND pair = $3 \
+           AND token = $4 AND state = 'leased' FOR UPDATE",
+        &[(&run, Type::INT8), (&pairing, Type::INT4), (&pair, Type::INT4), (&token, Type::INT8)],
+    )
+    .await?;
     let Some(row) = row else { return Ok(None) };
     if let Some(logged) = row.get::<_, Option<Value>>(0) {
         return Ok(Some(logged));
     }
-    let theta: Value = tx
-        .query_one("SELECT theta FROM tune_state WHERE run_id = $1 FOR UPDATE", &[&run])
-        .await
-        .context("the tuning run has no theta")?
-        .get(0);
+    let theta: Value = one(
+        &tx,
+        "SELECT theta FROM tune_state WHERE run_id = $1 FOR UPDATE",
+        &[(&run, Type::INT8)],
+    )
+    .await
+    .context("the tuning run has no theta")?
+    .get(0);
     let it = begin(&theta)?;
-    tx.execute(
+    rows(
+        &tx,
         "UPDATE pairs SET spsa = $4 WHERE run_id = $1 AND pairing = $2 AND pair = $3",
-        &[&run, &pairing, &pair, &it],
+        &[(&run, Type::INT8), (&pairing, Type::INT4), (&pair, Type::INT4), (&it, Type::JSONB)],
     )
     .await?;
-    tx.execute(
+    rows(
+        &tx,
         "UPDATE tune_state SET next_k = greatest(next_k, $2) WHERE run_id = $1",
-        &[&run, &(pair as i64 + 1)],
+        &[(&run, Type::INT8), (&(pair as i64 + 1), Type::INT8)],
     )
     .await?;
     tx.commit().await?;
@@ -672,19 +801,19 @@ pub async fn log_iteration(
 
 /// Cancels an active run; returns its state before (None: no such run).
 pub async fn cancel(db: &Client, run: i64) -> Result<Option<String>> {
-    let row = db
-        .query_opt(
-            "WITH old AS (SELECT state FROM runs WHERE id = $1 FOR UPDATE) \
+    let row = opt(
+        db,
+        "WITH old AS (SELECT state FROM runs WHERE id = $1 FOR UPDATE) \
              UPDATE runs SET state = CASE WHEN old.state = 'active' THEN 'cancelled' \
                  ELSE runs.state END, \
                stop_reason = CASE WHEN old.state = 'active' THEN 'cancelled' \
                  ELSE runs.stop_reason END, \
                finished_at = coalesce(runs.finished_at, now()) \
              FROM old WHERE runs.id = $1 RETURNING old.state",
-            &[&run],
-        )
-        .await
-        .context("cannot cancel the run")?;
+        &[(&run, Type::INT8)],
+    )
+    .await
+    .context("cannot cancel the run")?;
     Ok(row.map(|r| r.get(0)))
 }
 
@@ -704,30 +833,30 @@ pub struct Progress {
 }
 
 pub async fn progress(db: &Client, run: i64) -> Result<Progress> {
-    let r = db
-        .query_one(
-            "SELECT count(*), count(*) FILTER (WHERE state = 'done'), \
+    let r = one(
+        db,
+        "SELECT count(*), count(*) FILTER (WHERE state = 'done'), \
                count(*) FILTER (WHERE state = 'leased'), \
                count(*) FILTER (WHERE state = 'skipped') FROM pairs WHERE run_id = $1",
-            &[&run],
-        )
-        .await?;
-    let w = db
-        .query_one(
-            "SELECT count(DISTINCT w.id) FROM workers w JOIN pairs p ON p.worker_id = w.id \
+        &[(&run, Type::INT8)],
+    )
+    .await?;
+    let w = one(
+        db,
+        "SELECT count(DISTINCT w.id) FROM workers w JOIN pairs p ON p.worker_id = w.id \
              WHERE p.run_id = $1 AND p.state = 'leased' AND w.stopped_at IS NULL \
                AND w.heartbeat_at > now() - make_interval(secs => w.lease_secs)",
-            &[&run],
-        )
-        .await?;
-    let g = db
-        .query_one(
-            "SELECT count(*) FILTER (WHERE reported_at > now() - interval '1 hour'), \
+        &[(&run, Type::INT8)],
+    )
+    .await?;
+    let g = one(
+        db,
+        "SELECT count(*) FILTER (WHERE reported_at > now() - interval '1 hour'), \
                coalesce(extract(epoch FROM max(reported_at) - min(reported_at)), 0)::float8 \
              FROM games WHERE run_id = $1 AND game = 1",
-            &[&run],
-        )
-        .await?;
+        &[(&run, Type::INT8)],
+    )
+    .await?;
     Ok(Progress {
         pairs_total: r.get(0),
         pairs_done: r.get(1),

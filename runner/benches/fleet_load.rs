@@ -1,0 +1,824 @@
+//! The fleet queue's load benchmark (issue 26, "Performance"): the queue alone, no engines.
+//!
+//! For each worker count it starts a throwaway PostgreSQL cluster (`e2e::pg::TempPg`: Unix
+//! socket, **fsync on**, `synchronous_commit` on, `max_connections` set explicitly), runs
+//! `schema::init`, submits one synthetic match run, and lets N synthetic workers (tokio tasks,
+//! each with its own connection like a worker process, each registered as a worker) loop
+//! claim 1 pair -> report it for a fixed time. Reports carry two game records of realistic size
+//! (2-4 KB of JSON each) and a realistic mix of results; the report transaction asks the SPRT
+//! judge of `fleet::decide` with bounds that do not decide within the test. Each worker sends a
+//! heartbeat for its lease every few seconds. Afterwards the database is checked: every done
+//! pair has exactly two games, no game lacks a done pair, the tallies equal the stored games,
+//! no pair was handed out twice, nothing a worker was told is stored is missing.
+//!
+//! ```text
+//! cargo bench -p runner --bench fleet_load -- [--workers 10,100,500] [--seconds N] [--pairs N]
+//!     [--max-connections N] [--via direct|pgbouncer] [--pool N] [--heartbeat SECONDS]
+//!     [--statements] [--play-ms MS]
+//! ```
+//!
+//! `--via pgbouncer` puts Debian's PgBouncer (`/usr/sbin/pgbouncer`) in transaction pooling
+//! mode between the workers and the server, with `--pool` server connections.
+//!
+//! The client (this process) and the server share the machine: on a small machine the figures
+//! include the client's own CPU (JSON, the SPRT judge, 500 tasks).
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use e2e::pg::{DBNAME, TempPg, USER};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use runner::fleet::connect::parse_target;
+use runner::fleet::decide::RunJudge;
+use runner::fleet::queue::{self, NewRun, PairReport, Reported};
+use runner::fleet::schema;
+use serde_json::{Value, json};
+
+/// An SPRT that a fleet of equal engines does not decide within minutes (nElo bounds 1 apart,
+/// error rates 0.001: about 10^6 pairs to a decision).
+const SPRT: &str = "elo0=-0.5,elo1=0.5,alpha=0.001,beta=0.001";
+/// The lease each claim takes (long: no lease may expire during the test).
+const LEASE: Duration = Duration::from_secs(120);
+/// Pair results LL, LD, DD, WD, WW of two close engines at a fast control (per mille); half of
+/// the DD bin is played as WL.
+const PENTA_PERMILLE: [u32; 5] = [40, 190, 540, 190, 40];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Via {
+    Direct,
+    Pgbouncer,
+}
+
+#[derive(Clone, Debug)]
+struct Opts {
+    workers: Vec<usize>,
+    seconds: f64,
+    pairs: Option<usize>,
+    max_connections: u32,
+    via: Via,
+    pool: usize,
+    heartbeat: f64,
+    /// Load pg_stat_statements and print where the server's time went.
+    statements: bool,
+    /// Milliseconds each worker "plays" a pair between claim and report (uniform in 0.5x to
+    /// 1.5x): 0 is a closed loop that saturates the server; more offers a chosen load.
+    play_ms: f64,
+}
+
+fn usage() -> ! {
+    eprintln!(
+        "usage: cargo bench -p runner --bench fleet_load -- [--workers 10,100,500] \
+         [--seconds N] [--pairs N] [--max-connections N] [--via direct|pgbouncer] [--pool N] \
+         [--heartbeat SECONDS] [--statements] [--play-ms MS]"
+    );
+    std::process::exit(2)
+}
+
+fn parse_args() -> Opts {
+    let mut o = Opts {
+        workers: vec![10, 100, 500],
+        seconds: 20.0,
+        pairs: None,
+        max_connections: 100,
+        via: Via::Direct,
+        pool: 20,
+        heartbeat: 3.0,
+        statements: false,
+        play_ms: 0.0,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        // `cargo bench` adds `--bench` to every harness = false bench.
+        if a == "--bench" {
+            continue;
+        }
+        let mut value = || {
+            args.next().unwrap_or_else(|| {
+                eprintln!("{a} needs a value");
+                usage()
+            })
+        };
+        let bad = |what: &str, v: &str| -> ! {
+            eprintln!("{what}: `{v}` is not valid");
+            usage()
+        };
+        match a.as_str() {
+            "--workers" => {
+                let v = value();
+                o.workers = v
+                    .split(',')
+                    .map(|s| s.trim().parse().ok().filter(|&n: &usize| n > 0))
+                    .collect::<Option<Vec<_>>>()
+                    .unwrap_or_else(|| bad("--workers", &v));
+            }
+            "--seconds" => {
+                let v = value();
+                o.seconds =
+                    v.parse().ok().filter(|&s: &f64| s > 0.0).unwrap_or_else(|| bad(&a, &v));
+            }
+            "--pairs" => {
+                let v = value();
+                o.pairs =
+                    Some(v.parse().ok().filter(|&n: &usize| n > 0).unwrap_or_else(|| bad(&a, &v)));
+            }
+            "--max-connections" => {
+                let v = value();
+                o.max_connections =
+                    v.parse().ok().filter(|&n: &u32| n >= 10).unwrap_or_else(|| bad(&a, &v));
+            }
+            "--via" => {
+                let v = value();
+                o.via = match v.as_str() {
+                    "direct" => Via::Direct,
+                    "pgbouncer" => Via::Pgbouncer,
+                    _ => bad(&a, &v),
+                };
+            }
+            "--pool" => {
+                let v = value();
+                o.pool = v.parse().ok().filter(|&n: &usize| n > 0).unwrap_or_else(|| bad(&a, &v));
+            }
+            "--statements" => o.statements = true,
+            "--play-ms" => {
+                let v = value();
+                o.play_ms =
+                    v.parse().ok().filter(|&s: &f64| s >= 0.0).unwrap_or_else(|| bad(&a, &v));
+            }
+            "--heartbeat" => {
+                let v = value();
+                o.heartbeat =
+                    v.parse().ok().filter(|&s: &f64| s > 0.0).unwrap_or_else(|| bad(&a, &v));
+            }
+            _ => {
+                eprintln!("unknown argument {a}");
+                usage()
+            }
+        }
+    }
+    o
+}
+
+/// What one synthetic worker measured.
+#[derive(Default)]
+struct WorkerOut {
+    connect_error: Option<String>,
+    claim: Vec<Duration>,
+    report: Vec<Duration>,
+    heartbeat: Vec<Duration>,
+    stored: u64,
+    refused: Vec<String>,
+    errors: Vec<String>,
+    claimed: Vec<(i32, i32)>,
+    lost_leases: u64,
+    ran_dry: bool,
+    decided: bool,
+    record_bytes: u64,
+}
+
+/// Game records of realistic size: a header like `games.jsonl`'s and 40-100 moves of each side
+/// with score, depth and times.
+fn templates(rng: &mut ChaCha8Rng) -> Vec<Value> {
+    let files = b"abcdefgh";
+    (0..32)
+        .map(|_| {
+            let plies = rng.random_range(60..200usize);
+            let sq = |rng: &mut ChaCha8Rng| {
+                format!("{}{}", files[rng.random_range(0..8)] as char, rng.random_range(1..=8u8))
+            };
+            let moves: Vec<String> =
+                (0..plies).map(|_| format!("{}{}", sq(rng), sq(rng))).collect();
+            let scores: Vec<Value> =
+                (0..plies - 8).map(|_| json!({"cp": rng.random_range(-300..300)})).collect();
+            let depths: Vec<u32> = (0..plies - 8).map(|_| rng.random_range(6..20)).collect();
+            let times: Vec<f64> = (0..plies - 8)
+                .map(|_| (rng.random_range(5.0..400.0f64) * 10.0).round() / 10.0)
+                .collect();
+            let etimes: Vec<u64> = times.iter().map(|t| *t as u64).collect();
+            json!({
+                "seq": 0, "pairing": 0, "label": "new vs base", "pair": 0, "game": 0,
+                "opening": 0,
+                "fen": "rnbqkb1r/pppp1ppp/5n2/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3",
+                "white": "new", "black": "base", "result": "1/2-1/2",
+                "termination": "adjudication-draw", "plies": plies, "book_plies": 8,
+                "moves": moves, "scores": scores, "depths": depths, "times_ms": times,
+                "engine_times_ms": etimes,
+                "latency": {"overhead_ms_mean": 0.4, "overhead_ms_max": 2.1,
+                            "turnaround_us_mean": 180.0, "turnaround_us_max": 950},
+                "duration_ms": 19873, "date": "2026.11.25",
+                "plan_hash": "5f1d0c6e2b7a94c3d8e1f0a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6"
+            })
+        })
+        .collect()
+}
+
+/// A pair's result: its penta index, the first engine's W-D-L and each game's first-engine
+/// score (1, 0.5, 0).
+fn draw_pair(rng: &mut ChaCha8Rng) -> (usize, [i64; 3], [f64; 2]) {
+    let mut x = rng.random_range(0..1000u32);
+    let mut idx = 0;
+    for (i, p) in PENTA_PERMILLE.iter().enumerate() {
+        if x < *p {
+            idx = i;
+            break;
+        }
+        x -= p;
+    }
+    let scores = match idx {
+        0 => [0.0, 0.0],
+        1 => [0.0, 0.5],
+        2 if rng.random_bool(0.5) => [1.0, 0.0],
+        2 => [0.5, 0.5],
+        3 => [1.0, 0.5],
+        _ => [1.0, 1.0],
+    };
+    let mut wdl = [0i64; 3];
+    for s in scores {
+        wdl[if s == 1.0 {
+            0
+        } else if s == 0.5 {
+            1
+        } else {
+            2
+        }] += 1;
+    }
+    if rng.random_bool(0.5) { (idx, wdl, [scores[1], scores[0]]) } else { (idx, wdl, scores) }
+}
+
+fn record(t: &Value, c: &queue::Claim, game: u8, first_score: f64) -> Value {
+    let mut r = t.clone();
+    let first_white = game == 0;
+    let first_won = first_score == 1.0;
+    let result = if first_score == 0.5 {
+        "1/2-1/2"
+    } else if first_won == first_white {
+        "1-0"
+    } else {
+        "0-1"
+    };
+    r["seq"] = json!(c.seq);
+    r["pairing"] = json!(c.pairing);
+    r["pair"] = json!(c.pair);
+    r["game"] = json!(game);
+    r["opening"] = json!(c.opening);
+    r["result"] = json!(result);
+    if !first_white {
+        r["white"] = json!("base");
+        r["black"] = json!("new");
+    }
+    r
+}
+
+struct Shared {
+    url: String,
+    run: i64,
+    templates: Vec<Value>,
+    heartbeat: Duration,
+    play_ms: f64,
+}
+
+async fn worker(
+    i: usize,
+    sh: Arc<Shared>,
+    ready: tokio::sync::mpsc::Sender<bool>,
+    mut go: tokio::sync::watch::Receiver<Option<(Instant, Instant)>>,
+) -> WorkerOut {
+    let mut out = WorkerOut::default();
+    let target = parse_target(&sh.url).expect("the bench's connection string parses");
+    // Like a worker, retry a refused connection a few times with backoff (500 workers
+    // connecting in the same instant overflow a listen queue).
+    let mut attempt = 0;
+    let mut db = loop {
+        match target.connect().await {
+            Ok(c) => break c,
+            Err(e) if attempt == 4 => {
+                out.connect_error = Some(format!("{e:#}"));
+                let _ = ready.send(false).await;
+                return out;
+            }
+            Err(_) => {
+                attempt += 1;
+                tokio::time::sleep(Duration::from_millis(200 * attempt)).await;
+            }
+        }
+    };
+    let wid = match queue::register_worker(&db, "bench", i as i32, 1, LEASE).await {
+        Ok(w) => w,
+        Err(e) => {
+            out.connect_error = Some(format!("{e:#}"));
+            let _ = ready.send(false).await;
+            return out;
+        }
+    };
+    let _ = ready.send(true).await;
+    let (start, deadline) = loop {
+        if let Some(t) = *go.borrow() {
+            break t;
+        }
+        if go.changed().await.is_err() {
+            return out;
+        }
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(0x5eed ^ i as u64);
+    let mut judge = RunJudge {
+        sprt: Some(stats::SprtSpec::parse(SPRT).expect("the bench's SPRT parses")),
+        race: None,
+        labels: vec!["new vs base".into()],
+        spsa: None,
+    };
+    // Heartbeats spread over the interval, as independent processes' would be.
+    let mut next_hb = start + sh.heartbeat.mul_f64(rng.random_range(0.0..1.0));
+    // Paced workers start spread over one play time, as independent machines would, instead of
+    // all claiming in the same instant.
+    if sh.play_ms > 0.0 {
+        let ms = sh.play_ms * rng.random_range(0.0..1.0);
+        tokio::time::sleep(Duration::from_secs_f64(ms / 1000.0)).await;
+    }
+    while Instant::now() < deadline {
+        let t = Instant::now();
+        let claims = match queue::claim(&db, wid, Some(sh.run), &[], 1, LEASE).await {
+            Ok(c) => c,
+            Err(e) => {
+                out.errors.push(format!("claim: {e:#}"));
+                break;
+            }
+        };
+        out.claim.push(t.elapsed());
+        let Some(c) = claims.into_iter().next() else {
+            out.ran_dry = true;
+            break;
+        };
+        out.claimed.push((c.pairing, c.pair));
+        if Instant::now() >= next_hb {
+            let t = Instant::now();
+            match queue::heartbeat(&db, wid, &[c.token], LEASE).await {
+                Ok(alive) => {
+                    out.heartbeat.push(t.elapsed());
+                    if alive != [c.token] {
+                        out.lost_leases += 1;
+                    }
+                }
+                Err(e) => {
+                    out.errors.push(format!("heartbeat: {e:#}"));
+                    break;
+                }
+            }
+            next_hb += sh.heartbeat;
+        }
+        if sh.play_ms > 0.0 {
+            let ms = sh.play_ms * rng.random_range(0.5..1.5);
+            tokio::time::sleep(Duration::from_secs_f64(ms / 1000.0)).await;
+        }
+        let (penta, wdl, scores) = draw_pair(&mut rng);
+        let n = sh.templates.len();
+        let g0 = record(&sh.templates[rng.random_range(0..n)], &c, 0, scores[0]);
+        let g1 = record(&sh.templates[rng.random_range(0..n)], &c, 1, scores[1]);
+        out.record_bytes += (g0.to_string().len() + g1.to_string().len()) as u64;
+        let r = PairReport {
+            run_id: c.run_id,
+            pairing: c.pairing,
+            pair: c.pair,
+            token: c.token,
+            records: [&g0, &g1],
+            penta,
+            wdl,
+            tune_result: 0.0,
+        };
+        let t = Instant::now();
+        match queue::report(&mut db, wid, &r, &mut judge).await {
+            Ok(Reported::Stored { run_state, .. }) => {
+                out.report.push(t.elapsed());
+                out.stored += 1;
+                if run_state.is_some() {
+                    out.decided = true;
+                }
+            }
+            Ok(Reported::Refused(why)) => out.refused.push(why),
+            Err(e) => {
+                out.errors.push(format!("report: {e:#}"));
+                break;
+            }
+        }
+    }
+    let _ = queue::worker_stopped(&db, wid).await;
+    out
+}
+
+/// CPU seconds (user + system) of the PostgreSQL server: the postmaster and its children
+/// (backends, WAL writer, checkpointer, autovacuum) alive now.
+fn server_cpu(pg: &TempPg) -> f64 {
+    let pid_file = pg.socket_dir().join("data").join("postmaster.pid");
+    let Some(master) = std::fs::read_to_string(pid_file)
+        .ok()
+        .and_then(|t| t.lines().next().and_then(|l| l.trim().parse::<u32>().ok()))
+    else {
+        return f64::NAN;
+    };
+    let tick = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    let mut total = 0u64;
+    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else { continue };
+        // Fields after the command's closing parenthesis: state ppid ... utime(14) stime(15).
+        let Some((head, rest)) = stat.rsplit_once(')') else { continue };
+        let pid: u32 = head.split(' ').next().and_then(|p| p.parse().ok()).unwrap_or(0);
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        let ppid: u32 = f.get(1).and_then(|p| p.parse().ok()).unwrap_or(0);
+        if pid == master || ppid == master {
+            let t = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+            total += t(11) + t(12);
+        }
+    }
+    total as f64 / tick
+}
+
+/// CPU seconds (user + system) of this process.
+fn client_cpu() -> f64 {
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    tv(u.ru_utime) + tv(u.ru_stime)
+}
+
+fn pct(v: &mut [Duration], q: f64) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_unstable();
+    let i = ((v.len() - 1) as f64 * q).round() as usize;
+    v[i].as_secs_f64() * 1000.0
+}
+
+fn mean_ms(v: &[Duration]) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.iter().map(Duration::as_secs_f64).sum::<f64>() * 1000.0 / v.len() as f64
+}
+
+/// PgBouncer in transaction pooling mode in front of `pg`, on its own socket folder.
+struct Bouncer {
+    child: Child,
+    dir: PathBuf,
+}
+
+impl Bouncer {
+    fn start(pg: &TempPg, pool: usize) -> Bouncer {
+        let exe = Path::new("/usr/sbin/pgbouncer");
+        assert!(
+            exe.exists(),
+            "PgBouncer not found (/usr/sbin/pgbouncer): install Debian's `pgbouncer` package"
+        );
+        let dir = std::env::temp_dir().join(format!("pgb-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("PgBouncer's folder");
+        let ini = format!(
+            "[databases]\n{DBNAME} = host={} dbname={DBNAME}\n[pgbouncer]\n\
+             listen_addr =\nlisten_port = 6432\nunix_socket_dir = {}\nauth_type = trust\n\
+             auth_file = {}/users.txt\npool_mode = transaction\nmax_client_conn = 2000\n\
+             default_pool_size = {pool}\nmax_db_connections = {pool}\nlisten_backlog = 4096\n\
+             logfile = {}/pgbouncer.log\n\
+             pidfile = {}/pgbouncer.pid\n",
+            pg.socket_dir().display(),
+            dir.display(),
+            dir.display(),
+            dir.display(),
+            dir.display()
+        );
+        std::fs::write(dir.join("pgbouncer.ini"), ini).expect("pgbouncer.ini");
+        std::fs::write(dir.join("users.txt"), format!("\"{USER}\" \"\"\n")).expect("users.txt");
+        // PgBouncer refuses to run as root; the cluster's files belong to `postgres` then too.
+        let root = unsafe { libc::geteuid() } == 0;
+        let mut cmd = if root {
+            let _ = Command::new("chown").args(["-R", "postgres:postgres"]).arg(&dir).status();
+            let mut c = Command::new("runuser");
+            c.args(["-u", "postgres", "--"]).arg(exe);
+            c
+        } else {
+            Command::new(exe)
+        };
+        let child = cmd
+            .arg(dir.join("pgbouncer.ini"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("cannot start pgbouncer");
+        let sock = dir.join(".s.PGSQL.6432");
+        for _ in 0..100 {
+            if sock.exists() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        assert!(sock.exists(), "pgbouncer did not open {}", sock.display());
+        Bouncer { child, dir }
+    }
+
+    fn url(&self) -> String {
+        format!("host={} port=6432 user={USER} dbname={DBNAME}", self.dir.display())
+    }
+}
+
+impl Drop for Bouncer {
+    fn drop(&mut self) {
+        // runuser forwards the signal to pgbouncer.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if let Ok(pid) = std::fs::read_to_string(self.dir.join("pgbouncer.pid"))
+            && let Ok(pid) = pid.trim().parse::<i32>()
+        {
+            unsafe { libc::kill(pid, libc::SIGTERM) };
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+struct Row {
+    workers: usize,
+    connected: usize,
+    reports_per_s: f64,
+    claim: (f64, f64),
+    report: (f64, f64),
+    heartbeat: (f64, f64),
+    overhead_ms: f64,
+    lost: i64,
+    doubled: i64,
+    tallies_ok: bool,
+    notes: Vec<String>,
+}
+
+async fn one(o: &Opts, n: usize) -> Row {
+    let mut pg = TempPg::start("load");
+    pg.psql(&format!("ALTER SYSTEM SET max_connections = {}", o.max_connections));
+    if o.statements {
+        pg.psql("ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'");
+        // Not settable by ALTER SYSTEM before the library is loaded.
+        let conf = pg.socket_dir().join("data").join("postgresql.conf");
+        let mut text = std::fs::read_to_string(&conf).expect("postgresql.conf");
+        text.push_str("pg_stat_statements.track_planning = on\n");
+        std::fs::write(&conf, text).expect("postgresql.conf");
+    }
+    pg.restart();
+    if o.statements {
+        pg.psql("CREATE EXTENSION pg_stat_statements");
+    }
+    let settings = pg.psql(
+        "SELECT string_agg(name || '=' || setting, ' ' ORDER BY name) FROM pg_settings WHERE \
+         name IN ('fsync', 'synchronous_commit', 'max_connections', 'wal_sync_method', \
+         'shared_buffers', 'server_version', 'superuser_reserved_connections')",
+    );
+    eprintln!("[{n} workers] server: {settings}");
+    let mut admin = parse_target(&pg.url()).unwrap().connect().await.expect("connect");
+    schema::init(&mut admin).await.expect("schema::init");
+    let pairs = o.pairs.unwrap_or((2000.0 * o.seconds) as usize + 10_000);
+    let jobs: Vec<(i32, i32, i32)> = (0..pairs as i32).map(|p| (0, p, p % 500)).collect();
+    let sub = json!({"bench": "fleet_load"});
+    let labels = ["new vs base".to_string()];
+    let run = queue::insert_run(
+        &mut admin,
+        &NewRun {
+            kind: "match",
+            submission: &sub,
+            plan_hash: "bench",
+            labels: &labels,
+            jobs: &jobs,
+            theta: None,
+        },
+    )
+    .await
+    .expect("insert_run");
+    pg.psql("VACUUM ANALYZE");
+    let bouncer = (o.via == Via::Pgbouncer).then(|| Bouncer::start(&pg, o.pool));
+    let url = bouncer.as_ref().map_or_else(|| pg.url(), Bouncer::url);
+    let sh = Arc::new(Shared {
+        url,
+        run,
+        templates: templates(&mut ChaCha8Rng::seed_from_u64(7)),
+        heartbeat: Duration::from_secs_f64(o.heartbeat),
+        play_ms: o.play_ms,
+    });
+    let (ready_tx, mut ready_rx) = tokio::sync::mpsc::channel(n);
+    let (go_tx, go_rx) = tokio::sync::watch::channel(None);
+    // `queue::report` takes a `&mut dyn Judge` (not `Send`): each client thread runs its share
+    // of the workers on a single-threaded runtime, one thread per core.
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(n);
+    let tasks: Vec<_> = (0..threads)
+        .map(|t| {
+            let (sh, ready_tx, go_rx) = (sh.clone(), ready_tx.clone(), go_rx.clone());
+            std::thread::spawn(move || {
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .expect("runtime");
+                let local = tokio::task::LocalSet::new();
+                local.block_on(&rt, async move {
+                    let hs: Vec<_> = (t..n)
+                        .step_by(threads)
+                        .map(|i| {
+                            tokio::task::spawn_local(worker(
+                                i,
+                                sh.clone(),
+                                ready_tx.clone(),
+                                go_rx.clone(),
+                            ))
+                        })
+                        .collect();
+                    let mut outs = Vec::new();
+                    for h in hs {
+                        outs.push(h.await.expect("a worker task panicked"));
+                    }
+                    outs
+                })
+            })
+        })
+        .collect();
+    drop(ready_tx);
+    let mut connected = 0;
+    for _ in 0..n {
+        if ready_rx.recv().await == Some(true) {
+            connected += 1;
+        }
+    }
+    let (cpu_server0, cpu_client0) = (server_cpu(&pg), client_cpu());
+    let start = Instant::now();
+    let deadline = start + Duration::from_secs_f64(o.seconds);
+    let _ = go_tx.send(Some((start, deadline)));
+    tokio::time::sleep_until(deadline.into()).await;
+    let cpu = (server_cpu(&pg) - cpu_server0, client_cpu() - cpu_client0);
+    let mut outs = Vec::new();
+    for t in tasks {
+        let o = tokio::task::spawn_blocking(move || t.join()).await.expect("join");
+        outs.extend(o.expect("a client thread panicked"));
+    }
+    let secs = start.elapsed().as_secs_f64();
+    let mut notes = Vec::new();
+    let conn_errors: Vec<&String> = outs.iter().filter_map(|w| w.connect_error.as_ref()).collect();
+    if let Some(e) = conn_errors.first() {
+        notes.push(format!("{} workers could not connect: {e}", conn_errors.len()));
+    }
+    let errors: Vec<&String> = outs.iter().flat_map(|w| &w.errors).collect();
+    if let Some(e) = errors.first() {
+        notes.push(format!("{} workers stopped on an error, first: {e}", errors.len()));
+    }
+    let refused: usize = outs.iter().map(|w| w.refused.len()).sum();
+    if refused > 0 {
+        notes.push(format!("{refused} reports refused"));
+    }
+    let lost_leases: u64 = outs.iter().map(|w| w.lost_leases).sum();
+    if lost_leases > 0 {
+        notes.push(format!("{lost_leases} heartbeats found a lease lost"));
+    }
+    if outs.iter().any(|w| w.ran_dry) {
+        notes.push("the run ran out of pairs: give more --pairs".into());
+    }
+    if outs.iter().any(|w| w.decided) {
+        notes.push("the run was decided during the test: figures invalid".into());
+    }
+    let stored: u64 = outs.iter().map(|w| w.stored).sum();
+    let bytes: u64 = outs.iter().map(|w| w.record_bytes).sum();
+    if stored > 0 {
+        notes.push(format!("mean game record {} bytes", bytes / (2 * stored)));
+    }
+    let mut claim: Vec<Duration> = outs.iter().flat_map(|w| w.claim.clone()).collect();
+    let mut report: Vec<Duration> = outs.iter().flat_map(|w| w.report.clone()).collect();
+    let mut hb: Vec<Duration> = outs.iter().flat_map(|w| w.heartbeat.clone()).collect();
+    let hb_total: f64 = hb.iter().map(Duration::as_secs_f64).sum::<f64>() * 1000.0;
+    notes.push(format!(
+        "CPU per report: server {:.2} ms, client {:.2} ms (machine load average {})",
+        cpu.0 * 1000.0 / stored as f64,
+        cpu.1 * 1000.0 / stored as f64,
+        std::fs::read_to_string("/proc/loadavg")
+            .unwrap_or_default()
+            .split(' ')
+            .next()
+            .unwrap_or("?")
+    ));
+    let overhead_ms = if stored > 0 {
+        mean_ms(&claim) + mean_ms(&report) + hb_total / stored as f64
+    } else {
+        f64::NAN
+    };
+
+    // The database's own account, checked after every worker stopped.
+    let mut keys: Vec<(i32, i32)> = outs.iter().flat_map(|w| w.claimed.clone()).collect();
+    let claimed = keys.len();
+    keys.sort_unstable();
+    keys.dedup();
+    let claimed_twice = (claimed - keys.len()) as i64;
+    let q = |sql: &str| -> i64 {
+        let s = pg.psql(&sql.replace("$RUN", &run.to_string()));
+        s.parse().unwrap_or_else(|_| panic!("{sql}: {s}"))
+    };
+    let done = q("SELECT count(*) FROM pairs WHERE run_id = $RUN AND state = 'done'");
+    let leased = q("SELECT count(*) FROM pairs WHERE run_id = $RUN AND state = 'leased'");
+    let bad_done = q("SELECT count(*) FROM (SELECT p.pair FROM pairs p LEFT JOIN games g \
+         ON g.run_id = p.run_id AND g.pairing = p.pairing AND g.pair = p.pair \
+         WHERE p.run_id = $RUN AND p.state = 'done' GROUP BY p.pairing, p.pair \
+         HAVING count(g.id) <> 2) x");
+    let orphans = q("SELECT count(*) FROM games g WHERE g.run_id = $RUN AND NOT EXISTS \
+         (SELECT 1 FROM pairs p WHERE p.run_id = g.run_id AND p.pairing = g.pairing \
+          AND p.pair = g.pair AND p.state = 'done')");
+    let lost = (stored as i64 - done).max(0) + leased;
+    let doubled = bad_done + orphans + claimed_twice + (done - stored as i64).max(0);
+    let tallies = pg.psql(&format!(
+        "SELECT coalesce(sum(ll + ld + dd + wd + ww), 0) || ' ' || coalesce(sum(wins), 0) || ' ' \
+         || coalesce(sum(draws), 0) || ' ' || coalesce(sum(losses), 0) FROM tallies \
+         WHERE run_id = {run}"
+    ));
+    let games = pg.psql(&format!(
+        "SELECT count(DISTINCT (pairing, pair)) || ' ' || count(*) FILTER (WHERE (game = 0 AND \
+         record->>'result' = '1-0') OR (game = 1 AND record->>'result' = '0-1')) || ' ' || \
+         count(*) FILTER (WHERE record->>'result' = '1/2-1/2') || ' ' || count(*) FILTER \
+         (WHERE (game = 0 AND record->>'result' = '0-1') OR (game = 1 AND \
+         record->>'result' = '1-0')) FROM games WHERE run_id = {run}"
+    ));
+    let tallies_ok = tallies == games;
+    if !tallies_ok {
+        notes.push(format!("tallies (pairs W D L) {tallies} != games {games}"));
+    }
+    if o.statements {
+        let top = pg.psql(
+            "SELECT string_agg(format('%s calls, exec %s ms, plan %s ms, wal %s B: %s', calls, \
+               round((total_exec_time / calls)::numeric, 3), \
+               round((total_plan_time / calls)::numeric, 3), wal_bytes / calls, \
+               left(regexp_replace(query, '\\s+', ' ', 'g'), 90)), E'\\n' \
+               ORDER BY total_exec_time + total_plan_time DESC) \
+             FROM (SELECT * FROM pg_stat_statements WHERE calls > 50 \
+               ORDER BY total_exec_time + total_plan_time DESC LIMIT 12) s",
+        );
+        println!("[{n} workers] statements by server time:\n{top}");
+    }
+    let state = pg.psql(&format!("SELECT state FROM runs WHERE id = {run}"));
+    if state != "active" {
+        notes.push(format!("the run is {state}"));
+    }
+    drop(bouncer);
+    drop(admin);
+    drop(pg);
+    Row {
+        workers: n,
+        connected,
+        reports_per_s: stored as f64 / secs,
+        claim: (pct(&mut claim, 0.5), pct(&mut claim, 0.99)),
+        report: (pct(&mut report, 0.5), pct(&mut report, 0.99)),
+        heartbeat: (pct(&mut hb, 0.5), pct(&mut hb, 0.99)),
+        overhead_ms,
+        lost,
+        doubled,
+        tallies_ok,
+        notes,
+    }
+}
+
+fn main() {
+    let o = parse_args();
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
+    let via = match o.via {
+        Via::Direct => "direct connections".to_string(),
+        Via::Pgbouncer => format!("PgBouncer transaction pooling, {} server connections", o.pool),
+    };
+    println!(
+        "fleet queue load test: {} s per row, {via}, max_connections={}, fsync=on, \
+         synchronous_commit=on, heartbeat every {} s, claim 1 pair -> play {} ms -> report it",
+        o.seconds, o.max_connections, o.heartbeat, o.play_ms
+    );
+    let mut rows = Vec::new();
+    for &n in &o.workers {
+        let row = rt.block_on(one(&o, n));
+        rows.push(row);
+    }
+    println!();
+    println!(
+        "| workers | connected | reports/s | claim p50 / p99 ms | report p50 / p99 ms | \
+         heartbeat p50 / p99 ms | overhead ms/pair | pairs lost | pairs doubled | tallies = games |"
+    );
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|:---:|");
+    for r in &rows {
+        println!(
+            "| {} | {} | {:.0} | {:.1} / {:.1} | {:.1} / {:.1} | {:.1} / {:.1} | {:.2} | {} | {} | {} |",
+            r.workers,
+            r.connected,
+            r.reports_per_s,
+            r.claim.0,
+            r.claim.1,
+            r.report.0,
+            r.report.1,
+            r.heartbeat.0,
+            r.heartbeat.1,
+            r.overhead_ms,
+            r.lost,
+            r.doubled,
+            if r.tallies_ok { "yes" } else { "NO" }
+        );
+    }
+    for r in &rows {
+        for n in &r.notes {
+            println!("{} workers: {n}", r.workers);
+        }
+    }
+    if rows.iter().any(|r| r.lost != 0 || r.doubled != 0 || !r.tallies_ok) {
+        eprintln!("FAILED: pairs lost or doubled, or tallies differ from the games");
+        std::process::exit(1);
+    }
+}
