@@ -73,7 +73,7 @@ GRANT UPDATE (active, verdict, why) ON pairings TO fleet_worker;
 -- claim (FOR UPDATE needs UPDATE), release, heartbeat, report, skip pairs of a stopped pairing,
 -- log_iteration, tune_iterations.
 GRANT SELECT ON pairs TO fleet_worker;
-GRANT UPDATE (state, token, worker_id, lease_until, attempts, spsa) ON pairs TO fleet_worker;
+GRANT UPDATE (state, token, worker_id, lease_until, claimed_at, attempts, spsa) ON pairs TO fleet_worker;
 GRANT USAGE ON SEQUENCE lease_tokens TO fleet_worker;
 -- report: a finished pair's two games (insert only: a worker cannot read or change games).
 GRANT INSERT (run_id, pairing, pair, game, worker_id, record) ON games TO fleet_worker;

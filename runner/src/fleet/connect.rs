@@ -247,7 +247,7 @@ impl DbTarget {
                 .config
                 .connect(NoTls)
                 .await
-                .map_err(|e| anyhow!("cannot connect to the database {self}: {e}"))?;
+                .map_err(|e| anyhow!("cannot connect to the database {self}: {}", pg_reason(&e)))?;
             tokio::spawn(async move {
                 let _ = conn.await;
             });
@@ -258,7 +258,7 @@ impl DbTarget {
             .config
             .connect(tls)
             .await
-            .map_err(|e| anyhow!("cannot connect to the database {self}: {e}"))?;
+            .map_err(|e| anyhow!("cannot connect to the database {self}: {}", pg_reason(&e)))?;
         tokio::spawn(async move {
             let _ = conn.await;
         });
@@ -287,6 +287,19 @@ impl DbTarget {
             .map_err(|e| anyhow!("TLS setup: {e}"))?
             .with_root_certificates(roots)
             .with_no_client_auth())
+    }
+}
+
+/// The driver's error with the server's or the system's reason ("db error" alone says nothing:
+/// the reason is its source). Never holds the password: neither the driver nor the server
+/// repeats it.
+pub fn pg_reason(e: &tokio_postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => format!("{} ({})", db.message(), db.code().code()),
+        None => match std::error::Error::source(e) {
+            Some(src) => format!("{e}: {src}"),
+            None => e.to_string(),
+        },
     }
 }
 
