@@ -66,6 +66,9 @@ pub enum Command {
     Status(StatusArgs),
     /// Stop a fleet run: workers stop its games and claim nothing more of it.
     Cancel(CancelArgs),
+    /// A fleet worker: claims game pairs of submitted runs from the database, plays them and
+    /// reports each pair; ends when no run it serves has a pair left (--wait: stays for more).
+    Worker(WorkerArgs),
 }
 
 /// `--db URL`: the fleet's database (libpq URL or key=value string), else `RUNNER_DB`.
@@ -171,8 +174,8 @@ pub struct LimitArgs {
     /// Fixed time per move in seconds.
     #[arg(long, value_name = "SECONDS")]
     pub st: Option<String>,
-    /// Nodes per move.
-    #[arg(long, value_name = "N")]
+    /// Nodes per move (1 to 10^12).
+    #[arg(long, value_name = "N", value_parser = whole::<u64, 1, MAX_NODES>)]
     pub nodes: Option<u64>,
     /// Depth per move.
     #[arg(long, value_name = "N")]
@@ -188,8 +191,8 @@ pub struct BookArgs {
     /// Order in which openings are used.
     #[arg(long, value_enum, default_value_t = BookOrder::Random)]
     pub book_order: BookOrder,
-    /// Use at most N plies of each PGN opening.
-    #[arg(long, value_name = "N")]
+    /// Use at most N plies of each PGN opening (1 to 1000).
+    #[arg(long, value_name = "N", value_parser = whole::<usize, 1, MAX_PLIES>)]
     pub book_plies: Option<usize>,
     /// Seed for the opening order [default: random; on --resume, the stored seed].
     #[arg(long)]
@@ -209,8 +212,8 @@ pub struct AdjudicationArgs {
     /// A side whose score stays at or below -CP loses: movecount=N,score=CP.
     #[arg(long, value_name = "RULE")]
     pub resign: Option<String>,
-    /// Draw after N full moves by the engines (book moves not counted).
-    #[arg(long, value_name = "N")]
+    /// Draw after N full moves by the engines (book moves not counted; 1 to 10000).
+    #[arg(long, value_name = "N", value_parser = whole::<u32, 1, MAX_MOVES>)]
     pub maxmoves: Option<u32>,
 }
 
@@ -368,6 +371,26 @@ fn parse_concurrency(s: &str) -> Result<usize, String> {
     }
 }
 
+/// Caps of whole-number flags: beyond them a value is a typo, not a plan (and products of them,
+/// such as plies from moves or candidates from lines, stay far from overflow).
+pub const MAX_NODES: u64 = 1_000_000_000_000;
+pub const MAX_MOVES: u64 = 10_000;
+pub const MAX_PLIES: u64 = 1_000;
+pub const MAX_COUNT: u64 = 1_000_000;
+pub const MAX_PER_LINE: u64 = 1_000;
+pub const MAX_POSITIONS: u64 = 10_000_000;
+pub const MAX_MOVETIME_MS: u64 = 3_600_000;
+
+/// A whole number from `LO` to `HI` (clap's one-line refusal names the range).
+fn whole<T: TryFrom<u64>, const LO: u64, const HI: u64>(s: &str) -> Result<T, String> {
+    let range = || format!("expected a whole number from {LO} to {HI}, got {s:?}");
+    let n: u64 = s.trim().parse().map_err(|_| range())?;
+    if !(LO..=HI).contains(&n) {
+        return Err(range());
+    }
+    T::try_from(n).map_err(|_| range())
+}
+
 /// Largest `--anchor-elo` magnitude: ratings are differences of a few thousand at most, and
 /// the anchor shifts all of them.
 pub const MAX_ANCHOR_ELO: f64 = 100_000.0;
@@ -415,8 +438,8 @@ pub struct SweepArgs {
     /// Level of the racing test.
     #[arg(long, value_name = "ALPHA", default_value_t = 0.05)]
     pub adaptive_alpha: f64,
-    /// Game pairs a point plays before racing may drop it.
-    #[arg(long, value_name = "N", default_value_t = 8)]
+    /// Game pairs a point plays before racing may drop it (1 to 10^6).
+    #[arg(long, value_name = "N", default_value_t = 8, value_parser = whole::<u64, 1, MAX_COUNT>)]
     pub adaptive_min_pairs: u64,
     /// Family-wise level of the table's "significant" column (Holm across points).
     #[arg(long, value_name = "ALPHA", default_value_t = 0.05)]
@@ -455,6 +478,37 @@ pub struct ReportArgs {
     pub html: bool,
 }
 
+/// `runner worker` arguments.
+#[derive(clap::Args, Debug, Clone)]
+pub struct WorkerArgs {
+    /// The fleet's database: a libpq URL or key=value string [default: env RUNNER_DB].
+    #[arg(long, value_name = "URL")]
+    pub db: Option<String>,
+    /// Serve only this run.
+    #[arg(long, value_name = "ID")]
+    pub run: Option<i64>,
+    /// Game pairs played at once [default: CPUs, up to 4 per CPU].
+    #[arg(long, value_name = "N", value_parser = parse_concurrency)]
+    pub concurrency: Option<usize>,
+    /// Seconds a claimed pair stays this worker's without a heartbeat (renewed every quarter of
+    /// it, at most every 2 s); a dead worker's pairs go to others after it.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0, value_parser = lease_secs)]
+    pub lease: f64,
+    /// Stay when there is no work, for runs submitted later.
+    #[arg(long)]
+    pub wait: bool,
+    /// Keep the engines' stderr logs under DIR/run-ID/ [default: not kept].
+    #[arg(long, value_name = "DIR")]
+    pub log_dir: Option<PathBuf>,
+}
+
+fn lease_secs(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && (1.0..=86_400.0).contains(&v) => Ok(v),
+        _ => Err("a number of seconds from 1 to 86400".into()),
+    }
+}
+
 /// `runner merge` arguments.
 #[derive(clap::Args, Debug, Clone)]
 pub struct MergeArgs {
@@ -476,7 +530,7 @@ pub struct BookGenArgs {
     pub chess960: bool,
     /// Openings wanted [default: 4000 random walks; with --from, every line kept; with
     /// --chess960, all 960].
-    #[arg(long)]
+    #[arg(long, value_parser = whole::<usize, 1, MAX_COUNT>)]
     pub count: Option<usize>,
     /// Start from these opening lines instead of random walks: a .tsv (with a header naming a
     /// `pgn` or `moves` column, and `eco`, `name`: lichess's chess-openings layout), .pgn or .epd
@@ -485,11 +539,11 @@ pub struct BookGenArgs {
     pub from: Vec<PathBuf>,
     /// Candidates per --from line, each extended by its own random moves (needs --plies longer
     /// than the line).
-    #[arg(long, value_name = "N", default_value_t = 1)]
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = whole::<usize, 1, MAX_PER_LINE>)]
     pub per_line: usize,
     /// Extend each opening with random sane moves to this many plies [default: 8 for random
-    /// walks; with --from, 0: the lines as they are].
-    #[arg(long)]
+    /// walks; with --from, 0: the lines as they are; at most 1000].
+    #[arg(long, value_parser = whole::<usize, 0, MAX_PLIES>)]
     pub plies: Option<usize>,
     /// Depth of the search that scores each finished opening.
     #[arg(long, default_value_t = 8)]
@@ -534,7 +588,7 @@ pub struct CalibrateArgs {
     #[arg(long, value_name = "FILE", default_value = DEFAULT_POSITIONS)]
     pub positions: PathBuf,
     /// Use only the first N positions of the file.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = whole::<usize, 1, MAX_POSITIONS>)]
     pub limit: Option<usize>,
     /// Depth pairs SHALLOW:DEEP to fit.
     #[arg(long, value_name = "LIST", default_value = "2:6,3:7,4:8,3:9,4:10")]
@@ -565,7 +619,7 @@ pub struct CalibrateArgs {
     #[arg(long, value_name = "FILE", requires = "sample_from")]
     pub write_positions: Option<PathBuf>,
     /// Number of positions to draw (half middlegame, half endgame when there are enough).
-    #[arg(long, value_name = "N", default_value_t = 3000)]
+    #[arg(long, value_name = "N", default_value_t = 3000, value_parser = whole::<usize, 1, MAX_COUNT>)]
     pub sample_count: usize,
     /// Seed of the draw.
     #[arg(long, value_name = "N", default_value_t = 1)]
@@ -590,10 +644,10 @@ pub struct SearchTestArgs {
     #[arg(long, value_name = "FILE", default_value = DEFAULT_POSITIONS)]
     pub positions: PathBuf,
     /// Use the first N positions (0 = all; the seed's depth test used about 300).
-    #[arg(long, value_name = "N", default_value_t = 300)]
+    #[arg(long, value_name = "N", default_value_t = 300, value_parser = whole::<usize, 0, MAX_POSITIONS>)]
     pub limit: usize,
-    /// Fixed time per position (milliseconds): measures depth reached.
-    #[arg(long, value_name = "MS")]
+    /// Fixed time per position (milliseconds, at most an hour): measures depth reached.
+    #[arg(long, value_name = "MS", value_parser = whole::<u64, 1, MAX_MOVETIME_MS>)]
     pub movetime: Option<u64>,
     /// Fixed depth: measures nodes, speed-up, same move, same value.
     #[arg(long, value_name = "D")]
@@ -632,4 +686,86 @@ pub struct TournamentArgs {
         value_parser = parse_anchor_elo
     )]
     pub anchor_elo: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Clap's refusal of `args` (after `runner`), or a panic when they parse.
+    fn refused(args: &[&str]) -> String {
+        let args = std::iter::once("runner").chain(args.iter().copied());
+        match Cli::try_parse_from(args) {
+            Ok(c) => panic!("{args:?} parsed: {c:?}", args = c.command),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    /// Each (flag, value) with `head` is refused naming the flag and the range.
+    fn all_refused(head: &[&str], cases: &[(&str, &str)]) {
+        for (flag, value) in cases {
+            let mut args = head.to_vec();
+            args.extend([*flag, *value]);
+            let e = refused(&args);
+            assert!(e.contains(flag) && e.contains("expected a whole number from"), "{e}");
+            assert_eq!(e.lines().next().map(|l| l.starts_with("error: ")), Some(true), "{e}");
+        }
+    }
+
+    /// Issue 25.10: the numeric flags of a run.
+    #[test]
+    fn run_flags_out_of_range_are_refused() {
+        let big = "18446744073709551616";
+        all_refused(
+            &["match"],
+            &[
+                ("--nodes", "0"),
+                ("--nodes", "18446744073709551615"),
+                ("--maxmoves", "0"),
+                ("--maxmoves", "4294967295"),
+                ("--book-plies", "0"),
+                ("--book-plies", big),
+            ],
+        );
+        let sweep = ["sweep", "--param", "Hash", "--values", "1,2", "--adaptive"];
+        all_refused(&sweep, &[("--adaptive-min-pairs", "0"), ("--adaptive-min-pairs", big)]);
+        assert!(
+            Cli::try_parse_from(["runner", "match", "--nodes", "1", "--maxmoves", "10"]).is_ok()
+        );
+    }
+
+    /// Issue 25.10: `runner book`'s counts.
+    #[test]
+    fn book_flags_out_of_range_are_refused() {
+        all_refused(
+            &["book"],
+            &[
+                ("--count", "0"),
+                ("--count", "10000000000"),
+                ("--per-line", "0"),
+                ("--per-line", "1000000000000"),
+                ("--plies", "1000000"),
+            ],
+        );
+    }
+
+    /// Issue 25.10: calibrate's and searchtest's counts and times; their --concurrency is capped
+    /// as a match's.
+    #[test]
+    fn tool_flags_out_of_range_are_refused() {
+        all_refused(
+            &["calibrate"],
+            &[("--sample-count", "0"), ("--sample-count", "1e9"), ("--limit", "0")],
+        );
+        let st = ["searchtest", "--variant", "a:MPC=false", "--variant", "b:MPC=true"];
+        all_refused(
+            &st,
+            &[("--movetime", "0"), ("--movetime", "86400000000"), ("--limit", "100000000000")],
+        );
+        for tool in [&["calibrate"][..], &st] {
+            let mut args = tool.to_vec();
+            args.extend(["--concurrency", "100000"]);
+            assert!(refused(&args).contains("100000 is more than"));
+        }
+    }
 }

@@ -1,12 +1,14 @@
 //! The match runner: plays timed games between UCI engines from an opening book, keeps every
 //! finished game on disk, and computes match statistics with the `stats` crate.
 //!
-//! The folders are the layers of a run, data flowing one way (see runner/README.md):
-//! [`plan`] (what to play) -> [`play`] (engines and games) -> [`store`] (the results directory)
-//! -> [`report`] (summaries for people) -> [`run`] (the core that executes a plan through them)
-//! -> experiments ([`sweep`], [`gauntlet`], [`tune`]) and tools ([`calibrate`], [`searchtest`], [`book`])
-//! -> [`fleet`] (one run played by many machines through PostgreSQL) -> [`cli`] (argument
-//! groups) -> [`cmd`] (one file per subcommand).
+//! The folders are the layers of a run, lowest first, data flowing one way (the diagram in
+//! runner/README.md, the `LAYERS` table of runner/tests/layers.rs): [`out`] (printing that
+//! never panics) -> [`plan`] (what to play) -> [`play`] (engines and games) -> [`cli`]
+//! (argument groups) -> [`store`] (the results directory) -> [`report`] (summaries for people)
+//! -> [`run`] (the core that executes a plan through them) -> experiments ([`sweep`],
+//! [`gauntlet`], [`tune`]) and tools ([`calibrate`], [`searchtest`], [`book`]) -> [`fleet`] (one
+//! run played by many machines through PostgreSQL) -> [`cmd`] (one file per subcommand). A layer
+//! may use any layer before it, never one after it.
 
 #[macro_use]
 pub mod out;

@@ -21,6 +21,7 @@ async fn main() -> ExitCode {
         Command::Pull(args) => runner::cmd::pull::run(args).await,
         Command::Status(args) => runner::cmd::status::run(args).await,
         Command::Cancel(args) => runner::cmd::cancel::run(args).await,
+        Command::Worker(args) => runner::cmd::worker::run(args).await,
     };
     // Whatever the engines left behind (re-parented to the runner, its subreaper) dies with the
     // command, engines included.

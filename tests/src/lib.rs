@@ -5,7 +5,7 @@
 pub mod pg;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -85,6 +85,28 @@ pub fn scratch(name: &str) -> PathBuf {
 /// Runs `runner` with `args` in `cwd` and returns its output.
 pub fn run_runner(cwd: &Path, args: &[&str]) -> Output {
     Command::new(runner_bin()).current_dir(cwd).args(args).output().expect("running runner")
+}
+
+/// Starts `runner` with `args` in `cwd`: stdout discarded, stderr piped (read it with
+/// `wait_with_output`). For tests that signal, pause or kill the run while it plays.
+pub fn spawn_runner(cwd: &Path, args: &[&str]) -> Child {
+    Command::new(runner_bin())
+        .current_dir(cwd)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starting runner")
+}
+
+/// `runner match` between the engine specs `a` and `b` with `extra` arguments, quiet, into
+/// `out`.
+pub fn match_args<'a>(a: &'a str, b: &'a str, out: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut v = vec!["match", "--engine", a, "--engine", b];
+    v.extend_from_slice(extra);
+    v.extend(["--progress", "quiet", "--out", out]);
+    v
 }
 
 /// The records of a run's games.jsonl.

@@ -344,3 +344,17 @@ fn books_from_named_lines_carry_eco_name_and_score() {
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(!dir.join("x.epd").exists());
 }
+
+/// Issue 25 item 2 (the tools' outputs): `runner book --out` never writes through a symbolic
+/// link (it used to overwrite the link's target).
+#[test]
+fn book_out_refuses_a_symlink() {
+    let dir = scratch("books-out-link");
+    let target = dir.join("precious.txt");
+    std::fs::write(&target, "keep me\n").unwrap();
+    std::os::unix::fs::symlink(&target, dir.join("960.epd")).unwrap();
+    let o = run_runner(&dir, &["book", "--chess960", "--count", "3", "--out", "960.epd"]);
+    assert!(!o.status.success(), "wrote through a symlink: {}", stderr(&o));
+    assert!(stderr(&o).contains("960.epd: it is a symbolic link"), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep me\n");
+}

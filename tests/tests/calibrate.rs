@@ -149,34 +149,60 @@ fn searchtest_at_fixed_depth_compares_two_variants() {
     assert_eq!(summary["by_stage"]["endgame"][0]["positions"], 0);
 }
 
-#[test]
-fn sampler_draws_positions_from_games() {
-    let dir = scratch("calibrate-sample");
+/// Two games for the sampler, in `dir/games.jsonl`.
+fn sample_games(dir: &std::path::Path) {
     let start = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
     let games = format!(
         "{{\"fen\":\"{start}\",\"moves\":[\"e2e4\",\"e7e5\",\"g1f3\",\"b8c6\",\"f1b5\",\"a7a6\"]}}\n\
          {{\"fen\":\"4k3/8/8/8/8/8/4P3/R3K3 w - - 0 40\",\"moves\":[\"a1a7\",\"e8f8\",\"e1f2\",\"f8g8\"]}}\n"
     );
     std::fs::write(dir.join("games.jsonl"), games).unwrap();
-    let out = run_runner(
-        &dir,
+}
+
+/// `calibrate --sample-from games.jsonl --write-positions OUT --sample-count 4 --skip-plies 2`.
+fn sample_to(dir: &std::path::Path, out: &str) -> std::process::Output {
+    run_runner(
+        dir,
         &[
             "calibrate",
             "--sample-from",
             "games.jsonl",
             "--write-positions",
-            "set.epd",
+            out,
             "--sample-count",
             "4",
             "--skip-plies",
             "2",
         ],
-    );
+    )
+}
+
+#[test]
+fn sampler_draws_positions_from_games() {
+    let dir = scratch("calibrate-sample");
+    sample_games(&dir);
+    let out = sample_to(&dir, "set.epd");
     assert!(out.status.success(), "sampling failed: {}", String::from_utf8_lossy(&out.stderr));
     let epd: Vec<String> =
         lines(&dir.join("set.epd")).into_iter().filter(|l| !l.starts_with('#')).collect();
     assert_eq!(epd.len(), 4, "{epd:?}");
     assert_eq!(epd.iter().filter(|l| l.contains("c0 \"endgame\"")).count(), 2, "{epd:?}");
+}
+
+/// Issue 25 item 2 (the tools' outputs): `--write-positions` never writes through a symbolic
+/// link (it used to overwrite the link's target).
+#[test]
+fn write_positions_refuses_a_symlink() {
+    let dir = scratch("calibrate-sample-link");
+    sample_games(&dir);
+    let target = dir.join("precious.txt");
+    std::fs::write(&target, "keep me\n").unwrap();
+    std::os::unix::fs::symlink(&target, dir.join("set.epd")).unwrap();
+    let out = sample_to(&dir, "set.epd");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "wrote through a symlink: {err}");
+    assert!(err.contains("set.epd: it is a symbolic link"), "{err}");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep me\n");
 }
 
 #[test]

@@ -186,3 +186,27 @@ fn bad_gauntlets_fail_before_any_game() {
     );
     run("dup", with(&["--engine", &bad_spec("a", "mate", None)]), "two engines are named \"a\"");
 }
+
+/// Issue 25 item 5 (the tables' path): `runner report` on a tournament folder reads its
+/// summary.json only as a regular file, never through a symbolic link (it used to follow one).
+#[test]
+fn report_refuses_a_symlinked_summary_of_a_tournament() {
+    let dir = scratch("gauntlet-summary-link");
+    let specs: Vec<String> = ["a", "b", "c"].iter().map(|n| bad_spec(n, "good", None)).collect();
+    let mut args = vec!["match"];
+    for s in &specs {
+        args.extend(["--engine", s]);
+    }
+    args.extend(["--nodes", "1", "--games", "2", "--maxmoves", "4", "--seed", "5"]);
+    args.extend(["--progress", "quiet", "--out", "out"]);
+    ok_stdout(&run_runner(&dir, &args));
+    let summary = dir.join("out/summary.json");
+    let elsewhere = dir.join("elsewhere.json");
+    std::fs::rename(&summary, &elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &summary).unwrap();
+    let o = run_runner(&dir, &["report", "out"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "a symlinked summary.json was read: {err}");
+    assert!(err.contains("summary.json is a symbolic link"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}

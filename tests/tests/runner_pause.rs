@@ -1,10 +1,10 @@
 //! A runner that is itself stopped (SIGSTOP, Ctrl-Z) charges the time to the engine on move;
 //! the game in flight is played again instead of being scored as a time forfeit.
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
-use e2e::{bad_spec, read_games, read_json, runner_bin, scratch, wait_until};
+use e2e::{bad_spec, match_args, read_games, read_json, scratch, spawn_runner, wait_until};
 
 #[test]
 fn a_paused_runner_replays_the_game_in_flight() {
@@ -13,34 +13,9 @@ fn a_paused_runner_replays_the_game_in_flight() {
     let out_s = out.to_string_lossy().into_owned();
     // 50 ms a move for up to 60 plies: a game lasts seconds, so the pause lands inside one.
     let (a, b) = (bad_spec("a", "slow", Some(50)), bad_spec("b", "slow", Some(50)));
-    let args = [
-        "match",
-        "--engine",
-        &a,
-        "--engine",
-        &b,
-        "--tc",
-        "1+0.05",
-        "--games",
-        "4",
-        "--maxmoves",
-        "30",
-        "--concurrency",
-        "1",
-        "--progress",
-        "quiet",
-        "--seed",
-        "1",
-        "--out",
-        &out_s,
-    ];
-    let child = Command::new(runner_bin())
-        .current_dir(&dir)
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let extra = ["--tc", "1+0.05", "--games", "4", "--maxmoves", "30", "--concurrency", "1"];
+    let args = match_args(&a, &b, &out_s, &extra);
+    let child = spawn_runner(&dir, &[&args[..], &["--seed", "1"]].concat());
     let pid = child.id().to_string();
     assert!(wait_until(Duration::from_secs(120), || !read_games(&out).is_empty()), "no game");
     // Well inside the next game, whose engines now stay unanswered for 3 s: a 1 s clock falls.

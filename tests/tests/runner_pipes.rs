@@ -6,7 +6,7 @@ use std::io::BufRead as _;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use e2e::{bad_spec, read_games, runner_bin, scratch};
+use e2e::{bad_spec, match_args, read_games, run_runner, runner_bin, scratch};
 
 fn pgn_games(out: &Path) -> usize {
     let pgn = std::fs::read_to_string(out.join("games.pgn")).unwrap_or_default();
@@ -79,26 +79,8 @@ fn a_report_into_a_closed_pipe_does_not_panic() {
     let out = dir.join("run");
     let out_s = out.to_string_lossy().into_owned();
     let (a, b) = (bad_spec("a", "good", None), bad_spec("b", "good", None));
-    let args = [
-        "match",
-        "--engine",
-        &a,
-        "--engine",
-        &b,
-        "--nodes",
-        "100",
-        "--maxmoves",
-        "20",
-        "--games",
-        "2",
-        "--seed",
-        "1",
-        "--progress",
-        "quiet",
-        "--out",
-        &out_s,
-    ];
-    let o = Command::new(runner_bin()).current_dir(&dir).args(args).output().expect("runner");
+    let extra = ["--nodes", "100", "--maxmoves", "20", "--games", "2", "--seed", "1"];
+    let o = run_runner(&dir, &match_args(&a, &b, &out_s, &extra));
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let mut child = Command::new(runner_bin())
         .current_dir(&dir)

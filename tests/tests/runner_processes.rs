@@ -3,12 +3,12 @@
 //! Waits are bounded far above what the behaviour needs (seconds against minutes), never tight.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::time::Duration;
 
 use e2e::{
-    bad_spec, badengine_bin, processes_with, read_games, run_runner, runner_bin, scratch,
-    wait_until,
+    bad_spec, badengine_bin, match_args, processes_with, read_games, run_runner, scratch,
+    spawn_runner, wait_until,
 };
 
 fn text(o: &Output) -> String {
@@ -24,18 +24,7 @@ fn summary(out: &Path) -> serde_json::Value {
 fn play(dir: &Path, a: &str, b: &str, extra: &[&str]) -> (Output, PathBuf) {
     let out = dir.join("run");
     let out_s = out.to_string_lossy().into_owned();
-    let mut args = vec!["match", "--engine", a, "--engine", b, "--progress", "quiet"];
-    args.extend_from_slice(extra);
-    args.extend_from_slice(&["--out", &out_s]);
-    (run_runner(dir, &args), out)
-}
-
-/// `runner match` between `a` and `b` with `extra`, quiet, into `out`.
-fn match_args<'a>(a: &'a str, b: &'a str, out: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
-    let mut v = vec!["match", "--engine", a, "--engine", b];
-    v.extend_from_slice(extra);
-    v.extend(["--progress", "quiet", "--out", out]);
-    v
+    (run_runner(dir, &match_args(a, b, &out_s, extra)), out)
 }
 
 /// Kills what a failed test left behind (processes this test started, by pid).
@@ -43,16 +32,6 @@ fn kill_pids(pids: &[u32]) {
     for p in pids {
         let _ = Command::new("kill").args(["-KILL", &p.to_string()]).status();
     }
-}
-
-fn spawn_runner(dir: &Path, args: &[&str]) -> Child {
-    Command::new(runner_bin())
-        .current_dir(dir)
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("starting runner")
 }
 
 /// 12.1: a depth the common UCI parsers cannot hold (vampirc-uci keeps it in a u8) is refused

@@ -2,10 +2,9 @@
 
 use std::collections::HashSet;
 use std::io::Write;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use e2e::{bad_spec, read_games, run_runner, runner_bin, scratch};
+use e2e::{bad_spec, match_args, read_games, run_runner, scratch, spawn_runner};
 
 #[test]
 fn killed_run_resumes_without_losing_or_repeating_games() {
@@ -15,34 +14,9 @@ fn killed_run_resumes_without_losing_or_repeating_games() {
     // Each move takes ~3 ms, each game up to 40 plies: long enough to be killed mid-run.
     let a = bad_spec("a", "slow", Some(3));
     let b = bad_spec("b", "slow", Some(3));
-    let args = [
-        "match",
-        "--engine",
-        &a,
-        "--engine",
-        &b,
-        "--nodes",
-        "1",
-        "--games",
-        "24",
-        "--concurrency",
-        "2",
-        "--maxmoves",
-        "20",
-        "--seed",
-        "5",
-        "--progress",
-        "quiet",
-        "--out",
-        &out_s,
-    ];
-    let mut child = Command::new(runner_bin())
-        .current_dir(&dir)
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let extra = ["--nodes", "1", "--games", "24", "--concurrency", "2", "--maxmoves", "20"];
+    let args = match_args(&a, &b, &out_s, &[&extra[..], &["--seed", "5"]].concat());
+    let mut child = spawn_runner(&dir, &args);
     let start = Instant::now();
     while read_games(&out).len() < 4 && start.elapsed() < Duration::from_secs(60) {
         std::thread::sleep(Duration::from_millis(20));

@@ -1,10 +1,12 @@
 //! SIGTERM stops a run cleanly: exit code 130, engine processes gone, files consistent, and the
 //! run can be resumed.
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use e2e::{badengine_bin, processes_with, read_games, run_runner, runner_bin, scratch};
+use e2e::{
+    badengine_bin, match_args, processes_with, read_games, run_runner, scratch, spawn_runner,
+};
 
 #[test]
 fn sigterm_kills_engines_and_keeps_files_consistent() {
@@ -16,32 +18,9 @@ fn sigterm_kills_engines_and_keeps_files_consistent() {
         format!("name={name},cmd={},arg=slow,arg=5,arg={token}", badengine_bin().display())
     };
     let (a, b) = (spec("a"), spec("b"));
-    let args = [
-        "match",
-        "--engine",
-        &a,
-        "--engine",
-        &b,
-        "--nodes",
-        "1",
-        "--games",
-        "40",
-        "--maxmoves",
-        "20",
-        "--concurrency",
-        "2",
-        "--progress",
-        "quiet",
-        "--out",
-        &out_s,
-    ];
-    let child = Command::new(runner_bin())
-        .current_dir(&dir)
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let extra = ["--nodes", "1", "--games", "40", "--maxmoves", "20", "--concurrency", "2"];
+    let args = match_args(&a, &b, &out_s, &extra);
+    let child = spawn_runner(&dir, &args);
     let start = Instant::now();
     while read_games(&out).len() < 2 && start.elapsed() < Duration::from_secs(60) {
         std::thread::sleep(Duration::from_millis(20));

@@ -525,3 +525,112 @@ fn a_folder_that_is_not_a_run_is_refused() {
     }
     assert!(!theirs.join("run.json").exists());
 }
+
+/// A record of the same game with another outcome that its termination allows.
+fn other_outcome(line: &str) -> String {
+    let mut v: Value = serde_json::from_str(line).unwrap();
+    let (result, termination) = if v["result"] == "1/2-1/2" {
+        ("1-0", "adjudication-resign")
+    } else {
+        ("1/2-1/2", "adjudication-draw")
+    };
+    v["result"] = result.into();
+    v["termination"] = termination.into();
+    v.to_string()
+}
+
+/// A 1/2 shard of a 4-game match in `dir/name`, and its games.jsonl lines.
+fn shard_run(dir: &Path, name: &str) -> (PathBuf, Vec<String>) {
+    let (a, b) = (bad_spec("a", "good", None), bad_spec("b", "good", None));
+    let out = dir.join(name);
+    let extra = [vec!["--shard".to_string(), "1/2".to_string()], out_flag(&out).to_vec()].concat();
+    ok(run(dir, &match_args(dir, &a, &b, "8", &extra)), "shard 1/2");
+    let lines = jsonl_lines(&out);
+    assert_eq!(lines.len(), 4);
+    (out, lines)
+}
+
+fn merge(dir: &Path, shard: &Path) -> Output {
+    let merged = dir.join("merged");
+    run_runner(dir, &["merge", shard.to_str().unwrap(), "--out", merged.to_str().unwrap()])
+}
+
+/// Issue 25.11: two different records of one game in a shard are an error naming the game and
+/// both lines (the merge used to keep the first silently).
+#[test]
+fn merge_refuses_two_different_records_of_one_game() {
+    let dir = scratch("store-merge-conflict");
+    let (shard, mut lines) = shard_run(&dir, "s1");
+    lines.push(other_outcome(&lines[1]));
+    write_lines(&shard, &lines);
+    let o = merge(&dir, &shard);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "a conflicting copy was merged: {e}");
+    assert!(e.contains("recorded twice") && e.contains("line 2") && e.contains("line 5"), "{e}");
+    let (pairing, pair, game) = key(&lines[1]);
+    assert!(e.contains(&format!("game {}.{} of pairing", pair + 1, game + 1)), "{e}");
+    assert_eq!(pairing, 0);
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+}
+
+/// Issue 25.11: an exact copy of a game is merged once, with a warning (it used to be dropped
+/// without a word).
+#[test]
+fn merge_keeps_an_exact_copy_once_with_a_warning() {
+    let dir = scratch("store-merge-copy");
+    let (shard, mut lines) = shard_run(&dir, "s1");
+    lines.push(lines[0].clone());
+    write_lines(&shard, &lines);
+    let o = ok(merge(&dir, &shard), "merge of a shard holding a copy");
+    let e = stderr(&o);
+    assert!(e.contains("warning:") && e.contains("line 5 repeats") && e.contains("line 1"), "{e}");
+    assert_eq!(jsonl_lines(&dir.join("merged")).len(), 4);
+}
+
+/// A damage done to a record: what it is, the edit, what the refusal says.
+type Edit = (&'static str, fn(&mut Value), &'static str);
+
+/// Issue 25.11: `runner report` and `--resume` refuse the same records with the same message: a
+/// game of another run, a player the plan does not seat there, a draw by checkmate. (The report
+/// used to count them all; resume took the wrong name and the impossible result.)
+#[test]
+fn report_and_resume_refuse_records_that_do_not_belong_alike() {
+    let dir = scratch("store-record-check");
+    let (a, b) = (bad_spec("a", "good", None), bad_spec("b", "good", None));
+    let out = dir.join("run");
+    let mut args = match_args(&dir, &a, &b, "4", &out_flag(&out));
+    ok(run(&dir, &args), "run");
+    args.push("--resume".into());
+    let own = jsonl_lines(&out);
+    let edits: [Edit; 3] = [
+        ("foreign plan hash", |v| v["plan_hash"] = "0123456789abcdef".into(), "another run"),
+        ("wrong player", |v| v["white"] = "z".into(), "White is \"z\""),
+        (
+            "draw by checkmate",
+            |v| {
+                v["result"] = "1/2-1/2".into();
+                v["termination"] = "checkmate".into();
+            },
+            "result 1/2-1/2 contradicts its termination checkmate",
+        ),
+    ];
+    for (what, edit, says) in edits {
+        let mut lines = own.clone();
+        let mut v: Value = serde_json::from_str(&lines[2]).unwrap();
+        edit(&mut v);
+        lines[2] = v.to_string();
+        write_lines(&out, &lines);
+        let o = run_runner(&dir, &["report", out.to_str().unwrap()]);
+        let e = stderr(&o);
+        assert!(!o.status.success(), "report counted a record with a {what}: {e}");
+        assert_eq!(e.trim().lines().count(), 1, "{what}: {e}");
+        assert!(e.contains(says) && e.contains("games.jsonl line 3: game"), "{what}: {e}");
+        let check = &e[e.find("games.jsonl line 3").unwrap()..];
+        let o = run(&dir, &args);
+        let r = stderr(&o);
+        assert!(!o.status.success(), "resume took a record with a {what}: {r}");
+        assert!(r.contains(check.trim()), "{what}: resume said {r}, report {e}");
+    }
+    write_lines(&out, &own);
+    ok(run_runner(&dir, &["report", out.to_str().unwrap()]), "report of the run's own records");
+}

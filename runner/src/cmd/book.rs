@@ -1,12 +1,11 @@
 //! `runner book`: make a balanced opening book with an engine (see [`crate::book`]).
 
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 
 use crate::book::lines::{SourceLine, read_sources};
 use crate::book::{BookGenConfig, BookProgress, Keep, chess960, generate};
@@ -16,6 +15,7 @@ use crate::play::cancel::{Cancel, cancel_on_signals};
 use crate::play::worker::default_concurrency;
 use crate::report::progress::{Progress, ProgressMode};
 use crate::run::INTERRUPTED;
+use crate::store::files::write_output;
 
 /// Default output files.
 const DEFAULT_OUT: &str = "openings/default.epd";
@@ -25,24 +25,11 @@ const DEFAULT_COUNT: usize = 4000;
 /// Default length of a random walk.
 const DEFAULT_PLIES: usize = 8;
 
-fn write_book(out: &Path, text: &str) -> Result<()> {
-    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("cannot create directory {}", dir.display()))?;
-    }
-    let mut file =
-        std::fs::File::create(out).with_context(|| format!("cannot write {}", out.display()))?;
-    file.write_all(text.as_bytes()).with_context(|| format!("cannot write {}", out.display()))
-}
-
 /// `runner book --chess960`: the start positions, computed.
 fn chess960_book(args: &BookGenArgs) -> Result<u8> {
-    if args.count == Some(0) {
-        bail!("--count must be at least 1");
-    }
     let out = args.out.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_960_OUT));
     let text = chess960::book_text(args.count, args.seed)?;
-    write_book(&out, &text)?;
+    write_output(&out, text.as_bytes())?;
     errln!("wrote {} Chess960 start positions to {}", text.lines().count(), out.display());
     Ok(0)
 }
@@ -135,7 +122,7 @@ pub async fn run(args: &BookGenArgs) -> Result<u8> {
         text.push_str(&e.epd_line()?);
         text.push('\n');
     }
-    write_book(&out, &text)?;
+    write_output(&out, text.as_bytes())?;
     errln!(
         "wrote {} openings to {} ({} candidates tried, {:.0} s){}",
         book.len(),

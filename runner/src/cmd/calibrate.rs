@@ -4,14 +4,14 @@
 use std::path::Path;
 use std::time::Duration;
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Result, anyhow, bail};
 
 use crate::calibrate::pairs::parse_pairs;
 use crate::calibrate::run::{CalibratePlan, run as run_calibration};
 use crate::cli::CalibrateArgs;
 use crate::plan::engines::resolve_engine;
 use crate::plan::positions::{
-    SampleOptions, Stage, positions_for_run, sample_from_games, write_epd,
+    SampleOptions, Stage, epd_text, positions_for_run, sample_from_games,
 };
 use crate::play::cancel::{Cancel, cancel_on_signals};
 use crate::play::probe::timeout_from_secs;
@@ -19,6 +19,7 @@ use crate::play::probe_pool::{PoolConfig, STOPPING};
 use crate::play::worker::default_concurrency;
 use crate::report::html::live::LivePage;
 use crate::store::default_out;
+use crate::store::files::write_output;
 
 /// Runs the command; the exit code is 0, or 130 when stopped by a signal (partial results).
 pub async fn run(args: &CalibrateArgs) -> Result<u8> {
@@ -75,9 +76,6 @@ pub async fn run(args: &CalibrateArgs) -> Result<u8> {
 }
 
 fn sample(args: &CalibrateArgs, games: &Path, out: &Path) -> Result<()> {
-    if args.sample_count == 0 {
-        bail!("--sample-count must be at least 1");
-    }
     let opts =
         SampleOptions { count: args.sample_count, seed: args.seed, skip_plies: args.skip_plies };
     let rep = sample_from_games(games, &opts)?;
@@ -100,7 +98,7 @@ fn sample(args: &CalibrateArgs, games: &Path, out: &Path) -> Result<()> {
         count(Stage::Middlegame),
         count(Stage::Endgame),
     );
-    write_epd(out, &rep.positions, &header).with_context(|| "writing positions")?;
+    write_output(out, epd_text(&rep.positions, &header)?.as_bytes())?;
     outln!("{header}");
     outln!("wrote {} positions to {}", rep.positions.len(), out.display());
     Ok(())

@@ -14,3 +14,4 @@ pub mod status;
 pub mod submit;
 pub mod sweep;
 pub mod tune;
+pub mod worker;

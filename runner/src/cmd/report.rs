@@ -95,7 +95,7 @@ fn print_live_table(dir: &Path) -> Result<()> {
     if plan.kind != "match" || SweepPlan::load(dir)?.is_some() {
         return Ok(());
     }
-    let records = read_records(dir)?;
+    let records = read_records(dir, &plan)?;
     let names: Vec<String> = plan.engines.iter().map(|e| e.name.clone()).collect();
     let t = Tally::of_records(plan.pairings.len(), &records);
     for (p, pt) in plan.pairings.iter().zip(&t.pairings) {
@@ -110,7 +110,7 @@ fn tables(args: &ReportArgs) -> Result<u8> {
     let run = read_run_file(dir)
         .with_context(|| format!("{} is not a results directory", dir.display()))?;
     let plan = run.plan;
-    let records = read_records(dir)?;
+    let records = read_records(dir, &plan)?;
     match SweepPlan::load(dir)? {
         Some(sweep) => {
             let table =

@@ -21,7 +21,6 @@ use crate::store::default_out;
 pub async fn run(args: &SearchTestArgs) -> Result<u8> {
     let variants = parse_variants(&args.variants).map_err(|e| anyhow!("--variant: {e}"))?;
     let limit = match (args.movetime, args.depth) {
-        (Some(0), _) => bail!("--movetime must be at least 1 ms"),
         (Some(ms), None) => Limit::Movetime(ms),
         (None, Some(d)) if (1..=64).contains(&d) => Limit::Depth(d),
         (None, Some(d)) => bail!("--depth {d}: expected 1..=64"),

@@ -1,12 +1,18 @@
-//! The fleet: many machines play one run through a shared PostgreSQL database and stop together
-//! (issue 26). Above the experiments (it uses `run/`'s rules and plan builders, `store/`,
-//! `report/`, `sweep::racing`, `tune::spsa`) and below `cmd/`, which only wires the commands.
-//! The queue ([`queue`]) is the only place that writes SQL; [`schema`] holds the tables and their
-//! versions; [`connect`] turns `--db URL` into a connection; [`decide`] is what a report
-//! transaction decides (SPRT, racing, a tuning step) by the rules a local run uses.
-//! [`submission`] is what `runner submit` stores (the plan checked as a local run checks it, its
-//! openings, the engines' [`identity`]); [`pull`] writes a run back as an ordinary results
-//! folder; [`status`] formats `runner status`.
+//! The fleet: many machines play one run through PostgreSQL and stop together. A run is
+//! submitted once (`runner submit`: the plan checked as a local run checks it, then stored with
+//! its openings and the engines' identities), its game pairs are claimed, played and reported by
+//! workers on any machine (`runner worker`), and pulled back into an ordinary results folder
+//! (`runner pull`).
+//!
+//! Layer: above the experiments (`sweep`, `gauntlet`, `tune`) and the run core, whose plan
+//! builders, statistics, rules and writers it reuses, and below `cmd/`, which only wires the
+//! commands. [`queue`] is the only place that writes SQL; [`schema`] holds the tables and their
+//! versions; [`connect`] turns `--db URL` into a connection and [`link`] keeps a worker's one
+//! connection alive; [`decide`] is what a report transaction decides (SPRT, racing, a tuning
+//! step) by the rules a local run uses; [`submission`] is what a run stores, [`identity`] tells
+//! the engines' binaries apart, [`serve`] loads a run on a worker, [`pair`] plays one game pair,
+//! [`worker`] is the worker's loop, [`pull`] writes the results folder, [`status`] formats
+//! `runner status`.
 
 pub mod connect;
 pub mod decide;
@@ -16,6 +22,7 @@ pub mod pair;
 pub mod pull;
 pub mod queue;
 pub mod schema;
+pub mod serve;
 pub mod status;
 pub mod submission;
 pub mod worker;

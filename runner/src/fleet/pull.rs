@@ -312,6 +312,9 @@ mod tests {
                     (_, 0) => GameResult::Draw,
                     _ => GameResult::WhiteWins,
                 };
+                if r.result == GameResult::Draw {
+                    r.termination = crate::play::termination::Termination::Threefold;
+                }
                 r.plan_hash = Some(plan.merge_hash());
                 out.push(r);
             }
@@ -333,7 +336,7 @@ mod tests {
         let text = write_folder(&out, &sub, records.clone(), PulledState::new(RunState::Complete))
             .unwrap();
         assert!(text.contains("A vs B: 8 games"), "{text}");
-        assert_eq!(read_records(&out).unwrap(), records);
+        assert_eq!(read_records(&out, sub.plan()).unwrap(), records);
         let run = read_run_file(&out).unwrap();
         assert_eq!(
             (run.plan_hash.as_str(), run.created.as_str()),
@@ -357,7 +360,8 @@ mod tests {
             crate::report::html::input::Liveness::Ended(s) if s == "complete"
         ));
         // `runner report`'s match path over the folder.
-        crate::report::match_files::write(&out, &run.plan, &read_records(&out).unwrap()).unwrap();
+        crate::report::match_files::write(&out, &run.plan, &read_records(&out, &run.plan).unwrap())
+            .unwrap();
         // Pulled again later (more games): brought up to date.
         let more = games(&sub, &[0, 1, 2, 3]);
         write_folder(&out, &sub, more, PulledState::new(RunState::Complete)).unwrap();
@@ -446,7 +450,7 @@ mod tests {
             &out,
             &sweep,
             &plan,
-            &read_records(&out).unwrap(),
+            &read_records(&out, &plan).unwrap(),
             "sprt",
         )
         .unwrap();
@@ -515,7 +519,7 @@ mod tests {
         // A local `--resume` replays the same theta from the folder's two files.
         let logged = crate::tune::log::read(&out).unwrap();
         assert_eq!(logged.spsa, spsa);
-        let (finished, _) = finished_pairs(&read_records(&out).unwrap());
+        let (finished, _) = finished_pairs(&read_records(&out, sub.plan()).unwrap());
         let (replayed, steps) = spsa.replay(&logged.started, &finished).unwrap();
         assert_eq!((replayed, steps), (theta, history));
         let _ = std::fs::remove_dir_all(&d);

@@ -145,7 +145,9 @@ async fn serve(
     let mut flying: HashMap<i64, InFlight> = HashMap::new();
     let mut tasks: JoinSet<Done> = JoinSet::new();
     let mut tally = Tally::default();
-    let beat_every = opts.lease.div_f64(4.0).max(Duration::from_millis(200));
+    // A decision or a cancel reaches the worker within one beat.
+    let beat_every =
+        opts.lease.div_f64(4.0).clamp(Duration::from_millis(200), Duration::from_secs(2));
     let mut beat = tokio::time::interval(beat_every);
     beat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut idle_said = false;

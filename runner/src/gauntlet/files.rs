@@ -7,6 +7,7 @@ use anyhow::{Context, Result, bail};
 
 use super::tables::{GauntletTables, build};
 use crate::plan::run_plan::RunPlan;
+use crate::store::files::{SMALL_CAP, read_regular_text};
 use crate::store::{GameRecord, SUMMARY_FILE, write_atomic};
 
 pub const TABLE_MD: &str = "table.md";
@@ -40,10 +41,11 @@ pub fn write_tables(
     write_atomic(&dir.join(TABLE_CSV), tables.pairings_csv().as_bytes())?;
     write_atomic(&dir.join(RATINGS_CSV), tables.ratings_csv().as_bytes())?;
     let summary_path = dir.join(SUMMARY_FILE);
-    let mut summary: serde_json::Value = match std::fs::read(&summary_path) {
-        Ok(bytes) => serde_json::from_slice(&bytes)
+    // A folder may come from anywhere: summary.json is read only as a regular file, capped.
+    let mut summary: serde_json::Value = match read_regular_text(&summary_path, SMALL_CAP)? {
+        Some(text) => serde_json::from_str(&text)
             .with_context(|| format!("cannot parse {}", summary_path.display()))?,
-        Err(_) => serde_json::json!({}),
+        None => serde_json::json!({}),
     };
     if let Some(obj) = summary.as_object_mut() {
         obj.insert("gauntlet".into(), serde_json::to_value(&tables)?);

@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 use std::fmt;
 use std::fs;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
@@ -233,8 +233,9 @@ fn game_line(line: &str) -> Option<(String, Vec<String>)> {
     Some((fen, moves))
 }
 
-/// Writes sampled positions as EPD: `board side castling ep hmvc N; fmvn N; id "..."; c0 "stage";`.
-pub fn write_epd(path: &Path, positions: &[SampledPosition], header: &str) -> Result<()> {
+/// Sampled positions as EPD text: `board side castling ep hmvc N; fmvn N; id "..."; c0
+/// "stage";`, after `header` as `#` comment lines.
+pub fn epd_text(positions: &[SampledPosition], header: &str) -> Result<String> {
     let mut text = String::new();
     for line in header.lines() {
         text.push_str("# ");
@@ -251,13 +252,7 @@ pub fn write_epd(path: &Path, positions: &[SampledPosition], header: &str) -> Re
             f[0], f[1], f[2], f[3], f[4], f[5], p.game, p.ply, p.stage
         ));
     }
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    }
-    let mut file =
-        fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
-    file.write_all(text.as_bytes()).with_context(|| format!("writing {}", path.display()))?;
-    Ok(())
+    Ok(text)
 }
 
 /// Parses a FEN into a shakmaty position (standard or Chess960 castling).
@@ -329,7 +324,7 @@ mod tests {
         assert_eq!((small.positions.len(), ends), (4, 2));
 
         let epd = dir.join("set.epd");
-        write_epd(&epd, &small.positions, "made by a test").unwrap();
+        fs::write(&epd, epd_text(&small.positions, "made by a test").unwrap()).unwrap();
         let loaded = load_positions(&epd).unwrap();
         assert_eq!(loaded.len(), 4);
         for (l, s) in loaded.iter().zip(&small.positions) {

@@ -8,7 +8,8 @@ use serde::Serialize;
 use crate::play::uci::own_cpu_time;
 use crate::store::GameRecord;
 
-/// Figures of one run (games played in this session only).
+/// Figures of one run of the runner process (a resumed run counts only the games it played
+/// itself, not those of the earlier process).
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct OverheadReport {
     pub games: u64,
@@ -20,7 +21,7 @@ pub struct OverheadReport {
     pub runner_cpu_per_game_ms: Option<f64>,
     pub runner_cpu_per_move_us: Option<f64>,
     pub turnaround_us_mean: Option<f64>,
-    /// 99th percentile over this session's moves (within 1/64 above 1 ms; not known for
+    /// 99th percentile over the moves this process played (within 1/64 above 1 ms; not known for
     /// merged shards, whose records keep per-game figures only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub turnaround_us_p99: Option<u64>,
@@ -121,7 +122,8 @@ impl OverheadMeter {
 }
 
 /// The overhead figures of merged shards: the latency figures come from the games themselves;
-/// CPU figures belong to the shards' own sessions (kept per source), so they are left out.
+/// CPU figures belong to the shards' own runner processes (kept per source), so they are left
+/// out.
 pub fn merged_overhead(records: &[GameRecord]) -> OverheadReport {
     let mut meter = OverheadMeter::new();
     for r in records {

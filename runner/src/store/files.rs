@@ -122,6 +122,16 @@ fn write_atomic_with(
     res
 }
 
+/// Writes a file the user named outside any run folder (`runner book --out`, `calibrate
+/// --write-positions`): its missing parent folders are made, and the file itself is never
+/// written through a symbolic link.
+pub fn write_output(path: &Path, bytes: &[u8]) -> Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    write_file(path, bytes)
+}
+
 /// Makes the folder `path` and its missing parents; an existing `path` must be a real folder,
 /// not a symlink. Its parents are the user's (`--out` as given); folders inside a run folder
 /// are made with [`create_subdir`], which checks every part.

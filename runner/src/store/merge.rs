@@ -18,7 +18,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::plan::run_plan::{RunPlan, plan_differences};
-use crate::plan::schedule::{GameKey, Job, build_schedule};
+use crate::plan::schedule::{Job, build_schedule};
+use crate::store::records_check::{CheckedRecords, RecordsFile, check_records};
 use crate::store::{
     GAMES_FILE, GameRecord, RUN_FILE, RunFile, Store, parse_games_numbered, read_summary,
     write_atomic,
@@ -77,8 +78,10 @@ pub enum MergeError {
     Duplicate { shard: String, a: String, b: String },
     #[error("{dir} is not a sweep of the same points as {first} (sweep.json differs: {diffs})")]
     DifferentSweep { dir: String, first: String, diffs: String },
-    #[error("{dir}: {detail}")]
-    ForeignGame { dir: String, detail: String },
+    /// A record that does not belong, or two different records of one game
+    /// ([`check_records`]).
+    #[error("{0}")]
+    Records(String),
 }
 
 /// One results directory given to `runner merge`.
@@ -87,9 +90,8 @@ pub struct ShardInput {
     pub dir: PathBuf,
     pub plan: RunPlan,
     pub set: ShardSet,
-    pub records: Vec<GameRecord>,
-    /// The line of each record in games.jsonl.
-    pub lines: Vec<usize>,
+    /// The records of games.jsonl with their line numbers, as read (unchecked).
+    pub records: Vec<(usize, GameRecord)>,
     /// An experiment's own plan file (a sweep's sweep.json), as JSON; shards must agree on it.
     pub side_plan: Option<Value>,
     /// The shard's summary.json (absent when the shard was killed before writing it).
@@ -116,19 +118,17 @@ impl ShardInput {
             None => ShardSet::of_plan(&run.plan),
         };
         let games = dir.join(GAMES_FILE);
-        let numbered = match fs::read(&games) {
+        let records = match fs::read(&games) {
             Ok(b) => parse_games_numbered(&b).with_context(|| games.display().to_string())?.0,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
             Err(e) => return Err(e).with_context(|| format!("cannot read {}", games.display())),
         };
-        let (lines, records) = numbered.into_iter().unzip();
         let summary = read_summary(dir);
         Ok(ShardInput {
             dir: dir.to_path_buf(),
             plan: run.plan,
             set,
             records,
-            lines,
             side_plan: side_plan(dir)?,
             summary,
         })
@@ -143,9 +143,17 @@ impl ShardInput {
     }
 }
 
+/// What [`check_inputs`] found: the shards the inputs hold together, and the checked records of
+/// each input (exact copies kept once, with a warning each).
+#[derive(Debug)]
+pub struct CheckedInputs {
+    pub set: ShardSet,
+    pub records: CheckedRecords,
+}
+
 /// Checks that `inputs` are disjoint shards of one run and that every stored game belongs to its
-/// directory's shards; returns the shards they hold together.
-pub fn check_inputs(inputs: &[ShardInput]) -> Result<ShardSet, MergeError> {
+/// directory's shards ([`check_records`]).
+pub fn check_inputs(inputs: &[ShardInput]) -> Result<CheckedInputs, MergeError> {
     let first = inputs.first().ok_or(MergeError::NoInput)?;
     let hash = first.plan.merge_hash();
     let mut owner: BTreeMap<usize, &ShardInput> = BTreeMap::new();
@@ -183,72 +191,20 @@ pub fn check_inputs(inputs: &[ShardInput]) -> Result<ShardSet, MergeError> {
             }
         }
     }
-    let jobs = schedule_of(&first.plan);
-    for inp in inputs {
-        for (i, r) in inp.records.iter().enumerate() {
-            let line = inp.lines.get(i).copied().unwrap_or(i + 1);
-            check_record(r, &hash, &jobs, &inp.set).map_err(|e| MergeError::ForeignGame {
-                dir: inp.name(),
-                detail: format!("{GAMES_FILE} line {line}: {e}"),
-            })?;
-        }
-    }
-    Ok(ShardSet { count: first.set.count, shards: owner.into_keys().collect() })
+    let paths: Vec<PathBuf> = inputs.iter().map(|i| i.dir.join(GAMES_FILE)).collect();
+    let files = inputs
+        .iter()
+        .zip(&paths)
+        .map(|(i, path)| RecordsFile { path, set: &i.set, records: i.records.clone() })
+        .collect();
+    let records = check_records(&first.plan, files).map_err(MergeError::Records)?;
+    let set = ShardSet { count: first.set.count, shards: owner.into_keys().collect() };
+    Ok(CheckedInputs { set, records })
 }
 
 /// The unsharded schedule of a plan.
 pub fn schedule_of(plan: &RunPlan) -> Vec<Job> {
     build_schedule(plan.pairings.len(), plan.pairs, plan.book.openings, plan.book_order, plan.seed)
-}
-
-/// Why a record does not belong to the run of `plan_hash` ([`RunPlan::merge_hash`]) with
-/// schedule `jobs`, in the shards `set` (resume and merge both check this).
-pub fn check_record(
-    r: &GameRecord,
-    plan_hash: &str,
-    jobs: &[Job],
-    set: &ShardSet,
-) -> Result<(), String> {
-    let game = format!(
-        "game {}.{} of pairing {:?} (schedule #{})",
-        r.pair.saturating_add(1),
-        u16::from(r.game) + 1,
-        r.label,
-        r.seq
-    );
-    match r.plan_hash.as_deref() {
-        None => {
-            return Err(format!(
-                "{game} has no plan hash (written by an older runner), so it cannot be checked \
-                 against this run: finish that run with the runner that started it, or start a \
-                 new run"
-            ));
-        }
-        Some(h) if h != plan_hash => {
-            let short = |h: &str| h.get(..12).unwrap_or(h).to_string();
-            return Err(format!(
-                "{game} is a game of another run (plan {}, this run's {})",
-                short(h),
-                short(plan_hash)
-            ));
-        }
-        Some(_) => {}
-    }
-    let Some(job) = jobs.get(r.seq) else {
-        return Err(format!("{game} is beyond the plan's {} game pairs", jobs.len()));
-    };
-    if (job.pairing, job.pair, job.opening) != (r.pairing, r.pair, r.opening) || r.game > 1 {
-        return Err(format!("{game} does not match the plan's schedule"));
-    }
-    if !set.holds(r.seq) {
-        return Err(format!(
-            "{game} belongs to shard {}/{}, not to {}",
-            r.seq % set.count + 1,
-            set.count,
-            set.describe()
-        ));
-    }
-    Ok(())
 }
 
 fn sweep_differences(a: Option<&Value>, b: Option<&Value>) -> String {
@@ -304,20 +260,15 @@ pub type SidePlan<'a> = &'a dyn Fn(&Path) -> Result<Option<Value>>;
 pub fn merge_dirs(inputs: &[PathBuf], out: &Path, side_plan: SidePlan) -> Result<Merged> {
     let loaded: Vec<ShardInput> =
         inputs.iter().map(|d| ShardInput::load(d, side_plan)).collect::<Result<_>>()?;
-    let set = check_inputs(&loaded)?;
+    let CheckedInputs { set, records: checked } = check_inputs(&loaded)?;
     check_out_dir(inputs, out)?;
+    for w in &checked.warnings {
+        errln!("warning: {w}");
+    }
     let first = &loaded[0];
     let plan = RunPlan { shard: None, ..first.plan.clone() };
-
-    let mut records: Vec<GameRecord> = Vec::new();
-    let mut seen: BTreeSet<GameKey> = BTreeSet::new();
-    for inp in &loaded {
-        for r in &inp.records {
-            if seen.insert(r.key()) {
-                records.push(r.clone());
-            }
-        }
-    }
+    let held: Vec<usize> = checked.files.iter().map(Vec::len).collect();
+    let mut records = checked.into_records();
     records.sort_by_key(|r| (r.seq, r.game));
     let jobs = schedule_of(&plan);
     let scheduled_games = jobs.len() * 2;
@@ -327,9 +278,9 @@ pub fn merge_dirs(inputs: &[PathBuf], out: &Path, side_plan: SidePlan) -> Result
         plan.sprt.is_some() || first.side_plan.as_ref().is_some_and(|v| !v["race"].is_null());
     let shortfalls: Vec<String> = loaded
         .iter()
-        .filter_map(|i| {
+        .zip(&held)
+        .filter_map(|(i, &held)| {
             let due = jobs.iter().filter(|j| i.set.holds(j.seq)).count() * 2;
-            let held = i.records.len();
             let early = can_stop_early && i.stopped_by() == "sprt";
             (held < due && !early).then(|| {
                 format!(
@@ -354,11 +305,12 @@ pub fn merge_dirs(inputs: &[PathBuf], out: &Path, side_plan: SidePlan) -> Result
 
     let sources: Vec<Value> = loaded
         .iter()
-        .map(|i| {
+        .zip(&held)
+        .map(|(i, held)| {
             json!({
                 "dir": i.name(),
                 "shards": i.set.shards,
-                "games": i.records.len(),
+                "games": held,
                 "stopped_by": i.stopped_by(),
                 "runner_overhead": i.summary.as_ref().and_then(|s| s.get("runner_overhead")),
             })
@@ -454,7 +406,7 @@ mod tests {
     fn plan(shard: Option<(usize, usize)>, seed: u64) -> RunPlan {
         RunPlan {
             kind: "match".into(),
-            engines: vec![],
+            engines: crate::store::tests::plan().engines,
             pairings: vec![Pairing { label: "A vs B".into(), first: 0, second: 1, tc: None }],
             tc: TimeControl::Depth { depth: 2 },
             timemargin_ms: 100,
@@ -473,11 +425,13 @@ mod tests {
     fn games(p: &RunPlan, seq: usize) -> Vec<GameRecord> {
         let job = schedule_of(p)[seq];
         (0..2)
-            .map(|game| {
+            .map(|game: usize| {
+                let (white, black) = (["A", "B"][game], ["B", "A"][game]);
                 serde_json::from_value(json!({
                     "seq": seq, "pairing": job.pairing, "label": "A vs B", "pair": job.pair,
                     "game": game, "opening": job.opening, "fen": crate::plan::openings::STARTPOS_FEN,
-                    "white": "A", "black": "B", "result": "1/2-1/2", "termination": "max-moves",
+                    "white": white, "black": black,
+                    "result": "1/2-1/2", "termination": "max-moves",
                     "plies": 0, "book_plies": 0, "moves": [], "scores": [], "depths": [],
                     "times_ms": [], "engine_times_ms": [], "latency": {}, "duration_ms": 0,
                     "date": "2026.11.22", "plan_hash": p.merge_hash()
@@ -488,13 +442,13 @@ mod tests {
     }
 
     fn input(name: &str, p: RunPlan, seqs: &[usize]) -> ShardInput {
-        let records = seqs.iter().flat_map(|&s| games(&p, s)).collect();
+        let records = seqs.iter().flat_map(|&s| games(&p, s)).enumerate();
+        let records = records.map(|(i, r)| (i + 1, r)).collect();
         ShardInput {
             dir: PathBuf::from(name),
             set: ShardSet::of_plan(&p),
             plan: p,
             records,
-            lines: Vec::new(),
             side_plan: None,
             summary: None,
         }
@@ -504,7 +458,7 @@ mod tests {
     fn disjoint_shards_of_one_plan_merge() {
         let a = input("a", plan(Some((1, 3)), 9), &[0, 3]);
         let c = input("c", plan(Some((3, 3)), 9), &[2, 5]);
-        let set = check_inputs(&[c, a]).unwrap();
+        let set = check_inputs(&[c, a]).unwrap().set;
         assert_eq!(set.describe(), "1/3, 3/3");
         assert_eq!(set.missing(), vec![2]);
         assert!(set.holds(3) && !set.holds(4));
@@ -528,7 +482,7 @@ mod tests {
         assert!(e.contains("belongs to shard 2/2, not to 1/2"), "{e}");
         // A game that is not in the plan's schedule.
         let mut bad = a();
-        bad.records[0].opening += 1;
+        bad.records[0].1.opening += 1;
         let e = err(vec![bad]);
         assert!(e.contains("does not match the plan's schedule"), "{e}");
         assert!(matches!(check_inputs(&[]), Err(MergeError::NoInput)));

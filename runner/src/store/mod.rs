@@ -3,14 +3,15 @@
 //! those records, [`pgn`]), `summary.json` and `logs/`; resuming, reading back, and merging the
 //! shards of one run ([`merge`]). Uses `plan` and the game facts of `play`.
 //!
-//! Resuming re-reads `games.jsonl`; a line cut short by a kill is dropped from the file.
+//! Resuming re-reads `games.jsonl`; a line cut short by a kill is dropped from the file. Every
+//! reader that counts or continues the games checks them with [`records_check`].
 
 pub mod dir;
 pub mod files;
 pub mod merge;
 pub mod pgn;
+pub mod records_check;
 
-use std::collections::BTreeSet;
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 
@@ -278,15 +279,14 @@ impl Store {
             );
         }
         files::create_subdir(dir, Path::new(LOG_DIR))?;
-        let numbered = read_games_repairing(&dir.join(GAMES_FILE))?;
-        let jobs = merge::schedule_of(plan);
-        let (hash, shards) = (plan.merge_hash(), merge::ShardSet::of_plan(plan));
-        for (line, r) in &numbered {
-            merge::check_record(r, &hash, &jobs, &shards).map_err(|e| {
-                anyhow!("cannot resume {}: {GAMES_FILE} line {line}: {e}", dir.display())
-            })?;
+        let games = dir.join(GAMES_FILE);
+        let numbered = read_games_repairing(&games)?;
+        let checked = check_file(plan, &games, numbered)
+            .map_err(|e| anyhow!("cannot resume {}: {e}", dir.display()))?;
+        for w in &checked.warnings {
+            errln!("warning: {w}");
         }
-        let records: Vec<GameRecord> = numbered.into_iter().map(|(_, r)| r).collect();
+        let records = checked.into_records();
         let mut store = Self::open_files(dir, plan, false)?;
         store.rewrite_pgn(&records)?;
         // The rewrite replaced games.pgn: new games go to the new file, not the replaced one.
@@ -389,12 +389,32 @@ pub fn run_seed(seed: Option<u64>, resume: bool, dir: &Path) -> Result<u64> {
     })
 }
 
-/// The records of a finished or stopped run, read back without modifying the store (a last line
-/// cut short by a kill is ignored, not repaired; no games.jsonl: no records).
-pub fn read_records(dir: &Path) -> Result<Vec<GameRecord>> {
+/// The records of a finished or stopped run of `plan`, read back without modifying the store (a
+/// last line cut short by a kill is ignored, not repaired; no games.jsonl: no records) and
+/// checked as `--resume` checks them ([`records_check`]); each exact copy dropped is a warning
+/// on stderr.
+pub fn read_records(dir: &Path, plan: &RunPlan) -> Result<Vec<GameRecord>> {
     let p = dir.join(GAMES_FILE);
     let Some(bytes) = files::read_regular(&p, files::GAMES_CAP)? else { return Ok(Vec::new()) };
-    Ok(parse_games(&bytes).with_context(|| p.display().to_string())?.0)
+    let numbered = parse_games_numbered(&bytes).with_context(|| p.display().to_string())?.0;
+    let checked = check_file(plan, &p, numbered).map_err(|e| anyhow!("{e}"))?;
+    for w in &checked.warnings {
+        errln!("warning: {w}");
+    }
+    Ok(checked.into_records())
+}
+
+/// [`records_check::check_records`] on the one games.jsonl `path` of a run of `plan`.
+fn check_file(
+    plan: &RunPlan,
+    path: &Path,
+    records: Vec<(usize, GameRecord)>,
+) -> Result<records_check::CheckedRecords, String> {
+    let set = merge::ShardSet::of_plan(plan);
+    records_check::check_records(
+        plan,
+        vec![records_check::RecordsFile { path, set: &set, records }],
+    )
 }
 
 /// The summary.json in `dir`, if readable.
@@ -420,8 +440,8 @@ pub fn read_run_file(dir: &Path) -> Result<RunFile> {
 }
 
 /// Reads games.jsonl. A last line cut short (no newline, not valid JSON) is removed from the
-/// file; a bad line elsewhere is an error naming it. Duplicate games keep the first record.
-/// Records come with their line numbers.
+/// file; a bad line elsewhere is an error naming it. Records come with their line numbers, every
+/// one of them (repeated games are for [`records_check`] to judge).
 pub fn read_games_repairing(path: &Path) -> Result<Vec<(usize, GameRecord)>> {
     let bytes = match fs::read(path) {
         Ok(b) => b,
@@ -449,7 +469,6 @@ pub fn parse_games(bytes: &[u8]) -> Result<(Vec<GameRecord>, usize)> {
 /// [`parse_games`] with each record's line number.
 pub fn parse_games_numbered(bytes: &[u8]) -> Result<(Vec<(usize, GameRecord)>, usize)> {
     let mut records: Vec<(usize, GameRecord)> = Vec::new();
-    let mut seen = BTreeSet::new();
     let mut offset = 0;
     let mut lineno = 0;
     while offset < bytes.len() {
@@ -462,11 +481,7 @@ pub fn parse_games_numbered(bytes: &[u8]) -> Result<(Vec<(usize, GameRecord)>, u
             continue;
         }
         match serde_json::from_slice::<GameRecord>(line) {
-            Ok(r) => {
-                if seen.insert(r.key()) {
-                    records.push((lineno, r));
-                }
-            }
+            Ok(r) => records.push((lineno, r)),
             Err(_) if next == bytes.len() => return Ok((records, offset)),
             Err(e) => bail!("line {lineno} is not a game record: {e}"),
         }
@@ -491,8 +506,8 @@ pub(crate) mod tests {
             game,
             opening: 0,
             fen: crate::plan::openings::STARTPOS_FEN.into(),
-            white: "A".into(),
-            black: "B".into(),
+            white: if game == 0 { "A" } else { "B" }.into(),
+            black: if game == 0 { "B" } else { "A" }.into(),
             result: GameResult::WhiteWins,
             termination: Termination::Checkmate,
             plies: 4,
@@ -511,10 +526,15 @@ pub(crate) mod tests {
         }
     }
 
+    fn engine(name: &str) -> crate::plan::engine_spec::EngineSpec {
+        let (name, cmd) = (name.into(), "e".into());
+        crate::plan::engine_spec::EngineSpec { name, cmd, args: vec![], dir: None, options: vec![] }
+    }
+
     pub(crate) fn plan() -> RunPlan {
         RunPlan {
             kind: "match".into(),
-            engines: vec![],
+            engines: ["A", "B"].map(engine).to_vec(),
             pairings: vec![Pairing { label: "A vs B".into(), first: 0, second: 1, tc: None }],
             tc: TimeControl::Nodes { nodes: 100 },
             timemargin_ms: 100,
@@ -539,7 +559,7 @@ pub(crate) mod tests {
         let p = dir.join("g.jsonl");
         fs::write(&p, &text).unwrap();
         let recs = read_games_repairing(&p).unwrap();
-        assert_eq!(recs.len(), 1, "duplicate dropped, truncated line ignored");
+        assert_eq!(recs.len(), 2, "truncated line ignored, the copy left to the record check");
         assert_eq!(fs::read_to_string(&p).unwrap(), format!("{a}\n{a}\n"));
         // A corrupt line in the middle is an error.
         fs::write(&p, format!("{a}\ngarbage\n{b}\n")).unwrap();

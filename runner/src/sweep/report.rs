@@ -3,7 +3,6 @@
 //! per point). Files are written to a temporary name and renamed, so a run killed while writing
 //! leaves the previous version intact.
 
-use std::fs;
 use std::path::Path;
 
 use anyhow::{Context, Result};
@@ -20,6 +19,7 @@ use crate::plan::run_plan::RunPlan;
 use crate::report::overhead::merged_overhead;
 use crate::report::summary::{Tally, summary_json as run_summary_json};
 use crate::run::StopReason;
+use crate::store::files::{SMALL_CAP, read_regular_text};
 use crate::store::{GameRecord, SUMMARY_FILE, read_summary};
 
 /// Writes `text` to `path` through a new temporary file in the same directory
@@ -204,8 +204,8 @@ pub fn write_gathered_sweep(
     sweep.save(out)?;
     let table = write_sweep_stopped_by(out, sweep, plan, records, stopped_by.0)?;
     let path = out.join(SUMMARY_FILE);
-    let text =
-        fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    let text = read_regular_text(&path, SMALL_CAP)?
+        .with_context(|| format!("cannot read {}: it is missing", path.display()))?;
     let mut doc: serde_json::Value = serde_json::from_str(&text)
         .with_context(|| format!("{} is not valid JSON", path.display()))?;
     doc["stopped_by"] = json!(stopped_by.1);
@@ -217,6 +217,8 @@ pub fn write_gathered_sweep(
 
 #[cfg(test)]
 mod tests {
+    use std::fs;
+
     use super::super::analysis::tests::sample;
     use super::super::analysis::{AnalysisOptions, analyze};
     use super::*;
