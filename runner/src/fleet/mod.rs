@@ -11,7 +11,8 @@
 //! connection alive; [`decide`] is what a report transaction decides (SPRT, racing, a tuning
 //! step) by the rules a local run uses; [`submission`] is what a run stores, [`identity`] tells
 //! the engines' binaries apart, [`serve`] loads a run on a worker, [`pair`] plays one game pair,
-//! [`worker`] is the worker's loop, [`pull`] writes the results folder.
+//! [`worker`] is the worker's loop, [`pull`] writes the results folder, [`status`] formats
+//! `runner status`.
 
 pub mod connect;
 pub mod decide;

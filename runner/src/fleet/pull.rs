@@ -312,6 +312,9 @@ mod tests {
                     (_, 0) => GameResult::Draw,
                     _ => GameResult::WhiteWins,
                 };
+                if r.result == GameResult::Draw {
+                    r.termination = crate::play::termination::Termination::Threefold;
+                }
                 r.plan_hash = Some(plan.merge_hash());
                 out.push(r);
             }
