@@ -243,11 +243,10 @@ impl DbTarget {
     pub async fn connect(&self) -> Result<Client> {
         let unix = matches!(self.config.get_hosts().first(), Some(Host::Unix(_)));
         if self.tls == TlsMode::Disable || unix {
-            let (client, conn) = self
-                .config
-                .connect(NoTls)
-                .await
-                .map_err(|e| anyhow!("cannot connect to the database {self}: {}", pg_reason(&e)))?;
+            let (client, conn) =
+                self.config.connect(NoTls).await.map_err(|e| {
+                    anyhow!("cannot connect to the database {self}: {}", pg_reason(&e))
+                })?;
             tokio::spawn(async move {
                 let _ = conn.await;
             });
