@@ -374,3 +374,61 @@ fn a_worker_with_another_engine_binary_refuses_the_run() {
         "the refused pairs are given back"
     );
 }
+
+#[test]
+fn adaptive_sweep_drops_a_hopeless_point_in_the_report_transaction() {
+    e2e::debian_engine("stockfish");
+    let f = Fleet::new("fleet-race");
+    let run = f.submit(&[
+        "sweep",
+        "--engine",
+        "name=sf,cmd=/usr/games/stockfish",
+        "--param",
+        "Skill Level",
+        "--values",
+        "0,20",
+        "--nodes",
+        "400",
+        "--maxmoves",
+        "60",
+        "--games",
+        "32",
+        "--adaptive",
+        "--adaptive-min-pairs",
+        "4",
+        "--seed",
+        "5",
+        "--progress",
+        "quiet",
+    ]);
+    let mut workers: Vec<Child> =
+        (0..2).map(|i| f.worker(&format!("w{i}"), &["--concurrency", "2"])).collect();
+    for (i, w) in workers.iter_mut().enumerate() {
+        assert!(wait_exit(w, Duration::from_secs(300)).success(), "{}", f.log(&format!("w{i}")));
+    }
+    assert_eq!(
+        f.sql(&format!("SELECT verdict FROM pairings WHERE run_id = {run} AND pairing = 0")),
+        "dropped"
+    );
+    let skipped: i64 = f
+        .sql(&format!("SELECT count(*) FROM pairs WHERE run_id = {run} AND state = 'skipped'"))
+        .parse()
+        .unwrap();
+    assert!(skipped > 0, "the dropped point's pending pairs are skipped");
+    assert_eq!(
+        f.sql(&format!(
+            "SELECT count(*) FROM pairs WHERE run_id = {run} AND pairing = 1 AND state = 'done'"
+        )),
+        "16",
+        "the surviving point plays all its pairs"
+    );
+    assert_eq!(f.sql(&format!("SELECT state FROM runs WHERE id = {run}")), "complete");
+    f.assert_nothing_doubled(run);
+    let pulled = f.dir.join("pulled");
+    f.pull(run, &pulled);
+    let summary = read_json(&pulled.join("summary.json"));
+    let dropped = summary["fleet"]["dropped"].as_array().expect("fleet.dropped");
+    assert_eq!(dropped.len(), 1, "{}", summary["fleet"]);
+    assert_eq!(dropped[0]["pairing"], 0);
+    assert!(dropped[0]["why"].as_str().unwrap().contains("dropped by racing"), "{}", dropped[0]);
+}
