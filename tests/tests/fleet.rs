@@ -263,7 +263,7 @@ fn an_sprt_decision_stops_every_worker_and_no_pair_is_claimed_after_it() {
     args.extend(["--sprt", "elo0=0,elo1=50", "--fault-limit", "0"]);
     let run = f.submit(&args);
     let mut workers: Vec<Child> = (0..3)
-        .map(|i| f.worker(&format!("w{i}"), &["--concurrency", "2", "--lease", "5"]))
+        .map(|i| f.worker(&format!("w{i}"), &["--concurrency", "2", "--lease", "30"]))
         .collect();
     for (i, w) in workers.iter_mut().enumerate() {
         assert!(wait_exit(w, Duration::from_secs(300)).success(), "{}", f.log(&format!("w{i}")));

@@ -521,11 +521,14 @@ async fn has_open_pairs(db: &impl GenericClient, run: i64) -> Result<bool> {
     .get(0))
 }
 
-/// Moves an active run to `state`; false when it was no longer active.
+/// Moves an active run to `state`; false when it was no longer active. `finished_at` is the
+/// clock at this statement, not the transaction's start: a decision first skips the pairing's
+/// pending pairs (locking them, so claims skip them from then on), so no pair can be claimed
+/// with a later `claimed_at` than the decision's `finished_at` (an expired lease excepted).
 async fn finish_run(db: &impl GenericClient, run: i64, state: &str, why: &str) -> Result<bool> {
     let n = rows(
         db,
-        "UPDATE runs SET state = $2, stop_reason = $3, finished_at = now() \
+        "UPDATE runs SET state = $2, stop_reason = $3, finished_at = clock_timestamp() \
          WHERE id = $1 AND state = 'active' RETURNING id",
         &[(&run, Type::INT8), (&state, Type::TEXT), (&why, Type::TEXT)],
     )
@@ -539,7 +542,7 @@ pub async fn complete_if_done(db: &Client, run: i64) -> Result<bool> {
     let n = rows(
         db,
         "UPDATE runs SET state = 'complete', stop_reason = 'every pair played', \
-           finished_at = now() \
+           finished_at = clock_timestamp() \
          WHERE id = $1 AND state = 'active' \
            AND NOT EXISTS (SELECT 1 FROM (SELECT seq FROM pairs WHERE run_id = $1 \
              AND state = 'pending' ORDER BY seq LIMIT 1) x) \
