@@ -100,6 +100,7 @@ impl TempPg {
         std::fs::write(&conf_path, text).expect("postgresql.conf");
         let mut pg = pg;
         pg.ctl_start();
+        pg.watch_owner();
         let out = pg.pg("createdb", &["-h", path_str(&pg.root), "-U", USER, DBNAME]);
         assert!(out.status.success(), "createdb failed: {}", String::from_utf8_lossy(&out.stderr));
         pg
@@ -133,6 +134,30 @@ impl TempPg {
             std::fs::read_to_string(&log).unwrap_or_default()
         );
         self.stopped = false;
+    }
+
+    /// A detached watchdog: when this process is gone (a test killed by a timeout or `kill -9`,
+    /// where `Drop` never runs), it stops the cluster and removes its folder. `Drop` does the
+    /// same at once in the normal case; the watchdog then finds nothing left and exits.
+    fn watch_owner(&self) {
+        let ctl = self.bin.join("pg_ctl");
+        let script = format!(
+            "while kill -0 {pid} 2>/dev/null; do sleep 1; done; \
+             if [ -d '{data}' ]; then {run}'{ctl}' -D '{data}' -m immediate -w stop; fi; \
+             rm -rf '{root}'",
+            pid = std::process::id(),
+            data = self.data.display(),
+            root = self.root.display(),
+            ctl = ctl.display(),
+            run = if self.as_postgres { "runuser -u postgres -- " } else { "" },
+        );
+        let spawned = Command::new("setsid")
+            .args(["sh", "-c", &script])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn();
+        assert!(spawned.is_ok(), "cannot start the cluster's watchdog (setsid, sh)");
     }
 
     /// The connection string (`host=` the socket folder).
