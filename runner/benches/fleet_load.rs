@@ -36,6 +36,7 @@ use runner::fleet::decide::RunJudge;
 use runner::fleet::queue::{self, NewRun, PairReport, Reported};
 use runner::fleet::schema;
 use serde_json::{Value, json};
+use stats::GameScore;
 
 /// An SPRT that a fleet of equal engines does not decide within minutes (nElo bounds 1 apart,
 /// error rates 0.001: about 10^6 pairs to a decision).
@@ -216,7 +217,7 @@ fn templates(rng: &mut ChaCha8Rng) -> Vec<Value> {
 
 /// A pair's result: its penta index, the first engine's W-D-L and each game's first-engine
 /// score (1, 0.5, 0).
-fn draw_pair(rng: &mut ChaCha8Rng) -> (usize, [i64; 3], [f64; 2]) {
+fn draw_pair(rng: &mut ChaCha8Rng) -> [GameScore; 2] {
     let mut x = rng.random_range(0..1000u32);
     let mut idx = 0;
     for (i, p) in PENTA_PERMILLE.iter().enumerate() {
@@ -226,32 +227,23 @@ fn draw_pair(rng: &mut ChaCha8Rng) -> (usize, [i64; 3], [f64; 2]) {
         }
         x -= p;
     }
+    use GameScore::{Draw, Loss, Win};
     let scores = match idx {
-        0 => [0.0, 0.0],
-        1 => [0.0, 0.5],
-        2 if rng.random_bool(0.5) => [1.0, 0.0],
-        2 => [0.5, 0.5],
-        3 => [1.0, 0.5],
-        _ => [1.0, 1.0],
+        0 => [Loss, Loss],
+        1 => [Loss, Draw],
+        2 if rng.random_bool(0.5) => [Win, Loss],
+        2 => [Draw, Draw],
+        3 => [Win, Draw],
+        _ => [Win, Win],
     };
-    let mut wdl = [0i64; 3];
-    for s in scores {
-        wdl[if s == 1.0 {
-            0
-        } else if s == 0.5 {
-            1
-        } else {
-            2
-        }] += 1;
-    }
-    if rng.random_bool(0.5) { (idx, wdl, [scores[1], scores[0]]) } else { (idx, wdl, scores) }
+    if rng.random_bool(0.5) { [scores[1], scores[0]] } else { scores }
 }
 
-fn record(t: &Value, c: &queue::Claim, game: u8, first_score: f64) -> Value {
+fn record(t: &Value, c: &queue::Claim, game: u8, first_score: GameScore) -> Value {
     let mut r = t.clone();
     let first_white = game == 0;
-    let first_won = first_score == 1.0;
-    let result = if first_score == 0.5 {
+    let first_won = first_score == GameScore::Win;
+    let result = if first_score == GameScore::Draw {
         "1/2-1/2"
     } else if first_won == first_white {
         "1-0"
@@ -371,7 +363,7 @@ async fn worker(
             let ms = sh.play_ms * rng.random_range(0.5..1.5);
             tokio::time::sleep(Duration::from_secs_f64(ms / 1000.0)).await;
         }
-        let (penta, wdl, scores) = draw_pair(&mut rng);
+        let scores = draw_pair(&mut rng);
         let n = sh.templates.len();
         let g0 = record(&sh.templates[rng.random_range(0..n)], &c, 0, scores[0]);
         let g1 = record(&sh.templates[rng.random_range(0..n)], &c, 1, scores[1]);
@@ -382,9 +374,7 @@ async fn worker(
             pair: c.pair,
             token: c.token,
             records: [&g0, &g1],
-            penta,
-            wdl,
-            tune_result: 0.0,
+            scores,
         };
         let t = Instant::now();
         match queue::report(&mut db, wid, &r, &mut judge).await {

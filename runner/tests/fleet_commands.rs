@@ -85,9 +85,8 @@ async fn play_all(url: &str, run: i64) -> Submission {
                 pair: c.pair,
                 token: c.token,
                 records: [&games[0], &games[1]],
-                penta: 3,
-                wdl: [1, 1, 0],
-                tune_result: 0.0,
+                // Game 0: the first engine (White) wins; game 1: a draw.
+                scores: [stats::GameScore::Win, stats::GameScore::Draw],
             };
             let stored = queue::report(&mut db, w, &r, &mut judge).await.unwrap();
             assert!(matches!(stored, Reported::Stored { .. }), "{stored:?}");

@@ -50,9 +50,7 @@ async fn report_win(db: &mut Client, w: i64, c: &Claim, j: &mut RunJudge) -> Rep
         pair: c.pair,
         token: c.token,
         records: [&g[0], &g[1]],
-        penta: 4,
-        wdl: [2, 0, 0],
-        tune_result: 0.0,
+        scores: [stats::GameScore::Win; 2],
     };
     queue::report(db, w, &r, j).await.unwrap()
 }

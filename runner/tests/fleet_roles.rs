@@ -48,9 +48,7 @@ async fn report(db: &mut Client, w: i64, c: &queue::Claim) -> Reported {
         pair: c.pair,
         token: c.token,
         records: [&g[0], &g[1]],
-        penta: 2,
-        wdl: [0, 2, 0],
-        tune_result: 1.0,
+        scores: [stats::GameScore::Draw; 2],
     };
     queue::report(db, w, &r, &mut Plain).await.unwrap()
 }

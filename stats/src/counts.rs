@@ -17,7 +17,7 @@ pub enum GameScore {
 
 impl GameScore {
     /// Points for the first engine: 1, 1/2 or 0, counted in half points (2, 1, 0).
-    fn half_points(self) -> u8 {
+    pub fn half_points(self) -> u8 {
         match self {
             GameScore::Win => 2,
             GameScore::Draw => 1,

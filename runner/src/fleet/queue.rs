@@ -326,12 +326,23 @@ pub struct PairReport<'a> {
     pub token: i64,
     /// Game 0 then game 1 (game.jsonl records).
     pub records: [&'a Value; 2],
-    /// Index of the pair's result in LL, LD, DD, WD, WW.
-    pub penta: usize,
-    /// The pairing's first engine's wins, draws and losses over the two games.
-    pub wdl: [i64; 3],
-    /// The plus side's wins minus losses (tuning runs).
-    pub tune_result: f64,
+    /// The pairing's first engine's result in game 0 and game 1 (its counts, and a tuning
+    /// pair's result, follow from them).
+    pub scores: [stats::GameScore; 2],
+}
+
+impl PairReport<'_> {
+    /// The pair's bin in LL, LD, DD (or WL), WD, WW: the first engine's half points.
+    fn penta_index(&self) -> usize {
+        self.scores.iter().map(|s| usize::from(s.half_points())).sum()
+    }
+
+    /// The first engine's wins, draws and losses over the two games.
+    fn wdl(&self) -> [i64; 3] {
+        let mut w = stats::Wdl::default();
+        self.scores.iter().for_each(|&s| w.add(s));
+        [w.wins as i64, w.draws as i64, w.losses as i64]
+    }
 }
 
 /// How a report ended.
@@ -352,7 +363,8 @@ pub async fn report(
 ) -> Result<Reported> {
     let tx = db.transaction().await?;
     let mut p = [0i64; 5];
-    p[r.penta.min(4)] = 1;
+    p[r.penta_index().min(4)] = 1;
+    let wdl = r.wdl();
     // One statement: the pair is marked done (locked first), and only when it was, its games
     // are stored and its counts added to the reporting worker's row of the pairing's tallies.
     let row = opt(
@@ -389,9 +401,9 @@ pub async fn report(
             (&p[2], Type::INT8),
             (&p[3], Type::INT8),
             (&p[4], Type::INT8),
-            (&r.wdl[0], Type::INT8),
-            (&r.wdl[1], Type::INT8),
-            (&r.wdl[2], Type::INT8),
+            (&wdl[0], Type::INT8),
+            (&wdl[1], Type::INT8),
+            (&wdl[2], Type::INT8),
         ],
     )
     .await
@@ -462,7 +474,7 @@ pub async fn report(
         .await
         .context("the tuning run has no theta")?
         .get(0);
-        let (theta, step) = judge.tune(&theta, spsa, r.tune_result)?;
+        let (theta, step) = judge.tune(&theta, spsa, (wdl[0] - wdl[2]) as f64)?;
         rows(
             &tx,
             "INSERT INTO tune_steps (run_id, ord, k, step) \

@@ -457,26 +457,13 @@ async fn report_pair(
     stop: &Cancel,
 ) -> Result<(Ended, String)> {
     let values = [serde_json::to_value(&records[0])?, serde_json::to_value(&records[1])?];
-    let scores = [records[0].first_score(), records[1].first_score()];
-    let mut penta = stats::Penta::default();
-    penta.add_pair(scores[0], scores[1]);
-    let idx = [penta.ll, penta.ld, penta.dd, penta.wd, penta.ww]
-        .iter()
-        .position(|&n| n == 1)
-        .unwrap_or(2);
-    let mut wdl = stats::Wdl::default();
-    wdl.add(scores[0]);
-    wdl.add(scores[1]);
-    let result = (wdl.wins as f64) - (wdl.losses as f64);
     let report = PairReport {
         run_id: c.run_id,
         pairing: c.pairing,
         pair: c.pair,
         token: c.token,
         records: [&values[0], &values[1]],
-        penta: idx,
-        wdl: [wdl.wins as i64, wdl.draws as i64, wdl.losses as i64],
-        tune_result: result,
+        scores: [records[0].first_score(), records[1].first_score()],
     };
     let mut n = 0;
     let outcome = loop {
