@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use crate::options::EngineOptions;
 use crate::position::Position;
-use crate::search::Searcher;
+use crate::search::{MpcStats, Searcher};
 use crate::timeman::Limits;
 
 /// Default `bench` depth (about 2-5 s in a release build on one core).
@@ -81,6 +81,8 @@ pub struct BenchReport {
     pub ms: u64,
     pub tries: u64,
     pub cuts: u64,
+    /// Every MPC counter, summed over the positions (the diagnostics' too).
+    pub mpc: MpcStats,
 }
 
 impl BenchReport {
@@ -93,7 +95,7 @@ impl BenchReport {
 pub fn run_bench(opts: &EngineOptions, depth: i32, mut progress: impl FnMut(&str)) -> BenchReport {
     let mut searcher = Searcher::new(opts, Arc::new(AtomicBool::new(false)));
     let start = Instant::now();
-    let mut report = BenchReport { nodes: 0, ms: 0, tries: 0, cuts: 0 };
+    let mut report = BenchReport { nodes: 0, ms: 0, tries: 0, cuts: 0, mpc: MpcStats::default() };
     for (i, fen) in BENCH_FENS.iter().enumerate() {
         let Ok(pos) = Position::from_fen(fen) else {
             continue;
@@ -103,6 +105,7 @@ pub fn run_bench(opts: &EngineOptions, depth: i32, mut progress: impl FnMut(&str
         report.nodes += r.nodes;
         report.tries += r.mpc.tries;
         report.cuts += r.mpc.cuts();
+        report.mpc.add(&r.mpc);
         progress(&format!(
             "position {:>2} depth {} score {} nodes {} mpc tries {} cuts {}",
             i + 1,

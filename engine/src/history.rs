@@ -7,6 +7,7 @@ use crate::score::MAX_PLY;
 
 const HISTORY_MAX: i32 = 16_384;
 
+#[derive(Clone)]
 pub struct History {
     table: Box<[[[i32; 64]; 64]; 2]>,
     pub killers: [[Option<Move>; 2]; MAX_PLY + 2],

@@ -4,7 +4,8 @@
 //! Files are named for what they hold: `search` (the tree search), `movepick`
 //! (staged move ordering), `see` (static exchange), `eval` (evaluation),
 //! `tt` (transposition table), `timeman` (clock), `mpc` and `mpc_params`
-//! (Multi-ProbCut and its parameter files), `options` (every UCI knob),
+//! (Multi-ProbCut and its parameter files), `mpc_diag` (the arithmetic of its
+//! diagnostic counters), `options` (every UCI knob),
 //! `uci` (protocol loop), `bench` and `perft` (fixed workloads).
 
 pub mod bench;
@@ -12,6 +13,7 @@ pub mod eval;
 pub mod history;
 pub mod movepick;
 pub mod mpc;
+pub mod mpc_diag;
 pub mod mpc_params;
 pub mod mpc_variant;
 pub mod options;

@@ -1,6 +1,8 @@
 //! `engine` binary: a UCI engine by default; subcommands for fixed workloads:
 //!
-//! - `engine bench [depth] [--option NAME=VALUE]...`: last line `<N> nodes <M> nps`
+//! - `engine bench [depth] [--option NAME=VALUE]...`: MPC's counters (tries, cuts, their
+//!   overlap with null move and reverse futility; with `MPCDiag`/`MPCVerifySample` the
+//!   diagnostics), then the last line `<N> nodes <M> nps`
 //! - `engine depthtest (<ms> | --nodes N) [--option NAME=VALUE]...`: average depth reached per
 //!   position
 //! - `engine perft <depth> [fen]`: leaf count
@@ -68,6 +70,10 @@ fn run(args: &[String]) -> Result<(), String> {
             };
             let r = run_bench(&opts, depth, |l| eprintln!("{l}"));
             println!("mpc tries {} cuts {}", r.tries, r.cuts);
+            for line in engine::mpc_diag::summary_lines(&r.mpc).iter().skip(1) {
+                println!("{line}");
+            }
+            println!("mpc counters {}", r.mpc.overlap_fields());
             println!("{} nodes {} nps", r.nodes, r.nps());
             Ok(())
         }

@@ -57,6 +57,12 @@ pub struct EngineOptions {
     pub mpc_extend: bool,
     /// The MPC variant options (`MPCSide`, `MPCPV`, ...; see `mpc_variant`).
     pub mpc_variant: MpcVariant,
+    /// Diagnostic: at each MPC fail-high cut where null move would have been tried next, run
+    /// that null-move search in a sandbox and count whether it would have cut too (`MPCDiag`).
+    pub mpc_diag: bool,
+    /// Diagnostic: percent of MPC cuts re-searched at full depth in a sandbox to count wrong
+    /// cuts (`MPCVerifySample`, 0 = none).
+    pub mpc_verify_sample: u32,
     pub null_move: bool,
     pub lmr: bool,
     pub move_overhead_ms: u64,
@@ -76,6 +82,8 @@ impl Default for EngineOptions {
             mpc_table: MpcTable::default_multi(),
             mpc_extend: false,
             mpc_variant: MpcVariant::default(),
+            mpc_diag: false,
+            mpc_verify_sample: 0,
             null_move: true,
             lmr: true,
             move_overhead_ms: 30,
@@ -128,6 +136,8 @@ impl EngineOptions {
             "option name t_end type string default 1.0".to_string(),
             "option name MPCParams type string default <empty>".to_string(),
             "option name MPCExtend type check default false".to_string(),
+            "option name MPCDiag type check default false".to_string(),
+            "option name MPCVerifySample type spin default 0 min 0 max 100".to_string(),
             "option name NullMove type check default true".to_string(),
             "option name LMR type check default true".to_string(),
             "option name Move Overhead type spin default 30 min 0 max 5000".to_string(),
@@ -203,6 +213,14 @@ impl EngineOptions {
                 self.mpc_extend = parse_bool(value)?;
                 Ok(Effect::None)
             }
+            "mpcdiag" => {
+                self.mpc_diag = parse_bool(value)?;
+                Ok(Effect::None)
+            }
+            "mpcverifysample" => {
+                self.mpc_verify_sample = parse_spin(value, 0, 100)? as u32;
+                Ok(Effect::None)
+            }
             "nullmove" => {
                 self.null_move = parse_bool(value)?;
                 Ok(Effect::None)
@@ -254,6 +272,9 @@ mod tests {
         assert_eq!(o.probcut, ProbCutMode::Single);
         o.set("LmrDiv", Some("300")).unwrap();
         assert_eq!(o.tunables.lmr_div, 300);
+        o.set("MPCDiag", Some("true")).unwrap();
+        o.set("mpcverifysample", Some("25")).unwrap();
+        assert!(o.mpc_diag && o.mpc_verify_sample == 25);
         assert_eq!(o.set("Clear Hash", None), Ok(Effect::ClearHash));
         o.set("ProbCut", Some("multi")).unwrap();
         assert_eq!(o.active_table().tries(crate::mpc::Stage::Middlegame, 12).count(), 0);
@@ -274,6 +295,10 @@ mod tests {
         assert!(o.set("MPC", Some("yes")).is_err());
         assert!(o.set("NoSuchOption", Some("1")).is_err());
         assert!(o.set("AspWindow", Some("100000")).is_err());
+        assert!(o.set("MPCDiag", Some("1")).is_err());
+        assert!(o.set("MPCVerifySample", Some("101")).is_err());
+        assert!(o.set("MPCVerifySample", Some("-1")).is_err());
+        assert!(!o.mpc_diag && o.mpc_verify_sample == 0);
         assert!(o.set("MPCParams", Some("/definitely/not/here.json")).is_err());
         assert_eq!(o.mpc_table, MpcTable::default_multi());
     }

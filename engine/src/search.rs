@@ -14,6 +14,7 @@ use crate::eval::evaluate;
 use crate::history::History;
 use crate::movepick::{MovePicker, is_noisy};
 use crate::mpc::{MpcParam, MpcTable, Stage, alpha_bound, beta_bound, bound_usable, stage_of};
+use crate::mpc_diag;
 use crate::mpc_variant::{MpcSide, MpcVariant, MpcVerify};
 use crate::options::{EngineOptions, Tunables};
 use crate::position::{Position, format_move};
@@ -41,6 +42,41 @@ pub struct MpcStats {
     pub gated: u64,
     /// Sides whose quiescence check disagreed, so no shallow search ran (`MPCVerify`).
     pub verify_rejects: u64,
+    /// Cuts at PV nodes (where neither null move nor reverse futility is ever tried).
+    pub pv_cuts: u64,
+    /// Fail-high cuts at nodes where null move would have been tried next (its static
+    /// conditions hold; MPC before null move only: after it, null move was tried and failed).
+    pub null_cond: u64,
+    /// Fail-high cuts at nodes where reverse futility's condition holds. Reverse futility is
+    /// tested before MPC, so this stays 0; it is counted to show it.
+    pub rfp_cond: u64,
+    /// Fail-low cuts at non-PV nodes whose static evaluation is below alpha by reverse
+    /// futility's margin (the mirror of its rule; the engine has no such pruning, so this only
+    /// says how many fail-low cuts a static rule could have found).
+    pub razor_cond: u64,
+    /// `MPCDiag`: null-move searches run in the sandbox at `null_cond` cuts.
+    pub null_checks: u64,
+    /// `MPCDiag`: those that failed high (null move would have cut the node anyway).
+    pub null_would_cut: u64,
+    /// `MPCDiag`: nodes of those null-move searches (not in the search's node count).
+    pub null_check_nodes: u64,
+    /// `MPCVerifySample`: fail-high cuts re-searched at full depth in the sandbox.
+    pub verified_beta: u64,
+    /// ... of which the full-depth search returned below beta (the cut was wrong).
+    pub wrong_beta: u64,
+    /// `MPCVerifySample`: fail-low cuts re-searched at full depth.
+    pub verified_alpha: u64,
+    /// ... of which the full-depth search returned above alpha.
+    pub wrong_alpha: u64,
+    /// Nodes of the verification searches (not in the search's node count).
+    pub verify_nodes: u64,
+    /// Sum over verified cuts of the model's probability that the cut is wrong, given the
+    /// shallow search's (fail-soft) value, in millionths (an upper bound: that value is itself
+    /// a bound on the shallow value).
+    pub model_wrong_ppm: u64,
+    /// Sum over verified cuts of `Phi(-t)`, the model's wrong-cut probability at the bound
+    /// itself, in millionths.
+    pub bound_wrong_ppm: u64,
 }
 
 impl MpcStats {
@@ -52,7 +88,7 @@ impl MpcStats {
     pub fn info_line(&self) -> String {
         format!(
             "info string mpc tries {} cuts {} beta_cuts {} alpha_cuts {} shallow_nodes {} \
-             pv_tries {} nested_tries {} gated {} verify_rejects {}",
+             pv_tries {} nested_tries {} gated {} verify_rejects {} {}",
             self.tries,
             self.cuts(),
             self.beta_cuts,
@@ -61,8 +97,83 @@ impl MpcStats {
             self.pv_tries,
             self.nested_tries,
             self.gated,
-            self.verify_rejects
+            self.verify_rejects,
+            self.overlap_fields()
         )
+    }
+
+    /// The overlap and diagnostic counters as `name value` pairs (the tail of
+    /// [`MpcStats::info_line`], and a line of `bench`).
+    pub fn overlap_fields(&self) -> String {
+        format!(
+            "pv_cuts {} null_cond {} rfp_cond {} razor_cond {} null_checks {} null_would_cut {} \
+             null_check_nodes {} verified_beta {} wrong_beta {} verified_alpha {} wrong_alpha {} \
+             verify_nodes {} model_wrong_ppm {} bound_wrong_ppm {}",
+            self.pv_cuts,
+            self.null_cond,
+            self.rfp_cond,
+            self.razor_cond,
+            self.null_checks,
+            self.null_would_cut,
+            self.null_check_nodes,
+            self.verified_beta,
+            self.wrong_beta,
+            self.verified_alpha,
+            self.wrong_alpha,
+            self.verify_nodes,
+            self.model_wrong_ppm,
+            self.bound_wrong_ppm
+        )
+    }
+
+    /// Adds `o`'s counts to these (bench totals).
+    pub fn add(&mut self, o: &MpcStats) {
+        let MpcStats {
+            tries,
+            beta_cuts,
+            alpha_cuts,
+            shallow_nodes,
+            pv_tries,
+            nested_tries,
+            gated,
+            verify_rejects,
+            pv_cuts,
+            null_cond,
+            rfp_cond,
+            razor_cond,
+            null_checks,
+            null_would_cut,
+            null_check_nodes,
+            verified_beta,
+            wrong_beta,
+            verified_alpha,
+            wrong_alpha,
+            verify_nodes,
+            model_wrong_ppm,
+            bound_wrong_ppm,
+        } = *o;
+        self.tries += tries;
+        self.beta_cuts += beta_cuts;
+        self.alpha_cuts += alpha_cuts;
+        self.shallow_nodes += shallow_nodes;
+        self.pv_tries += pv_tries;
+        self.nested_tries += nested_tries;
+        self.gated += gated;
+        self.verify_rejects += verify_rejects;
+        self.pv_cuts += pv_cuts;
+        self.null_cond += null_cond;
+        self.rfp_cond += rfp_cond;
+        self.razor_cond += razor_cond;
+        self.null_checks += null_checks;
+        self.null_would_cut += null_would_cut;
+        self.null_check_nodes += null_check_nodes;
+        self.verified_beta += verified_beta;
+        self.wrong_beta += wrong_beta;
+        self.verified_alpha += verified_alpha;
+        self.wrong_alpha += wrong_alpha;
+        self.verify_nodes += verify_nodes;
+        self.model_wrong_ppm += model_wrong_ppm;
+        self.bound_wrong_ppm += bound_wrong_ppm;
     }
 }
 
@@ -75,6 +186,7 @@ struct MpcNode {
     /// The node's own null-move flag, passed to its shallow searches.
     null_allowed: bool,
     pv: bool,
+    static_eval: i32,
 }
 
 /// Outcome of a search.
@@ -101,6 +213,10 @@ struct Settings {
     mpcv: MpcVariant,
     null_move: bool,
     lmr: bool,
+    /// `MPCDiag`: run the null-move search at MPC fail-high cuts, in the sandbox.
+    diag_null: bool,
+    /// `MPCVerifySample`: percent of MPC cuts verified at full depth, in the sandbox.
+    verify_pct: u32,
     tun: Tunables,
     chess960: bool,
     overhead_ms: u64,
@@ -132,6 +248,12 @@ pub struct Searcher {
     /// Best root move of the current iteration, once one raised alpha.
     root_best: Option<(Move, i32)>,
     pub verbose: bool,
+    /// The sandbox of the MPC diagnostics (`MPCDiag`, `MPCVerifySample`): a searcher with MPC
+    /// off, its own counters, node count and table; `None` while the diagnostics are off.
+    sandbox: Option<Box<Searcher>>,
+    /// In the sandbox, during a diagnostic search: the main search's table, read (never
+    /// written) after the sandbox's own.
+    lent_tt: Option<TranspositionTable>,
 }
 
 fn settings_from(o: &EngineOptions) -> Settings {
@@ -143,6 +265,8 @@ fn settings_from(o: &EngineOptions) -> Settings {
         mpcv: o.mpc_variant,
         null_move: o.null_move,
         lmr: o.lmr,
+        diag_null: o.mpc_diag,
+        verify_pct: o.mpc_verify_sample,
         tun: o.tunables.clone(),
         chess960: o.chess960,
         overhead_ms: o.move_overhead_ms,
@@ -177,7 +301,7 @@ fn has_pieces(board: &Board, color: Color) -> bool {
 impl Searcher {
     pub fn new(opts: &EngineOptions, stop: Arc<AtomicBool>) -> Self {
         let settings = settings_from(opts);
-        Self {
+        let mut s = Self {
             tt: TranspositionTable::new(opts.hash_mb),
             history: History::default(),
             stop,
@@ -198,6 +322,26 @@ impl Searcher {
             pv_len: [0; MAX_PLY + 1],
             root_best: None,
             verbose: false,
+            sandbox: None,
+            lent_tt: None,
+        };
+        s.configure_sandbox(opts);
+        s
+    }
+
+    /// Creates or drops the diagnostics' sandbox as the options ask.
+    fn configure_sandbox(&mut self, opts: &EngineOptions) {
+        if !(opts.mpc_diag || opts.mpc_verify_sample > 0) {
+            self.sandbox = None;
+            return;
+        }
+        let mut o = opts.clone();
+        o.mpc = false;
+        o.mpc_diag = false;
+        o.mpc_verify_sample = 0;
+        match &mut self.sandbox {
+            Some(sb) => sb.configure(&o),
+            None => self.sandbox = Some(Box::new(Searcher::new(&o, self.stop.clone()))),
         }
     }
 
@@ -205,6 +349,9 @@ impl Searcher {
     pub fn clear(&mut self) {
         self.tt.clear();
         self.history.clear();
+        if let Some(sb) = &mut self.sandbox {
+            sb.clear();
+        }
     }
 
     /// Takes the option values for the next searches.
@@ -214,6 +361,12 @@ impl Searcher {
             self.lmr_table = build_lmr(&s.tun);
         }
         self.settings = s;
+        self.configure_sandbox(opts);
+    }
+
+    /// A TT probe; in the sandbox, the main search's lent table answers what its own does not.
+    fn probe(&self, key: u64, ply: usize) -> Option<TtHit> {
+        self.tt.probe(key, ply).or_else(|| self.lent_tt.as_ref().and_then(|t| t.probe(key, ply)))
     }
 
     fn check_limits(&mut self) {
@@ -262,6 +415,10 @@ impl Searcher {
         self.null_at = [false; MAX_PLY + 1];
         self.double_nulls = 0;
         self.node_limit = limits.nodes.unwrap_or(u64::MAX).max(1);
+        if let Some(sb) = &mut self.sandbox {
+            sb.tt.new_search();
+            sb.history.clear_killers();
+        }
         self.timer = Some(TimeManager::new(limits, self.settings.overhead_ms));
         self.hashes = pos.history.clone();
         let board = &pos.board;
@@ -459,7 +616,8 @@ impl Searcher {
                     if self.aborted {
                         return Some(0);
                     }
-                    if cut {
+                    if let Some(v) = cut {
+                        self.on_cut(board, n, &p, t, v, true);
                         self.stats.beta_cuts += 1;
                         return Some(n.beta);
                     }
@@ -477,7 +635,8 @@ impl Searcher {
                     if self.aborted {
                         return Some(0);
                     }
-                    if cut {
+                    if let Some(v) = cut {
+                        self.on_cut(board, n, &p, t, v, false);
                         self.stats.alpha_cuts += 1;
                         return Some(n.alpha);
                     }
@@ -494,9 +653,9 @@ impl Searcher {
         self.stats.nested_tries += (self.mpc_nesting > 1) as u64;
     }
 
-    /// One side of one try: whether the shallow search (after the verification the options ask
-    /// for) passes `bound`, upwards (`beta_side`) or downwards. The shallow searches keep the
-    /// node's own null-move flag.
+    /// One side of one try: the shallow search's (fail-soft) value when it (after the
+    /// verification the options ask for) passes `bound`, upwards (`beta_side`) or downwards;
+    /// `None` when it does not. The shallow searches keep the node's own null-move flag.
     fn mpc_side(
         &mut self,
         board: &Board,
@@ -504,7 +663,7 @@ impl Searcher {
         bound: i32,
         n: &MpcNode,
         beta_side: bool,
-    ) -> bool {
+    ) -> Option<i32> {
         let verify = self.settings.mpcv.verify;
         let before = self.nodes;
         self.mpc_nesting += 1;
@@ -514,21 +673,29 @@ impl Searcher {
             self.mpc_beta_captures(board, p.shallow, bound, n)
         } else if verify != MpcVerify::Off && !passes(self.qsearch(board, lo, hi, n.ply)) {
             self.stats.verify_rejects += 1;
-            false
+            None
         } else {
             self.count_try(n);
-            passes(self.negamax(board, p.shallow, lo, hi, n.ply, n.null_allowed))
+            Some(self.negamax(board, p.shallow, lo, hi, n.ply, n.null_allowed))
+                .filter(|&v| passes(v))
         };
         self.mpc_nesting -= 1;
         self.stats.shallow_nodes += self.nodes - before;
-        cut && !self.aborted
+        cut.filter(|_| !self.aborted)
     }
 
     /// `MPCVerify=captures`, beta side: some capture or promotion with SEE >= 0 whose
-    /// quiescence value and then `shallow - 1` search reach `bound` (Stockfish's ProbCut order).
-    fn mpc_beta_captures(&mut self, board: &Board, shallow: i32, bound: i32, n: &MpcNode) -> bool {
+    /// quiescence value and then `shallow - 1` search reach `bound` (Stockfish's ProbCut order);
+    /// returns that value.
+    fn mpc_beta_captures(
+        &mut self,
+        board: &Board,
+        shallow: i32,
+        bound: i32,
+        n: &MpcNode,
+    ) -> Option<i32> {
         let key = board.hash();
-        let tt_move = self.tt.probe(key, n.ply).and_then(|h| h.mv);
+        let tt_move = self.probe(key, n.ply).and_then(|h| h.mv);
         let mut picker = MovePicker::new_qsearch(tt_move);
         let mut any = false;
         while let Some(mv) = picker.next(board, &self.history) {
@@ -546,16 +713,135 @@ impl Searcher {
             }
             self.hashes.pop();
             if self.aborted {
-                return false;
+                return None;
             }
             if v >= bound {
-                return true;
+                return Some(v);
             }
         }
         if !any {
             self.stats.verify_rejects += 1;
         }
-        false
+        None
+    }
+
+    /// The null-move child of a node when null-move pruning would be tried there, with the
+    /// reduced depth of its search (the one rule for the search and the MPC counters).
+    fn null_move_child(
+        &self,
+        board: &Board,
+        pv_node: bool,
+        null_allowed: bool,
+        depth: i32,
+        static_eval: i32,
+        beta: i32,
+    ) -> Option<(Board, i32)> {
+        if !(self.settings.null_move
+            && !pv_node
+            && null_allowed
+            && depth >= 3
+            && static_eval >= beta
+            && !is_mate(beta)
+            && has_pieces(board, board.side_to_move()))
+        {
+            return None;
+        }
+        let r = self.settings.tun.nmp_base + depth / self.settings.tun.nmp_depth_div.max(1);
+        board.null_move().map(|child| (child, depth - 1 - r))
+    }
+
+    /// Counts an MPC cut at node `n` made by try `p` at threshold `t` with shallow value
+    /// `shallow`: where other pruning would have cut it anyway (static conditions; the
+    /// null-move search itself with `MPCDiag`) and, for a sample (`MPCVerifySample`), whether a
+    /// full-depth search agrees. The diagnostic searches run in the sandbox, so the search's
+    /// tree, node count and result stay what they are without them.
+    fn on_cut(
+        &mut self,
+        board: &Board,
+        n: &MpcNode,
+        p: &MpcParam,
+        t: f64,
+        shallow: i32,
+        beta_side: bool,
+    ) {
+        let (rfp_depth, rfp_margin) = (self.settings.tun.rfp_depth, self.settings.tun.rfp_margin);
+        self.stats.pv_cuts += n.pv as u64;
+        if beta_side {
+            let rfp = !n.pv
+                && n.depth <= rfp_depth
+                && !is_mate(n.beta)
+                && n.static_eval - rfp_margin * n.depth >= n.beta;
+            self.stats.rfp_cond += rfp as u64;
+            let null = if self.settings.mpcv.after_null {
+                None
+            } else {
+                self.null_move_child(board, n.pv, n.null_allowed, n.depth, n.static_eval, n.beta)
+            };
+            if let Some((child, null_depth)) = null {
+                self.stats.null_cond += 1;
+                if self.settings.diag_null {
+                    let (beta, ply, key) = (n.beta, n.ply, board.hash());
+                    let r = self.in_sandbox(|sb| {
+                        sb.hashes.push(key);
+                        -sb.negamax(&child, null_depth, -beta, -beta + 1, ply + 1, false)
+                    });
+                    if let Some((v, nodes)) = r {
+                        self.stats.null_checks += 1;
+                        self.stats.null_would_cut += (v >= beta) as u64;
+                        self.stats.null_check_nodes += nodes;
+                    }
+                }
+            }
+        } else {
+            let razor =
+                !n.pv && !is_mate(n.alpha) && n.static_eval + rfp_margin * n.depth <= n.alpha;
+            self.stats.razor_cond += razor as u64;
+        }
+        let pct = self.settings.verify_pct;
+        if pct > 0 && mpc_diag::sampled(board.hash(), self.stats.cuts(), pct) {
+            let (lo, hi) = if beta_side { (n.beta - 1, n.beta) } else { (n.alpha, n.alpha + 1) };
+            let (depth, ply, null_allowed) = (n.depth, n.ply, n.null_allowed);
+            let r = self.in_sandbox(|sb| sb.negamax(board, depth, lo, hi, ply, null_allowed));
+            if let Some((v, nodes)) = r {
+                let edge = if beta_side { n.beta } else { n.alpha };
+                let wrong = if beta_side { v < edge } else { v > edge };
+                if beta_side {
+                    self.stats.verified_beta += 1;
+                    self.stats.wrong_beta += wrong as u64;
+                } else {
+                    self.stats.verified_alpha += 1;
+                    self.stats.wrong_alpha += wrong as u64;
+                }
+                self.stats.verify_nodes += nodes;
+                let model = mpc_diag::model_wrong_prob(p, shallow, edge, beta_side);
+                self.stats.model_wrong_ppm += mpc_diag::ppm(model);
+                self.stats.bound_wrong_ppm += mpc_diag::ppm(mpc_diag::phi(-t));
+            }
+        }
+    }
+
+    /// Runs `f` in the diagnostics' sandbox: the sandbox gets this search's repetition history
+    /// and move-ordering history (copies) and reads this search's table after its own (lent,
+    /// never written). Returns `f`'s value and the sandbox's nodes; `None` without a sandbox or
+    /// when the sandbox's search was stopped. Nothing of this searcher changes.
+    fn in_sandbox(&mut self, f: impl FnOnce(&mut Searcher) -> i32) -> Option<(i32, u64)> {
+        let mut sb = self.sandbox.take()?;
+        sb.lent_tt = Some(std::mem::replace(&mut self.tt, TranspositionTable::placeholder()));
+        sb.history.clone_from(&self.history);
+        sb.hashes.clone_from(&self.hashes);
+        sb.nodes = 0;
+        sb.aborted = false;
+        sb.mpc_nesting = 0;
+        sb.node_limit = u64::MAX;
+        sb.timer = None;
+        sb.time_abort_allowed = false;
+        let v = f(&mut sb);
+        if let Some(tt) = sb.lent_tt.take() {
+            self.tt = tt;
+        }
+        let out = (!sb.aborted).then_some((v, sb.nodes));
+        self.sandbox = Some(sb);
+        out
     }
 
     fn negamax(
@@ -601,7 +887,7 @@ impl Searcher {
         }
 
         let key = board.hash();
-        let hit = self.tt.probe(key, ply);
+        let hit = self.probe(key, ply);
         let tt_move = hit.and_then(|h| h.mv);
         if let Some(h) = hit
             && !pv_node
@@ -634,7 +920,8 @@ impl Searcher {
             }
 
             // Multi-ProbCut, before null move (after it with `MPCAfterNull`).
-            let mpc_node = MpcNode { depth, alpha, beta, ply, null_allowed, pv: pv_node };
+            let mpc_node =
+                MpcNode { depth, alpha, beta, ply, null_allowed, pv: pv_node, static_eval };
             if !self.settings.mpcv.after_null
                 && let Some(v) = self.try_mpc(board, &mpc_node, hit, static_eval)
             {
@@ -642,20 +929,13 @@ impl Searcher {
             }
 
             // Null move with adaptive reduction.
-            if self.settings.null_move
-                && !pv_node
-                && null_allowed
-                && depth >= 3
-                && static_eval >= beta
-                && !is_mate(beta)
-                && has_pieces(board, board.side_to_move())
-                && let Some(child) = board.null_move()
+            if let Some((child, null_depth)) =
+                self.null_move_child(board, pv_node, null_allowed, depth, static_eval, beta)
             {
-                let r = self.settings.tun.nmp_base + depth / self.settings.tun.nmp_depth_div.max(1);
                 self.double_nulls += (ply > 0 && self.null_at[ply - 1]) as u64;
                 self.null_at[ply] = true;
                 self.hashes.push(key);
-                let v = -self.negamax(&child, depth - 1 - r, -beta, -beta + 1, ply + 1, false);
+                let v = -self.negamax(&child, null_depth, -beta, -beta + 1, ply + 1, false);
                 self.hashes.pop();
                 self.null_at[ply] = false;
                 if self.aborted {
@@ -773,7 +1053,7 @@ impl Searcher {
             return if in_check { DRAW } else { evaluate(board) };
         }
         let key = board.hash();
-        let hit = self.tt.probe(key, ply);
+        let hit = self.probe(key, ply);
         if let Some(h) = hit {
             let cut = match h.bound {
                 Bound::Exact => true,

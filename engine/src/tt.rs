@@ -76,6 +76,12 @@ impl TranspositionTable {
         Self { slots: vec![Slot::default(); n], age: 0 }
     }
 
+    /// A table with no slots, only to hold the place of a table lent out for a moment (the
+    /// MPC diagnostics lend the search's table to their sandbox); it must never be probed.
+    pub(crate) fn placeholder() -> Self {
+        Self { slots: Vec::new(), age: 0 }
+    }
+
     pub fn resize(&mut self, mb: usize) {
         *self = Self::new(mb);
     }
