@@ -14,9 +14,19 @@ fn handshake_lists_options() {
     let lines = e.until("uciok", LONG);
     assert!(lines.iter().any(|l| l.starts_with("id name ")));
     assert!(lines.iter().any(|l| l.starts_with("id author ")));
-    for opt in
-        ["Hash", "Threads", "MPC", "ProbCut", "t_mid", "t_end", "MPCParams", "NullMove", "LMR"]
-    {
+    for opt in [
+        "Hash",
+        "Threads",
+        "MPC",
+        "ProbCut",
+        "t_mid",
+        "t_end",
+        "MPCParams",
+        "NullMove",
+        "LMR",
+        "MPCDiag",
+        "MPCVerifySample",
+    ] {
         assert!(
             lines.iter().any(|l| l.starts_with(&format!("option name {opt} type"))),
             "missing option {opt}"
@@ -140,6 +150,44 @@ fn go_nodes_is_deterministic() {
     assert_eq!(nodes_run(&mut other), a);
     e.quit();
     other.quit();
+}
+
+/// The last `info string mpc` counter named `name` in `lines`.
+fn counter(lines: &[String], name: &str) -> u64 {
+    let l = lines.iter().rev().find(|l| l.starts_with("info string mpc ")).expect("mpc line");
+    let t: Vec<&str> = l.split_whitespace().collect();
+    let i = t.iter().position(|&w| w == name).unwrap_or_else(|| panic!("{name} not in {l}"));
+    t[i + 1].parse().unwrap()
+}
+
+#[test]
+fn mpc_diagnostics_count_without_changing_the_move() {
+    let mut e = Engine::start();
+    let mut run = |e: &mut Engine| {
+        e.send("ucinewgame");
+        e.send("position startpos moves d2d4 g8f6 c2c4");
+        e.send("go depth 9");
+        e.until("bestmove", LONG)
+    };
+    let off = run(&mut e);
+    e.send("setoption name MPCDiag value true");
+    e.send("setoption name MPCVerifySample value 100");
+    let lines = run(&mut e);
+    let n = lines.len();
+    // The counters stay one `info string` line, the last before bestmove; the search's own
+    // node count and move are those of the search without diagnostics.
+    assert!(lines[n - 2].starts_with("info string mpc tries "), "{lines:?}");
+    let nodes = |l: &[String]| l.iter().find(|l| l.starts_with("info nodes ")).cloned().unwrap();
+    let word = |l: String| l.split_whitespace().nth(2).unwrap().to_string();
+    assert_eq!(word(nodes(&lines)), word(nodes(&off)));
+    assert_eq!(lines[n - 1], off[off.len() - 1], "the diagnostics changed the move");
+    assert_eq!(counter(&lines, "cuts"), counter(&off, "cuts"));
+    assert_eq!(counter(&off, "verified_beta") + counter(&off, "null_checks"), 0);
+    let cuts = counter(&lines, "cuts");
+    assert!(cuts > 0, "{lines:?}");
+    assert_eq!(counter(&lines, "verified_beta") + counter(&lines, "verified_alpha"), cuts);
+    assert_eq!(counter(&lines, "null_checks"), counter(&lines, "null_cond"));
+    e.quit();
 }
 
 #[test]
