@@ -92,11 +92,44 @@ impl BenchReport {
 }
 
 /// Searches every bench position to `depth` with a fresh TT and histories.
-pub fn run_bench(opts: &EngineOptions, depth: i32, mut progress: impl FnMut(&str)) -> BenchReport {
+pub fn run_bench(opts: &EngineOptions, depth: i32, progress: impl FnMut(&str)) -> BenchReport {
+    run_bench_on(opts, BENCH_FENS, depth, progress)
+}
+
+/// The FENs of an EPD file's positions (`--epd` of `bench`): the four FEN fields of each
+/// position line with the move counters reset (`0 1`); `#` comments and blank lines skipped.
+/// `limit` keeps that many, evenly spaced through the file. An unreadable position is an error
+/// naming its line.
+pub fn epd_fens(text: &str, limit: Option<usize>) -> Result<Vec<String>, String> {
+    let mut fens = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let fields: Vec<&str> = line.split_whitespace().take(4).collect();
+        let fen = format!("{} 0 1", fields.join(" "));
+        Position::from_fen(&fen).map_err(|e| format!("line {}: {e}", i + 1))?;
+        fens.push(fen);
+    }
+    if let Some(n) = limit.filter(|&n| n > 0 && n < fens.len()) {
+        let len = fens.len();
+        fens = (0..n).map(|k| fens[k * len / n].clone()).collect();
+    }
+    Ok(fens)
+}
+
+/// Searches each of `fens` to `depth` with a fresh TT and histories.
+pub fn run_bench_on<S: AsRef<str>>(
+    opts: &EngineOptions,
+    fens: &[S],
+    depth: i32,
+    mut progress: impl FnMut(&str),
+) -> BenchReport {
     let mut searcher = Searcher::new(opts, Arc::new(AtomicBool::new(false)));
     let start = Instant::now();
     let mut report = BenchReport { nodes: 0, ms: 0, tries: 0, cuts: 0, mpc: MpcStats::default() };
-    for (i, fen) in BENCH_FENS.iter().enumerate() {
+    for (i, fen) in fens.iter().map(AsRef::as_ref).enumerate() {
         let Ok(pos) = Position::from_fen(fen) else {
             continue;
         };
@@ -163,6 +196,26 @@ mod tests {
             });
             assert!(n > 0, "no legal move in {fen}");
         }
+    }
+
+    #[test]
+    fn epd_positions_are_read_and_spread() {
+        let text = "# comment\n\n".to_string()
+            + &BENCH_FENS[..10]
+                .iter()
+                .map(|f| {
+                    let four: Vec<&str> = f.split_whitespace().take(4).collect();
+                    format!("{} hmvc 3; id \"x\";", four.join(" "))
+                })
+                .collect::<Vec<_>>()
+                .join("\n");
+        let all = epd_fens(&text, None).unwrap();
+        assert_eq!(all.len(), 10);
+        assert!(all[0].ends_with(" 0 1"));
+        let some = epd_fens(&text, Some(3)).unwrap();
+        assert_eq!(some, vec![all[0].clone(), all[3].clone(), all[6].clone()]);
+        let err = epd_fens("8/8/8 w - -\n", None).unwrap_err();
+        assert!(err.starts_with("line 1: "), "{err}");
     }
 
     #[test]

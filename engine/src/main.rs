@@ -1,6 +1,6 @@
 //! `engine` binary: a UCI engine by default; subcommands for fixed workloads:
 //!
-//! - `engine bench [depth] [--option NAME=VALUE]...`: MPC's counters (tries, cuts, their
+//! - `engine bench [depth] [--epd FILE [--limit N]] [--option NAME=VALUE]...`: MPC's counters (tries, cuts, their
 //!   overlap with null move and reverse futility; with `MPCDiag`/`MPCVerifySample` the
 //!   diagnostics), then the last line `<N> nodes <M> nps`
 //! - `engine depthtest (<ms> | --nodes N) [--option NAME=VALUE]...`: average depth reached per
@@ -9,14 +9,15 @@
 
 use std::process::ExitCode;
 
-use engine::bench::{BENCH_FENS, DEFAULT_BENCH_DEPTH, run_bench, run_depthtest};
+use engine::bench::{BENCH_FENS, DEFAULT_BENCH_DEPTH, epd_fens, run_bench_on, run_depthtest};
 use engine::options::EngineOptions;
 use engine::perft::perft_picker;
 use engine::position::{parse_fen, parse_fen_960};
 use engine::timeman::Limits;
 use engine::uci::Uci;
 
-const USAGE: &str = "usage: engine [uci | bench [depth] [--option NAME=VALUE]... | \
+const USAGE: &str = "usage: engine [uci | bench [depth] [--epd FILE [--limit N]] \
+[--option NAME=VALUE]... | \
 depthtest (<ms> | --nodes N) [--option NAME=VALUE]... | perft <depth> [fen]]";
 
 /// Splits `args` into positional arguments and applied `--option` settings.
@@ -44,6 +45,44 @@ fn options_and_positionals(args: &[String]) -> Result<(EngineOptions, Vec<String
     Ok((opts, pos))
 }
 
+/// Takes `--epd FILE [--limit N]` out of `bench`'s positionals: that file's positions instead
+/// of the built-in ones.
+fn bench_positions(pos: &mut Vec<String>) -> Result<Option<Vec<String>>, String> {
+    let take = |pos: &mut Vec<String>, flag: &str| -> Result<Option<String>, String> {
+        match pos.iter().position(|p| p == flag) {
+            None => Ok(None),
+            Some(i) if i + 1 < pos.len() => {
+                let v = pos.remove(i + 1);
+                pos.remove(i);
+                Ok(Some(v))
+            }
+            Some(_) => Err(format!("bench {flag} needs a value, e.g. `engine bench 9 --epd FILE`")),
+        }
+    };
+    let file = take(pos, "--epd")?;
+    let limit = match take(pos, "--limit")? {
+        None => None,
+        Some(n) => Some(
+            n.parse::<usize>()
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or_else(|| format!("bench --limit must be a positive integer, got {n:?}"))?,
+        ),
+    };
+    let Some(file) = file else {
+        return match limit {
+            Some(_) => Err("bench --limit needs --epd FILE".into()),
+            None => Ok(None),
+        };
+    };
+    let text = std::fs::read_to_string(&file).map_err(|e| format!("bench --epd {file}: {e}"))?;
+    let fens = epd_fens(&text, limit).map_err(|e| format!("bench --epd {file}: {e}"))?;
+    if fens.is_empty() {
+        return Err(format!("bench --epd {file}: no positions in the file"));
+    }
+    Ok(Some(fens))
+}
+
 fn run(args: &[String]) -> Result<(), String> {
     let Some(cmd) = args.first() else {
         Uci::new().run();
@@ -59,7 +98,8 @@ fn run(args: &[String]) -> Result<(), String> {
             Ok(())
         }
         "bench" => {
-            let (opts, pos) = options_and_positionals(rest)?;
+            let (opts, mut pos) = options_and_positionals(rest)?;
+            let fens = bench_positions(&mut pos)?;
             let depth = match pos.first() {
                 Some(d) => d
                     .parse::<i32>()
@@ -68,7 +108,10 @@ fn run(args: &[String]) -> Result<(), String> {
                     .ok_or_else(|| format!("bench depth must be 1..=64, got {d:?}"))?,
                 None => DEFAULT_BENCH_DEPTH,
             };
-            let r = run_bench(&opts, depth, |l| eprintln!("{l}"));
+            let r = match &fens {
+                Some(f) => run_bench_on(&opts, f, depth, |l| eprintln!("{l}")),
+                None => run_bench_on(&opts, BENCH_FENS, depth, |l| eprintln!("{l}")),
+            };
             println!("mpc tries {} cuts {}", r.tries, r.cuts);
             for line in engine::mpc_diag::summary_lines(&r.mpc).iter().skip(1) {
                 println!("{line}");

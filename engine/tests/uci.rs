@@ -163,7 +163,7 @@ fn counter(lines: &[String], name: &str) -> u64 {
 #[test]
 fn mpc_diagnostics_count_without_changing_the_move() {
     let mut e = Engine::start();
-    let mut run = |e: &mut Engine| {
+    let run = |e: &mut Engine| {
         e.send("ucinewgame");
         e.send("position startpos moves d2d4 g8f6 c2c4");
         e.send("go depth 9");
