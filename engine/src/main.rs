@@ -116,7 +116,8 @@ fn run(args: &[String]) -> Result<(), String> {
             for line in engine::mpc_diag::summary_lines(&r.mpc).iter().skip(1) {
                 println!("{line}");
             }
-            println!("mpc counters {}", r.mpc.overlap_fields());
+            let all = r.mpc.info_line();
+            println!("mpc counters {}", all.trim_start_matches("info string mpc "));
             println!("{} nodes {} nps", r.nodes, r.nps());
             Ok(())
         }
