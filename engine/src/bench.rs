@@ -140,13 +140,15 @@ pub fn run_bench_on<S: AsRef<str>>(
         report.cuts += r.mpc.cuts();
         report.mpc.add(&r.mpc);
         progress(&format!(
-            "position {:>2} depth {} score {} nodes {} mpc tries {} cuts {}",
+            "position {:>2} depth {} score {} nodes {} mpc tries {} cuts {} verified {} wrong {}",
             i + 1,
             r.depth,
             crate::score::uci_score(r.score),
             r.nodes,
             r.mpc.tries,
-            r.mpc.cuts()
+            r.mpc.cuts(),
+            r.mpc.verified_beta + r.mpc.verified_alpha,
+            r.mpc.wrong_beta + r.mpc.wrong_alpha
         ));
     }
     report.ms = start.elapsed().as_millis() as u64;
