@@ -34,22 +34,40 @@ def mean_ci(xs):
 
 def load_moves(folder):
     """Per-move oracle records of a searchtest folder: {variant_name: {position_key: record}}."""
-    folder = Path(folder)
-    path = folder / "oracle.jsonl"
+    path = Path(folder)
+    if path.is_dir():
+        path = path / "oracle.jsonl"
     out = {}
     for line in path.read_text().splitlines():
         if not line.strip():
             continue
         r = json.loads(line)
+        if path.name.startswith("oracle-moves"):
+            r["scale"] = "runner"  # runner searchtest --oracle's own records
         key = r.get("fen") or r["position"]
         out.setdefault(r["variant_name"], {})[key] = r
     return out
 
 
+def runner_scale(s):
+    """oracle_probe.py's scores (mate = +-(3000 - n)) on searchtest --oracle's scale: centipawns
+    clamped to +-1000, mates beyond (here +-(2000 - n); Stockfish's rare non-mate scores above
+    2000 cp are read as mates)."""
+    if abs(s) >= 2000:
+        return s - 1000 if s > 0 else s + 1000
+    return max(-1000, min(1000, s))
+
+
+def loss_of(r):
+    if "raw_loss" in r and "best_score" in r and r.get("scale") != "runner":
+        return max(0, runner_scale(r["best_score"]) - runner_scale(r["chosen_score"]))
+    return r["loss"]
+
+
 def paired(change, base):
     """Paired differences base - change (positive: the change loses less: it is better)."""
     keys = sorted(set(change) & set(base), key=str)
-    cp = [base[k]["loss"] - change[k]["loss"] for k in keys]
+    cp = [loss_of(base[k]) - loss_of(change[k]) for k in keys]
     es = []
     for k in keys:
         def es_loss(r):
@@ -218,7 +236,9 @@ def main():
               f'{r["elo"]:+.1f} [{r["lo"]:+.1f}, {r["hi"]:+.1f}] | '
               f'{r["cp"][0]:+.2f} +- {r["cp"][1]:.2f} | {r["es"][0]:+.2f} +- {r["es"][1]:.2f} | '
               f'{r["best"][0]:+.1f} +- {r["best"][1]:.1f} | {r["n"]} |')
-    groups = {"all": rows, "engine and mpc": [r for r in rows if r["group"] != "badengine"]}
+    groups = {"all": rows, "engine and mpc": [r for r in rows if r["group"] != "badengine"],
+              "mpc only": [r for r in rows if r["group"] == "mpc"],
+              "known sign (badengine, engine)": [r for r in rows if r["group"] != "mpc"]}
     print()
     for gname, rs in groups.items():
         if len(rs) < 3:
@@ -234,8 +254,11 @@ def main():
         svg_scatter(rows, out_svg)
         es_svg = str(Path(out_svg).with_name(Path(out_svg).stem + "-es.svg"))
         svg_scatter(rows, es_svg, "es", "oracle gain, expected score, percentage points")
-        print(f"\nplots: {out_svg}, {es_svg}")
-    json.dump(rows, sys.stderr if False else open("/dev/null", "w"))
+        eng_svg = str(Path(out_svg).with_name(Path(out_svg).stem + "-engine.svg"))
+        svg_scatter([r for r in rows if r["group"] != "badengine"], eng_svg)
+        print(f"\nplots: {out_svg}, {es_svg}, {eng_svg}")
+    if len(sys.argv) > 3:
+        Path(sys.argv[3]).write_text(json.dumps(rows, indent=1) + "\n")
 
 
 if __name__ == "__main__":
