@@ -9,3 +9,5 @@ M="nice -n 10 python3 engine/experiments/oracle_probe.py moves $P $O"
 $M nompc 400000 $E -- MPC=false
 $M gate0 400000 $E -- MPCEvalGate=0
 $M gate0deep 400000 $E -- MPCEvalGate=0 MPCParams=$DEEP
+$M default 400000 $E
+$M deep 400000 $E -- MPCParams=$DEEP
