@@ -630,7 +630,7 @@ pub struct CalibrateArgs {
 }
 
 #[derive(Args, Debug, Clone)]
-#[command(group(clap::ArgGroup::new("search_limit").required(true).args(["movetime", "depth"])))]
+#[command(group(clap::ArgGroup::new("search_limit").required(true).args(["movetime", "depth", "nodes"])))]
 pub struct SearchTestArgs {
     /// Engine: `name=X,cmd=PATH[,option.NAME=V]...` or a name from configs/engines.toml
     /// (default: the bundled engine).
@@ -652,6 +652,17 @@ pub struct SearchTestArgs {
     /// Fixed depth: measures nodes, speed-up, same move, same value.
     #[arg(long, value_name = "D")]
     pub depth: Option<u32>,
+    /// Fixed nodes per search (the same budget for every variant, exact on a busy machine).
+    #[arg(long, value_name = "N", value_parser = whole::<u64, 1, { u64::MAX }>)]
+    pub nodes: Option<u64>,
+    /// Score each variant's move with an oracle engine: `SPEC[,depth=N|nodes=N|movetime=MS]`,
+    /// SPEC an engine spec or name; alone (`--oracle` or `--oracle depth=10`): Debian's
+    /// stockfish; default limit depth 12.
+    #[arg(long, value_name = "SPEC", num_args = 0..=1, default_missing_value = "")]
+    pub oracle: Option<String>,
+    /// The oracle's evaluation cache (JSONL, appended; shared by runs).
+    #[arg(long, value_name = "FILE", default_value = "results/oracle-cache.jsonl")]
+    pub oracle_cache: PathBuf,
     /// Output directory (default results/searchtest-<timestamp>).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,

@@ -11,6 +11,8 @@
 //! * Model fits: [`quadratic`] (weighted least-squares quadratic in one or two variables, its
 //!   maximum and a parametric-bootstrap interval), [`bradley_terry`] (maximum-likelihood ratings
 //!   of many engines with anchored error bars), [`line_fit`] (a least-squares line).
+//! * [`sample`]: a mean with its t interval, a paired t test, a proportion's Wilson interval
+//!   (the search test's oracle losses and best-move rates).
 //!
 //! Normal distribution functions come from `statrs`, linear algebra from `nalgebra` (the copy
 //! statrs uses), normal draws from `rand_distr` with a generator the caller seeds.
@@ -39,6 +41,7 @@ pub mod holm;
 pub mod line_fit;
 pub mod mle;
 pub mod quadratic;
+pub mod sample;
 pub mod sprt;
 pub mod sprt_length;
 pub mod summary;

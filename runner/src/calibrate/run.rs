@@ -117,6 +117,7 @@ pub async fn run(plan: CalibratePlan, cancel: Cancel) -> Result<CalibrateOutcome
                 ScoreMode::Iterative => vec![Limit::Depth(max_depth)],
                 ScoreMode::Separate => depths.iter().map(|&d| Limit::Depth(d)).collect(),
             },
+            searchmoves: Vec::new(),
         })
         .collect();
     let mut file = crate::store::files::open_append(&searches_path)?;

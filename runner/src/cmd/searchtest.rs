@@ -13,6 +13,8 @@ use crate::play::probe::{Limit, timeout_from_secs};
 use crate::play::probe_pool::STOPPING;
 use crate::play::worker::default_concurrency;
 use crate::report::html::live::LivePage;
+use crate::searchtest::oracle::OraclePlan;
+use crate::searchtest::oracle_spec::parse_oracle;
 use crate::searchtest::variant::parse_variants;
 use crate::searchtest::{SearchTestPlan, run as run_test};
 use crate::store::default_out;
@@ -20,32 +22,48 @@ use crate::store::default_out;
 /// Runs the command; the exit code is 0, or 130 when stopped by a signal (partial results).
 pub async fn run(args: &SearchTestArgs) -> Result<u8> {
     let variants = parse_variants(&args.variants).map_err(|e| anyhow!("--variant: {e}"))?;
-    let limit = match (args.movetime, args.depth) {
-        (Some(ms), None) => Limit::Movetime(ms),
-        (None, Some(d)) if (1..=64).contains(&d) => Limit::Depth(d),
-        (None, Some(d)) => bail!("--depth {d}: expected 1..=64"),
-        _ => bail!("give exactly one of --movetime MS or --depth D"),
+    let limit = match (args.movetime, args.depth, args.nodes) {
+        (Some(ms), None, None) => Limit::Movetime(ms),
+        (None, Some(d), None) if (1..=64).contains(&d) => Limit::Depth(d),
+        (None, Some(d), None) => bail!("--depth {d}: expected 1..=64"),
+        (None, None, Some(n)) => Limit::Nodes(n),
+        _ => bail!("give exactly one of --movetime MS, --depth D or --nodes N"),
     };
+    let oracle_spec = args.oracle.as_deref().map(parse_oracle).transpose()?;
     let engine = resolve_engine(args.engine.as_deref())?;
     let positions = positions_for_run(&args.positions, (args.limit > 0).then_some(args.limit))?;
+    let out = args.out.clone().unwrap_or_else(|| default_out("searchtest"));
+    let concurrency = args.concurrency.unwrap_or_else(default_concurrency).max(1);
+    let search_timeout = timeout_from_secs(args.timeout)?;
+    let start_timeout = Duration::from_secs(10);
+    let oracle = oracle_spec.map(|spec| OraclePlan {
+        spec,
+        cache: args.oracle_cache.clone(),
+        concurrency,
+        start_timeout,
+        search_timeout,
+        logs: Some(out.join("logs")),
+    });
     let plan = SearchTestPlan {
         engine,
         variants,
         positions_file: args.positions.clone(),
         positions,
         limit,
-        out: args.out.clone().unwrap_or_else(|| default_out("searchtest")),
-        concurrency: args.concurrency.unwrap_or_else(default_concurrency).max(1),
-        search_timeout: timeout_from_secs(args.timeout)?,
-        start_timeout: Duration::from_secs(10),
+        out,
+        concurrency,
+        search_timeout,
+        start_timeout,
+        oracle,
     };
     let cancel = Cancel::new();
     cancel_on_signals(cancel.clone(), STOPPING);
     let outcome = run_test(plan, cancel.clone()).await?;
     outln!("{}", outcome.table);
     outln!(
-        "results in {} (table.md, table.csv, summary.json, searches.jsonl){}",
+        "results in {} (table.md, table.csv, summary.json, searches.jsonl{}){}",
         outcome.out.display(),
+        if args.oracle.is_some() { ", oracle.json, oracle-moves.jsonl" } else { "" },
         if outcome.partial { " - stopped early: partial results" } else { "" }
     );
     LivePage::new(outcome.out.clone()).finish_or_warn();

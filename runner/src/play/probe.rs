@@ -30,6 +30,7 @@ pub enum ScoreMode {
 pub enum Limit {
     Depth(u32),
     Movetime(u64),
+    Nodes(u64),
 }
 
 impl Limit {
@@ -37,6 +38,7 @@ impl Limit {
         match self {
             Limit::Depth(d) => format!("go depth {d}"),
             Limit::Movetime(ms) => format!("go movetime {ms}"),
+            Limit::Nodes(n) => format!("go nodes {n}"),
         }
     }
 }
@@ -130,23 +132,28 @@ fn is_bound(line: &str) -> bool {
         .any(|t| t == "lowerbound" || t == "upperbound")
 }
 
-/// Searches `fen` with `limit` on an engine started with `every_line`. A depth search fails
-/// after `timeout`; a timed search is sent `stop` after its movetime plus `timeout` and fails 5 s
-/// later.
+/// Searches `fen` with `limit` on an engine started with `every_line`, among `searchmoves` only
+/// when that list (UCI moves) is not empty. A depth or node search fails after `timeout`; a timed
+/// search is sent `stop` after its movetime plus `timeout` and fails 5 s later.
 pub async fn search(
     engine: &mut UciEngine,
     fen: &str,
     limit: Limit,
+    searchmoves: &[String],
     timeout: Duration,
 ) -> Result<SearchReport, UciError> {
     let wait = timeout
         + match limit {
             Limit::Movetime(ms) => Duration::from_millis(ms),
-            Limit::Depth(_) => Duration::ZERO,
+            Limit::Depth(_) | Limit::Nodes(_) => Duration::ZERO,
         };
     let mut info = InfoCollector::default();
     let position = format!("position fen {fen}");
-    let go = limit.go_command();
+    let mut go = limit.go_command();
+    if !searchmoves.is_empty() {
+        go.push_str(" searchmoves ");
+        go.push_str(&searchmoves.join(" "));
+    }
     let reply = match engine.go_each(&position, &go, wait, "bestmove", &mut |l| info.feed(l)).await
     {
         Err(UciError::Timeout { .. }) if matches!(limit, Limit::Movetime(_)) => {
@@ -211,11 +218,11 @@ mod tests {
         let opts = crate::play::uci::StartOptions { every_line: true, ..Default::default() };
         let mut e = UciEngine::start(&spec, &opts).await.unwrap();
         let fen = crate::plan::openings::STARTPOS_FEN;
-        let r = search(&mut e, fen, Limit::Depth(2), Duration::from_secs(60)).await.unwrap();
+        let r = search(&mut e, fen, Limit::Depth(2), &[], Duration::from_secs(60)).await.unwrap();
         assert_eq!(r.bestmove, "e2e4");
         assert_eq!(r.score, Some(Eval::Mate(3)));
         assert_eq!(r.depths[0].score, Eval::Cp(5));
-        let err = search(&mut e, fen, Limit::Depth(2), Duration::from_millis(300)).await;
+        let err = search(&mut e, fen, Limit::Depth(2), &[], Duration::from_millis(300)).await;
         assert!(matches!(err, Err(UciError::Timeout { .. })), "{err:?}");
     }
 }

@@ -37,6 +37,8 @@ pub struct Job {
     pub setup: usize,
     pub fen: String,
     pub limits: Vec<Limit>,
+    /// `go ... searchmoves` these UCI moves (empty: all moves).
+    pub searchmoves: Vec<String>,
 }
 
 /// A finished job: the reports of its searches, or the fault that ended it.
@@ -178,7 +180,9 @@ async fn worker(
             let mut reports = Vec::with_capacity(job.limits.len());
             for &limit in &job.limits {
                 new_game(engine, cfg.start_timeout).await?;
-                reports.push(search(engine, &job.fen, limit, cfg.search_timeout).await?);
+                reports.push(
+                    search(engine, &job.fen, limit, &job.searchmoves, cfg.search_timeout).await?,
+                );
             }
             Ok::<_, UciError>(reports)
         };

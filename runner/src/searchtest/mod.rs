@@ -2,6 +2,10 @@
 //! positions, at fixed time (depth reached, as the Crafty seed measured MPC's speed) or at fixed
 //! depth (nodes, speed-up, same best move, same value, as Buro's ProbCut table).
 
+pub mod oracle;
+pub mod oracle_cache;
+pub mod oracle_report;
+pub mod oracle_spec;
 pub mod summary;
 pub mod table;
 pub mod variant;
@@ -35,6 +39,8 @@ pub struct SearchTestPlan {
     pub concurrency: usize,
     pub search_timeout: Duration,
     pub start_timeout: Duration,
+    /// `--oracle`: score every chosen move with this engine (after all variants searched).
+    pub oracle: Option<oracle::OraclePlan>,
 }
 
 #[derive(Debug)]
@@ -80,6 +86,11 @@ pub async fn run(plan: SearchTestPlan, cancel: Cancel) -> Result<SearchTestOutco
             errln!("variant {}: {n}", v.name);
         }
     }
+    // The oracle is started once before any search, so a missing one fails at once.
+    let oracle_id = match &plan.oracle {
+        Some(o) => Some(oracle::check(o).await?),
+        None => None,
+    };
     let plan_json = serde_json::json!({
         "engine": plan.engine,
         "variants": plan.variants,
@@ -87,6 +98,7 @@ pub async fn run(plan: SearchTestPlan, cancel: Cancel) -> Result<SearchTestOutco
         "positions": plan.positions.len(),
         "limit": plan.limit,
         "concurrency": cfg.concurrency,
+        "oracle": plan.oracle.as_ref().map(|o| &o.spec),
     });
     crate::store::files::write_file(
         &out.join("plan.json"),
@@ -97,11 +109,12 @@ pub async fn run(plan: SearchTestPlan, cancel: Cancel) -> Result<SearchTestOutco
         .positions
         .iter()
         .flat_map(|p| {
-            (0..plan.variants.len()).map(move |v| Job {
+            plan.variants.iter().enumerate().map(move |(v, var)| Job {
                 position: p.index,
                 setup: v,
                 fen: p.fen.clone(),
-                limits: vec![plan.limit],
+                limits: vec![var.limit.unwrap_or(plan.limit)],
+                searchmoves: Vec::new(),
             })
         })
         .collect();
@@ -109,7 +122,7 @@ pub async fn run(plan: SearchTestPlan, cancel: Cancel) -> Result<SearchTestOutco
     let mut file = crate::store::files::create_file(&searches_path)?;
     let mut page = LivePage::new(out.to_path_buf());
     let mut progress = Progress::new("searchtest", total, 0);
-    let (mut rx, handle) = spawn_pool(setups, jobs, cfg, cancel);
+    let (mut rx, handle) = spawn_pool(setups, jobs, cfg, cancel.clone());
     let mut records = Vec::new();
     let mut faults = 0;
     while let Some(res) = rx.recv().await {
@@ -162,14 +175,19 @@ pub async fn run(plan: SearchTestPlan, cancel: Cancel) -> Result<SearchTestOutco
     let pool_result = handle.await.context("search test workers")?;
     let partial = (records.len() as u64) < total;
     let names: Vec<(String, Vec<(String, String)>)> =
-        plan.variants.iter().map(|v| (v.name.clone(), v.options.clone())).collect();
+        plan.variants.iter().map(|v| (v.name.clone(), variant::shown_options(v))).collect();
     let summaries = summarize(&records, &names);
     let fixed_time = matches!(plan.limit, Limit::Movetime(_));
-    let table = table::markdown(&summaries, fixed_time);
+    let mut table = table::markdown(&summaries, fixed_time);
     let heading = match plan.limit {
         Limit::Movetime(ms) => format!(
             "# Search test: fixed time, {ms} ms per position\n\nDepth = deepest iteration with an \
              exact score; depth gain = mean depth minus the first variant's."
+        ),
+        Limit::Nodes(n) => format!(
+            "# Search test: fixed nodes, {n} per position\n\nSpeed-up = the first variant's \
+             nodes / this variant's (totals); same move / same value: best move / final score \
+             equal to the first variant's."
         ),
         Limit::Depth(d) => format!(
             "# Search test: fixed depth {d}\n\nSpeed-up = the first variant's nodes / this \
@@ -197,6 +215,32 @@ pub async fn run(plan: SearchTestPlan, cancel: Cancel) -> Result<SearchTestOutco
         let p = out.join(name);
         crate::store::files::write_file(&p, text.as_bytes())
     };
+    let mut oracle_json = serde_json::Value::Null;
+    if let (Some(op), Some(id_name)) = (&plan.oracle, oracle_id)
+        && !cancel.is_cancelled()
+    {
+        let variant_names: Vec<String> = plan.variants.iter().map(|v| v.name.clone()).collect();
+        let (moves, orun) =
+            oracle::score_moves(op, id_name, &plan.positions, &records, &cancel).await?;
+        let mut lines = String::new();
+        for m in &moves {
+            lines.push_str(&serde_json::to_string(m)?);
+            lines.push('\n');
+        }
+        write("oracle-moves.jsonl", lines)?;
+        let (all, stages) = oracle_report::summarize_by_stage(&moves, &variant_names);
+        let text = oracle_report::document(op, &orun, &all, &stages);
+        doc.push_str(&text);
+        table.push_str(&text);
+        oracle_json = serde_json::json!({
+            "oracle": op.spec,
+            "run": orun,
+            "mate_mapping": oracle_spec::MAPPING_NOTE,
+            "summary": all,
+            "by_stage": stages,
+        });
+        write("oracle.json", serde_json::to_string_pretty(&oracle_json)? + "\n")?;
+    }
     write("table.md", doc)?;
     write("table.csv", table::csv(&summaries))?;
     let summary = serde_json::json!({
@@ -209,6 +253,7 @@ pub async fn run(plan: SearchTestPlan, cancel: Cancel) -> Result<SearchTestOutco
         "partial": partial,
         "variants": summaries,
         "by_stage": by_stage,
+        "oracle": oracle_json,
     });
     write("summary.json", serde_json::to_string_pretty(&summary)? + "\n")?;
     page.wait();
