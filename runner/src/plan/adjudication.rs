@@ -75,7 +75,9 @@ impl ResignRule {
                     twosided = match v.trim() {
                         "true" => true,
                         "false" => false,
-                        other => return Err(bad(format!("twosided: {other:?} is not true or false"))),
+                        other => {
+                            return Err(bad(format!("twosided: {other:?} is not true or false")));
+                        }
                     }
                 }
                 _ => numbers.push(item),
@@ -125,7 +127,11 @@ mod tests {
             ResignRule::parse("movecount=3,twosided=true,score=600").unwrap(),
             ResignRule { movecount: 3, score: 600, twosided: true }
         );
-        assert!(ResignRule::parse("movecount=3,score=600,twosided=yes").unwrap_err().contains("twosided"));
+        assert!(
+            ResignRule::parse("movecount=3,score=600,twosided=yes")
+                .unwrap_err()
+                .contains("twosided")
+        );
         assert!(DrawRule::parse("movenumber=40,movecount=8").unwrap_err().contains("score"));
         assert!(ResignRule::parse("movecount=x,score=1").is_err());
         assert!(ResignRule::parse("movecount=1,score=1,foo=2").is_err());
