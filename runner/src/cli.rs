@@ -227,6 +227,11 @@ pub struct ExecArgs {
     /// Games played at once [default: number of CPUs].
     #[arg(long, value_name = "N", value_parser = parse_concurrency)]
     pub concurrency: Option<usize>,
+    /// Pin each concurrency slot to its own CPU, both engines of a game on it (Linux): the
+    /// CPUs as a list (0,2,4-7), or all this process may use when none is given. Without
+    /// --concurrency, one slot per CPU given.
+    #[arg(long, value_name = "CPUS", num_args = 0..=1, default_missing_value = "")]
+    pub affinity: Option<String>,
     /// Results directory [default: results/<timestamp>; on --resume, the newest run there].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,

@@ -194,6 +194,7 @@ mod tests {
             created: "c".into(),
             plan_hash: plan.hash(),
             plan,
+            affinity: None,
         };
         serde_json::json!({
             "format": super::super::submission::SUBMISSION_FORMAT,

@@ -95,6 +95,7 @@ impl Submission {
             created: chrono::Utc::now().to_rfc3339(),
             plan_hash: plan.hash(),
             plan,
+            affinity: None,
         };
         Ok(Submission { format: SUBMISSION_FORMAT, run, openings, engines, settings, experiment })
     }
@@ -175,6 +176,9 @@ fn worker_settings(x: &ExecArgs) -> Result<WorkerSettings> {
     }
     if x.shard.is_some() {
         bail!("runner submit does not take --shard: the fleet's workers share the pairs");
+    }
+    if x.affinity.is_some() {
+        bail!("runner submit does not take --affinity: the fleet's workers do not pin engines");
     }
     let opts = RunOptions::from_exec(x, PathBuf::new())?;
     Ok(WorkerSettings {

@@ -3,9 +3,10 @@
 
 use serde::{Deserialize, Serialize};
 
-/// `--draw movenumber=N,movecount=N,score=CP`: a draw once at least `movenumber` full moves were
-/// played and both engines' scores stayed within `score` cp of zero for `movecount` consecutive
-/// moves each (2 x movecount plies).
+/// `--draw movenumber=N,movecount=N,score=CP`, as cutechess-cli counts it: a draw once at least
+/// `movenumber` full moves were played (book moves included) and the engines' scores stayed
+/// within `score` cp of zero for the last 2 x `movecount` plies; a capture or a pawn move starts
+/// the count again (at that ply).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DrawRule {
     pub movenumber: u32,
@@ -13,12 +14,16 @@ pub struct DrawRule {
     pub score: i32,
 }
 
-/// `--resign movecount=N,score=CP`: a side whose own score was at most -`score` for `movecount`
-/// consecutive moves of its own loses.
+/// `--resign movecount=N,score=CP[,twosided=true]`: a side whose own score was at most -`score`
+/// for `movecount` consecutive moves of its own loses; with `twosided`, only when the other
+/// side's score was at least +`score` for its last `movecount` moves too (cutechess-cli's rule).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ResignRule {
     pub movecount: u32,
     pub score: i32,
+    /// Left out of run.json when false, so plans without it keep their hash.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub twosided: bool,
 }
 
 /// All adjudication settings of a run.
@@ -60,12 +65,29 @@ impl DrawRule {
 
 impl ResignRule {
     pub fn parse(s: &str) -> Result<ResignRule, String> {
-        let v = key_values(s, &["movecount", "score"])
-            .map_err(|e| format!("bad --resign {s:?}: {e}"))?;
-        if v[0] == 0 {
-            return Err(format!("bad --resign {s:?}: movecount must be > 0"));
+        let bad = |e: String| format!("bad --resign {s:?}: {e}");
+        // `twosided=true|false` is the one key that is not a number.
+        let mut twosided = false;
+        let mut numbers = Vec::new();
+        for item in s.split(',') {
+            match item.split_once('=') {
+                Some((k, v)) if k.trim() == "twosided" => {
+                    twosided = match v.trim() {
+                        "true" => true,
+                        "false" => false,
+                        other => {
+                            return Err(bad(format!("twosided: {other:?} is not true or false")));
+                        }
+                    }
+                }
+                _ => numbers.push(item),
+            }
         }
-        Ok(ResignRule { movecount: v[0] as u32, score: v[1] as i32 })
+        let v = key_values(&numbers.join(","), &["movecount", "score"]).map_err(bad)?;
+        if v[0] == 0 {
+            return Err(bad("movecount must be > 0".into()));
+        }
+        Ok(ResignRule { movecount: v[0] as u32, score: v[1] as i32, twosided })
     }
 }
 
@@ -99,11 +121,29 @@ mod tests {
         );
         assert_eq!(
             ResignRule::parse("movecount=3,score=600").unwrap(),
-            ResignRule { movecount: 3, score: 600 }
+            ResignRule { movecount: 3, score: 600, twosided: false }
+        );
+        assert_eq!(
+            ResignRule::parse("movecount=3,twosided=true,score=600").unwrap(),
+            ResignRule { movecount: 3, score: 600, twosided: true }
+        );
+        assert!(
+            ResignRule::parse("movecount=3,score=600,twosided=yes")
+                .unwrap_err()
+                .contains("twosided")
         );
         assert!(DrawRule::parse("movenumber=40,movecount=8").unwrap_err().contains("score"));
         assert!(ResignRule::parse("movecount=x,score=1").is_err());
         assert!(ResignRule::parse("movecount=1,score=1,foo=2").is_err());
         assert!(ResignRule::parse("movecount=0,score=1").is_err());
+    }
+
+    /// Plans without `twosided` serialize as before (their hash is unchanged).
+    #[test]
+    fn one_sided_resign_keeps_the_old_json() {
+        let r = ResignRule { movecount: 3, score: 600, twosided: false };
+        assert_eq!(serde_json::to_string(&r).unwrap(), r#"{"movecount":3,"score":600}"#);
+        let back: ResignRule = serde_json::from_str(r#"{"movecount":3,"score":600}"#).unwrap();
+        assert_eq!(back, r);
     }
 }

@@ -12,7 +12,7 @@ use crate::plan::openings::{Opening, position_for};
 use crate::plan::run_plan::RunPlan;
 use crate::plan::time_control::TimeControl;
 use crate::plan::variant::Variant;
-use crate::play::adjudication::Adjudicator;
+use crate::play::adjudication::{Adjudicator, MovePlayed};
 use crate::play::clock::Clock;
 use crate::play::termination::Termination;
 use crate::play::uci::{UciEngine, UciError, position_command};
@@ -256,9 +256,14 @@ pub async fn play_game(
         if let Some(end) = board.rules_ending() {
             return Ok(finish(end, moves));
         }
-        let total = board.played.len() as u32;
-        let engine_plies = moves.len() as u32;
-        if let Some((t, winner)) = adjudicator.on_move(side, eval, total, engine_plies) {
+        let played = MovePlayed {
+            mover: side,
+            eval,
+            zeroing: board.pos.halfmoves() == 0,
+            total_plies: board.played.len() as u32,
+            engine_plies: moves.len() as u32,
+        };
+        if let Some((t, winner)) = adjudicator.on_move(played) {
             return Ok(finish(Ending::decided(t, winner), moves));
         }
     }

@@ -3,6 +3,7 @@
 //! position probes, cancellation). Uses `plan` only.
 
 pub mod adjudication;
+pub mod affinity;
 pub mod cancel;
 pub mod clock;
 pub mod game;

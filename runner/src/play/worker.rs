@@ -11,6 +11,7 @@ use tokio::sync::mpsc;
 use crate::plan::engine_spec::EngineSpec;
 use crate::plan::openings::Opening;
 use crate::plan::schedule::{Job, Pairing};
+use crate::play::affinity;
 use crate::play::cancel::Cancel;
 use crate::play::game::{GameOutcome, GameSettings, play_game};
 use crate::play::pause::PauseWatch;
@@ -138,6 +139,8 @@ pub struct WorkerContext {
     pub cancel: Cancel,
     /// Raised when the runner was stopped; a game that spans a raise is played again.
     pub pause: Arc<PauseWatch>,
+    /// `--affinity`: the CPU of each worker slot; both engines of its games are pinned to it.
+    pub slot_cpus: Option<Vec<usize>>,
 }
 
 impl WorkerContext {
@@ -161,6 +164,7 @@ impl WorkerContext {
             started_pairs: Mutex::new(already_started.into_iter().collect()),
             cancel,
             pause: Arc::new(PauseWatch::new()),
+            slot_cpus: None,
         }
     }
 
@@ -204,8 +208,27 @@ impl WorkerContext {
     }
 }
 
-/// One worker: plays games until the queue is empty or the run is cancelled.
-pub async fn worker_loop(ctx: Arc<WorkerContext>, tx: mpsc::UnboundedSender<WorkerEvent>) {
+/// Pins both engines of a game to the CPU of worker `slot` (`--affinity`).
+fn pin_to_slot(ctx: &WorkerContext, slot: usize, engines: [&UciEngine; 2]) -> Result<(), String> {
+    let Some(cpu) = ctx.slot_cpus.as_ref().and_then(|c| c.get(slot)).copied() else {
+        return Ok(());
+    };
+    for e in engines {
+        if let Some(pid) = e.pid() {
+            affinity::pin_process(pid, cpu).map_err(|err| {
+                format!("--affinity: cannot pin engine {} to CPU {cpu}: {err}", e.name())
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// One worker (slot `slot`): plays games until the queue is empty or the run is cancelled.
+pub async fn worker_loop(
+    ctx: Arc<WorkerContext>,
+    tx: mpsc::UnboundedSender<WorkerEvent>,
+    slot: usize,
+) {
     while !ctx.cancel.is_cancelled() {
         let Some(task) = ctx.next_task() else { break };
         let pairing = &ctx.pairings[task.job.pairing];
@@ -236,6 +259,11 @@ pub async fn worker_loop(ctx: Arc<WorkerContext>, tx: mpsc::UnboundedSender<Work
                 break;
             }
         };
+        if let Err(msg) = pin_to_slot(&ctx, slot, [&white, &black]) {
+            let _ = tx.send(WorkerEvent::Fatal(msg));
+            ctx.cancel.cancel();
+            break;
+        }
         let epoch = ctx.pause.observe();
         let outcome = tokio::select! {
             biased;

@@ -83,7 +83,7 @@ pub(super) async fn play_pending(
     let (tx, mut rx) = mpsc::unbounded_channel();
     let workers = opts.concurrency.max(1).min(ctx.queued().max(1));
     let handles: Vec<_> =
-        (0..workers).map(|_| tokio::spawn(worker_loop(ctx.clone(), tx.clone()))).collect();
+        (0..workers).map(|i| tokio::spawn(worker_loop(ctx.clone(), tx.clone(), i))).collect();
     drop(tx);
     let ticker = ctx.pause.spawn_ticker();
     let progress = Progress::new(opts.progress, total_games, tally.games());

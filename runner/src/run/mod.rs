@@ -20,6 +20,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use crate::cli::ExecArgs;
 use crate::plan::openings::Opening;
 use crate::plan::run_plan::RunPlan;
+use crate::play::affinity;
 use crate::play::cancel::Cancel;
 use crate::play::game::GameSettings;
 use crate::play::worker::{EnginePool, WorkerContext, default_concurrency};
@@ -41,6 +42,8 @@ pub const INTERRUPTED: &str =
 pub struct RunOptions {
     pub out_dir: PathBuf,
     pub concurrency: usize,
+    /// `--affinity`: the CPU of each concurrency slot.
+    pub affinity: Option<Vec<usize>>,
     pub resume: bool,
     /// Longest wait for `readyok`, and for `bestmove` under node or depth limits.
     pub stall_timeout: Duration,
@@ -71,9 +74,19 @@ impl RunOptions {
             Some(n) => n,
             None => default_concurrency(),
         };
+        let (concurrency, affinity) = match x.affinity.as_deref() {
+            None => (concurrency, None),
+            Some(list) => {
+                // `--affinity` alone: every allowed CPU; without --concurrency, one slot each.
+                let list = Some(list).filter(|l| !l.is_empty());
+                let cpus = affinity::slot_cpus(list, x.concurrency).map_err(|e| anyhow!(e))?;
+                (cpus.len(), Some(cpus))
+            }
+        };
         Ok(RunOptions {
             out_dir,
             concurrency,
+            affinity,
             resume: x.resume,
             stall_timeout: secs(x.stall_timeout, "--stall-timeout")?,
             handshake_timeout: secs(x.start_timeout, "--start-timeout")?,
@@ -154,8 +167,17 @@ pub async fn execute_with(
         errln!("resuming: {} of {} games already played", done.len(), pending.total_games);
     }
     let pools = prepare::engine_pools(plan, opts);
-    let ctx =
-        prepare::worker_context(plan, &pools, openings, settings, pending.tasks, &done, &cancel);
+    let slot_cpus = opts.affinity.clone();
+    let ctx = prepare::worker_context(
+        plan,
+        &pools,
+        openings,
+        settings,
+        pending.tasks,
+        &done,
+        &cancel,
+        slot_cpus,
+    );
     prepare::mark_decided(plan, &ctx, &tally, stopped_on_resume);
     if ctx.queued() > 0 {
         prepare::check_engines_start(&pools, &opts.required_options, &cancel).await?;
@@ -209,6 +231,9 @@ async fn finish(
     let engine_names: Vec<String> = plan.engines.iter().map(|e| e.name.clone()).collect();
     let mut summary = summary_json(&plan.pairings, &engine_names, &tally, plan.sprt, stop.as_str());
     summary["runner_overhead"] = serde_json::to_value(&overhead)?;
+    if let Some(cpus) = &opts.affinity {
+        summary["affinity"] = serde_json::json!(cpus);
+    }
     let mut warned = warnings::fault_warnings(&records);
     warned.extend(warnings::starvation_warnings(plan, &records));
     // Replayed games were already warned about as they happened; the summary keeps them too.
@@ -225,6 +250,11 @@ async fn finish(
     if overhead.games > 0 {
         report.push_str(&overhead.line());
         report.push('\n');
+    }
+    if let Some(cpus) = &opts.affinity {
+        let slots: Vec<String> =
+            cpus.iter().enumerate().map(|(i, c)| format!("slot {} CPU {c}", i + 1)).collect();
+        report.push_str(&format!("affinity: {}\n", slots.join(", ")));
     }
     Ok(RunOutcome { records, tally, stop, dir: opts.out_dir.clone(), report, overhead })
 }

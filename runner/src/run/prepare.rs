@@ -33,7 +33,8 @@ pub(super) fn open_store(plan: &RunPlan, opts: &RunOptions) -> Result<(Store, Ve
     if opts.resume {
         Store::resume(&opts.out_dir, plan)
     } else {
-        Ok((Store::create(&opts.out_dir, plan)?, Vec::new()))
+        let store = Store::create_with_affinity(&opts.out_dir, plan, opts.affinity.as_deref())?;
+        Ok((store, Vec::new()))
     }
 }
 
@@ -130,6 +131,7 @@ pub(super) fn engine_pools(plan: &RunPlan, opts: &RunOptions) -> Vec<Arc<EngineP
 }
 
 /// The workers' shared state: the queue of `tasks`, with the pairs already started complete.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn worker_context(
     plan: &RunPlan,
     pools: &[Arc<EnginePool>],
@@ -138,8 +140,9 @@ pub(super) fn worker_context(
     tasks: Vec<GameTask>,
     done: &[GameRecord],
     cancel: &Cancel,
+    slot_cpus: Option<Vec<usize>>,
 ) -> Arc<WorkerContext> {
-    Arc::new(WorkerContext::new(
+    let mut ctx = WorkerContext::new(
         pools.to_vec(),
         plan.pairings.clone(),
         Arc::new(openings),
@@ -147,7 +150,9 @@ pub(super) fn worker_context(
         tasks,
         done.iter().map(|r| (r.pairing, r.pair)),
         cancel.clone(),
-    ))
+    );
+    ctx.slot_cpus = slot_cpus;
+    Arc::new(ctx)
 }
 
 /// Stops new pairs of pairings already decided (SPRT) or stopped by the hook on resume.

@@ -284,6 +284,7 @@ mod tests {
             created: "x".into(),
             plan_hash: "x".into(),
             plan: super::super::tests::plan(),
+            affinity: None,
         };
         fs::write(base.join(RUN_FILE), serde_json::to_string(&run).unwrap()).unwrap();
         drop(RunDir::open(&base, DirMode::New).unwrap());

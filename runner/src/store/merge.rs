@@ -325,6 +325,7 @@ pub fn merge_dirs(inputs: &[PathBuf], out: &Path, side_plan: SidePlan) -> Result
         created: chrono::Utc::now().to_rfc3339(),
         plan_hash: plan.hash(),
         plan: plan.clone(),
+        affinity: None,
     };
     let mut run_json = serde_json::to_value(&run)?;
     run_json["merged"] = serde_json::to_value(&set)?;

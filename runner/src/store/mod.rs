@@ -39,6 +39,10 @@ pub struct RunFile {
     pub created: String,
     pub plan_hash: String,
     pub plan: RunPlan,
+    /// `--affinity` of the invocation that created the run: the CPU of each concurrency slot.
+    /// Not part of the plan (it does not change which games are played, as --concurrency).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub affinity: Option<Vec<usize>>,
 }
 
 /// Summary figures of the runner's own latency in one game.
@@ -246,6 +250,15 @@ impl Store {
     /// Starts a new run in `dir` (created if needed). A directory that already holds games is
     /// refused: resume it or choose another `--out`.
     pub fn create(dir: &Path, plan: &RunPlan) -> Result<Store> {
+        Self::create_with_affinity(dir, plan, None)
+    }
+
+    /// [`Store::create`], recording `--affinity` (the CPU of each slot) in run.json.
+    pub fn create_with_affinity(
+        dir: &Path,
+        plan: &RunPlan,
+        affinity: Option<&[usize]>,
+    ) -> Result<Store> {
         let games = dir.join(GAMES_FILE);
         if games.exists() && fs::metadata(&games).map(|m| m.len() > 0).unwrap_or(false) {
             bail!(
@@ -262,6 +275,7 @@ impl Store {
             created: chrono::Utc::now().to_rfc3339(),
             plan_hash: plan.hash(),
             plan: plan.clone(),
+            affinity: affinity.map(<[usize]>::to_vec),
         };
         write_atomic(&dir.join(RUN_FILE), serde_json::to_string_pretty(&run)?.as_bytes())?;
         Self::open_files(dir, plan, true)

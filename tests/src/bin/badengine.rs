@@ -19,7 +19,13 @@
 //!   of the engine's process group, as a daemon would) that writes its pid to
 //!   `DIR/daemon-<engine pid>.pid` and sleeps for 1000 s; then plays as `good`;
 //! - `tunable`: a known optimum for tuners: option `X` (0..100), strongest at X = 37 (see
-//!   [`tunable`]).
+//!   [`tunable`]);
+//! - `script FILE`: plays the game FILE scripts, one line per ply from the opening's position
+//!   (`MOVE SCORE`, SCORE a centipawn number or `none`): at ply k (the moves after the
+//!   position's FEN) it answers line k+1's move with that score; past the end of the script it
+//!   plays as `good` without a score;
+//! - `cpus`: plays as `good` and reports as its score the CPU it may run on (its own
+//!   `Cpus_allowed_list` in /proc/self/status), or -1 when that is not a single CPU.
 
 #[path = "badengine/tunable.rs"]
 mod tunable;
@@ -46,6 +52,11 @@ fn main() {
     let mut gos = 0u64;
     let mut hung = false;
     let mut x = 50i64;
+    let script: Vec<(String, Option<i32>)> = match (mode.as_str(), args.get(1)) {
+        ("script", Some(file)) => read_script(file),
+        _ => Vec::new(),
+    };
+    let mut plies = 0usize;
     for line in stdin.lock().lines() {
         let Ok(line) = line else { break };
         let line = line.trim();
@@ -70,11 +81,24 @@ fn main() {
             "isready" => {
                 let _ = writeln!(out, "readyok");
             }
-            "position" => pos = parse_position(line).unwrap_or_default(),
+            "position" => {
+                pos = parse_position(line).unwrap_or_default();
+                plies = line.split_once(" moves").map_or(0, |(_, m)| m.split_whitespace().count());
+            }
             "setoption" => x = tunable::parse_x(line).unwrap_or(x),
             "go" if mode == "tunable" => {
                 let (mv, cp) = tunable::choose(&pos, x).unwrap_or_else(|| ("0000".into(), 0));
                 let _ = writeln!(out, "info depth 2 score cp {cp} nodes 1 time 0 pv {mv}");
+                let _ = writeln!(out, "bestmove {mv}");
+            }
+            "go" if mode == "script" => {
+                let (mv, score) = match script.get(plies) {
+                    Some((mv, score)) => (mv.clone(), *score),
+                    None => (choose(&pos, gos, false), None),
+                };
+                gos += 1;
+                let score = score.map(|cp| format!(" score cp {cp}")).unwrap_or_default();
+                let _ = writeln!(out, "info depth 1{score} nodes 1 time 0 pv {mv}");
                 let _ = writeln!(out, "bestmove {mv}");
             }
             "go" => {
@@ -134,11 +158,8 @@ fn main() {
                 } else {
                     choose(&pos, k, mode == "mate")
                 };
-                let _ = writeln!(
-                    out,
-                    "info depth 1 score cp {} nodes 1 time 0 pv {mv}",
-                    (k % 7) as i32 - 3
-                );
+                let score = if mode == "cpus" { own_cpu() } else { (k % 7) as i64 - 3 };
+                let _ = writeln!(out, "info depth 1 score cp {score} nodes 1 time 0 pv {mv}");
                 let _ = writeln!(out, "bestmove {mv}");
             }
             "quit" => break,
@@ -223,6 +244,30 @@ fn choose(pos: &Chess, k: u64, aggressive: bool) -> String {
         moves[(k as usize * 7 + pos.fullmoves().get() as usize) % moves.len()]
     };
     UciMove::from_move(pick, CastlingMode::Standard).to_string()
+}
+
+/// The script of `script FILE`: `MOVE SCORE` per line (SCORE `none`: no score).
+fn read_script(file: &str) -> Vec<(String, Option<i32>)> {
+    let text = std::fs::read_to_string(file).unwrap_or_else(|e| {
+        eprintln!("badengine: cannot read the script {file}: {e}");
+        String::new()
+    });
+    text.lines()
+        .filter_map(|l| {
+            let mut it = l.split_whitespace();
+            Some((it.next()?.to_string(), it.next().and_then(|s| s.parse().ok())))
+        })
+        .collect()
+}
+
+/// The single CPU this process may run on (`Cpus_allowed_list` of /proc/self/status), else -1.
+fn own_cpu() -> i64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(-1)
 }
 
 /// CPU time (user + system) this process has used so far.
