@@ -9,6 +9,7 @@
 pub mod dir;
 pub mod files;
 pub mod merge;
+pub mod move_fields;
 pub mod pgn;
 pub mod records_check;
 
@@ -28,6 +29,7 @@ use crate::play::game::{Forfeit, GameOutcome, GameResult, round3};
 use crate::play::termination::Termination;
 use crate::play::uci_info::Eval;
 use crate::play::worker::GameTask;
+use crate::store::move_fields::MoveFields;
 use crate::store::pgn::{PgnGame, PgnMove, comment_for_move, to_pgn};
 pub use files::{write_atomic, write_named};
 
@@ -84,6 +86,10 @@ pub struct GameRecord {
     pub depths: Vec<Option<u32>>,
     pub times_ms: Vec<f64>,
     pub engine_times_ms: Vec<Option<u64>>,
+    /// Seldepth, nodes, nps, hashfull, pv and time left per engine move (absent in records of
+    /// older runners, and when no move had any).
+    #[serde(default, skip_serializing_if = "MoveFields::is_empty")]
+    pub move_info: MoveFields,
     pub latency: LatencyStats,
     /// The move an engine sent that was not legal (illegal-move endings).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -217,6 +223,7 @@ pub fn make_record(
         depths: out.moves.iter().map(|m| m.depth).collect(),
         times_ms: out.moves.iter().map(|m| round3(m.time_us as f64 / 1000.0)).collect(),
         engine_times_ms: out.moves.iter().map(|m| m.engine_time_ms).collect(),
+        move_info: MoveFields::of_moves(&out.moves),
         moves,
         latency,
         illegal_move: out.illegal_move,
@@ -517,6 +524,7 @@ pub(crate) mod tests {
             depths: vec![Some(3), None, Some(1)],
             times_ms: vec![1.5, 2.0, 3.25],
             engine_times_ms: vec![Some(1), None, Some(3)],
+            move_info: MoveFields::default(),
             latency: LatencyStats::default(),
             illegal_move: None,
             forfeit: None,
