@@ -76,10 +76,7 @@ pub fn parse_pv(line: &str) -> Option<String> {
         return None;
     }
     it.by_ref().take_while(|t| *t != "string").find(|t| *t == "pv")?;
-    let moves: Vec<&str> = it
-        .take_while(|t| is_uci_move(t))
-        .take(64)
-        .collect();
+    let moves: Vec<&str> = it.take_while(|t| is_uci_move(t)).take(64).collect();
     (!moves.is_empty()).then(|| moves.join(" "))
 }
 
