@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use tests::*;
+use e2e::*;
 
 /// Runs python3 with `script` and `args`; python-chess missing is a failure naming it.
 fn python(script: &str, args: &[&str]) -> String {
