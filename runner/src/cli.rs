@@ -263,6 +263,31 @@ pub struct ExecArgs {
     /// Progress display: auto (bar on a terminal), plain (periodic lines), quiet.
     #[arg(long, value_name = "MODE", default_value = "auto", value_parser = ["auto", "plain", "quiet"])]
     pub progress: String,
+    /// Also write every game, as it ends, to this PGN file (fastchess's -pgnout):
+    /// file=PATH[,append=true|false][,notation=san|lan|uci][,nodes=true][,seldepth=true]
+    /// [,nps=true][,hashfull=true][,pv=true][,timeleft=true][,latency=true][,min=true].
+    #[arg(long, value_name = "SPEC")]
+    pub pgnout: Option<String>,
+    /// Also append the final position of every game, as it ends, to this EPD file.
+    #[arg(long, value_name = "FILE")]
+    pub epdout: Option<PathBuf>,
+    /// The PGN Event tag [default: "runner match" (or sweep, ...)].
+    #[arg(long, value_name = "NAME")]
+    pub event: Option<String>,
+    /// The PGN Site tag [default: "?"].
+    #[arg(long, value_name = "NAME")]
+    pub site: Option<String>,
+    /// Lines for scripts on stdout: runner (the runner's own output), or the lines cutechess-cli
+    /// or fastchess print (score, Elo, SPRT); the progress display stays on stderr.
+    #[arg(long, value_name = "STYLE", default_value = "runner", value_parser = ["runner", "cutechess", "fastchess"])]
+    pub output: String,
+    /// With --output cutechess|fastchess: the Elo and SPRT lines every N games (0: at the end
+    /// only).
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub ratinginterval: u64,
+    /// With --output cutechess|fastchess: the "Score of" line every N games (0: at the end only).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub scoreinterval: u64,
 }
 
 /// The option groups of a run: `runner match` and `runner sweep`.

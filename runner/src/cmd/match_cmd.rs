@@ -86,14 +86,18 @@ pub async fn run(args: &MatchArgs) -> Result<u8> {
             return Err(e);
         }
     };
-    out!("{}", outcome.report);
+    // With --output cutechess|fastchess, stdout holds only those tools' lines.
+    let own = |text: &str| {
+        if opts.lines.is_runner() { outln!("{text}") } else { errln!("{text}") }
+    };
+    own(outcome.report.trim_end_matches('\n'));
     if !tournament {
         match_files::write(&outcome.dir, &plan, &outcome.records)?;
     } else {
         // A ratings fit that fails must not lose the run: the games are stored, the report
         // command can retry.
         match gauntlet::files::write_tables(&out, &plan, &outcome.records, anchor, anchor_elo) {
-            Ok(tables) => outln!("\n{}", tables.markdown()),
+            Ok(tables) => own(&format!("\n{}", tables.markdown())),
             Err(e) => errln!(
                 "warning: no ratings table: {e:#} (the games are stored; `runner report {}` \
                  tries again)",
@@ -102,7 +106,7 @@ pub async fn run(args: &MatchArgs) -> Result<u8> {
         }
     }
     page.finish_or_warn();
-    outln!("results: {}", outcome.dir.display());
+    own(&format!("results: {}", outcome.dir.display()));
     Ok(match outcome.stop {
         StopReason::Interrupted => {
             errln!("run interrupted: continue it with:\n  {}", resume_command(&outcome.dir));

@@ -180,6 +180,12 @@ fn worker_settings(x: &ExecArgs) -> Result<WorkerSettings> {
     if x.affinity.is_some() {
         bail!("runner submit does not take --affinity: the fleet's workers do not pin engines");
     }
+    if x.pgnout.is_some() || x.epdout.is_some() || x.output != "runner" {
+        bail!(
+            "runner submit does not take --pgnout, --epdout or --output: workers write no files \
+             and print no lines of a run (`runner pull` writes its games.pgn)"
+        );
+    }
     let opts = RunOptions::from_exec(x, PathBuf::new())?;
     Ok(WorkerSettings {
         stall_timeout_s: opts.stall_timeout.as_secs_f64(),

@@ -49,6 +49,43 @@ pub struct RunPlan {
     /// Standard chess (left out of run.json, so older plans keep their hash) or Chess960.
     #[serde(default, skip_serializing_if = "Variant::is_standard")]
     pub variant: Variant,
+    /// `--event`, `--site`: the PGN tags of games.pgn and `--pgnout` (left out of run.json when
+    /// not given, so older plans keep their hash).
+    #[serde(default, skip_serializing_if = "PgnTags::is_default")]
+    pub pgn: PgnTags,
+}
+
+/// The PGN `Event` and `Site` tags a run was given (`None`: the runner's defaults).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PgnTags {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub site: Option<String>,
+}
+
+impl PgnTags {
+    pub fn is_default(&self) -> bool {
+        *self == PgnTags::default()
+    }
+
+    /// `--event NAME`, `--site NAME`: one line of text each (a control character, a newline
+    /// among them, would break the tag line), at most 1000 bytes.
+    pub fn new(event: Option<&str>, site: Option<&str>) -> Result<PgnTags> {
+        let check = |flag: &str, v: Option<&str>| -> Result<Option<String>> {
+            let Some(v) = v else { return Ok(None) };
+            if v.chars().any(char::is_control) {
+                anyhow::bail!(
+                    "{flag} {v:?}: control characters (a newline, a tab, ...) are not allowed in a PGN tag"
+                );
+            }
+            if v.len() > 1000 {
+                anyhow::bail!("{flag}: at most 1000 bytes");
+            }
+            Ok(Some(v.to_string()))
+        };
+        Ok(PgnTags { event: check("--event", event)?, site: check("--site", site)? })
+    }
 }
 
 impl RunPlan {

@@ -87,6 +87,22 @@ pub struct MoveInfo {
     /// From reading the opponent's `bestmove` to flushing this `go`, microseconds (the
     /// runner's own turnaround; none for the first move).
     pub turnaround_us: Option<u64>,
+    /// What else the engine's last scored `info` line said (for `--pgnout`'s fields).
+    #[serde(default)]
+    pub extra: MoveExtra,
+}
+
+/// The fields of a move's last scored `info` line beyond score and depth, and the mover's clock
+/// after the move: what `--pgnout nodes=,seldepth=,nps=,hashfull=,pv=,timeleft=` write.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MoveExtra {
+    pub seldepth: Option<u32>,
+    pub nodes: Option<u64>,
+    pub nps: Option<u64>,
+    pub hashfull: Option<u32>,
+    pub pv: Option<String>,
+    /// The mover's clock after the move (increment added), ms; none without a clock.
+    pub timeleft_ms: Option<u64>,
 }
 
 /// A finished game.
@@ -317,18 +333,29 @@ async fn engine_move(
     *last_reply_at = Some(reply.received_at);
     let elapsed = reply.elapsed();
     let info = reply.info();
-    let record = MoveInfo {
+    let mut record = MoveInfo {
         uci: reply.bestmove.clone(),
         eval: info.score,
         depth: info.depth,
         time_us: elapsed.as_micros() as u64,
         engine_time_ms: info.time_ms,
         turnaround_us,
+        extra: MoveExtra {
+            seldepth: info.seldepth,
+            nodes: info.nodes,
+            nps: info.nps,
+            hashfull: info.hashfull,
+            pv: reply.pv(),
+            timeleft_ms: None,
+        },
     };
     // A late bestmove is late even though it arrived.
     if !clock.charge(elapsed, settings.margin) {
         // The late move is not played (and not checked for legality).
         return Err(flag(elapsed));
+    }
+    if matches!(settings.tc, TimeControl::Fischer { .. }) {
+        record.extra.timeleft_ms = Some(clock.remaining_ms());
     }
     let legal = reply.bestmove.parse::<UciMove>().ok().and_then(|u| u.to_move(&board.pos).ok());
     match legal {

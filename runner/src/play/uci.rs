@@ -18,7 +18,7 @@ use tokio::sync::mpsc;
 use crate::plan::engine_spec::EngineSpec;
 use crate::plan::names::file_stem;
 use crate::play::orphans;
-use crate::play::uci_info::{InfoSummary, parse_info};
+use crate::play::uci_info::{InfoSummary, parse_info, parse_pv};
 use crate::play::uci_lines::{self, LineRead, MAX_LINE};
 
 /// A line of engine output and the moment the reader task read it. Unless the engine was started
@@ -115,6 +115,11 @@ impl GoReply {
 
     pub fn info(&self) -> InfoSummary {
         self.last_info.as_deref().map(parse_info).unwrap_or_default()
+    }
+
+    /// The principal variation of that line, if it has one.
+    pub fn pv(&self) -> Option<String> {
+        self.last_info.as_deref().and_then(parse_pv)
     }
 }
 

@@ -1,5 +1,5 @@
-//! The few fields of a UCI `info` line the runner needs (score, depth, time, nodes), read by a
-//! small hand scan.
+//! The few fields of a UCI `info` line the runner needs (score, depth, seldepth, time, nodes,
+//! nps, hashfull, the principal variation), read by a small hand scan.
 
 use serde::{Deserialize, Serialize};
 
@@ -32,6 +32,9 @@ pub struct InfoSummary {
     pub seldepth: Option<u32>,
     pub time_ms: Option<u64>,
     pub nodes: Option<u64>,
+    pub nps: Option<u64>,
+    /// Permille of the hash table in use.
+    pub hashfull: Option<u32>,
 }
 
 /// Scans an `info ...` line. Unknown tokens are skipped; `info string` ends the scan.
@@ -47,6 +50,8 @@ pub fn parse_info(line: &str) -> InfoSummary {
             "seldepth" => out.seldepth = it.next().and_then(|v| v.parse().ok()),
             "time" => out.time_ms = it.next().and_then(|v| v.parse().ok()),
             "nodes" => out.nodes = it.next().and_then(|v| v.parse().ok()),
+            "nps" => out.nps = it.next().and_then(|v| v.parse().ok()),
+            "hashfull" => out.hashfull = it.next().and_then(|v| v.parse().ok()),
             "score" => {
                 out.score = match (it.next(), it.next().and_then(|v| v.parse::<i32>().ok())) {
                     (Some("cp"), Some(v)) => Some(Eval::Cp(v)),
@@ -60,6 +65,31 @@ pub fn parse_info(line: &str) -> InfoSummary {
         }
     }
     out
+}
+
+/// The principal variation of an `info` line: the moves after `pv` up to the next keyword a
+/// UCI info line may carry after it (engines put `pv` last, but not all do), at most 64 moves of
+/// at most 5 characters each (a longer token is not a move: the list ends there).
+pub fn parse_pv(line: &str) -> Option<String> {
+    let mut it = line.split_ascii_whitespace();
+    if it.next() != Some("info") {
+        return None;
+    }
+    it.by_ref().take_while(|t| *t != "string").find(|t| *t == "pv")?;
+    let moves: Vec<&str> = it.take_while(|t| is_uci_move(t)).take(64).collect();
+    (!moves.is_empty()).then(|| moves.join(" "))
+}
+
+/// A token shaped like a UCI move (`e2e4`, `e7e8q`, `0000`).
+fn is_uci_move(t: &str) -> bool {
+    let b = t.as_bytes();
+    let square = |f: u8, r: u8| (b'a'..=b'h').contains(&f) && (b'1'..=b'8').contains(&r);
+    match b.len() {
+        4 if t == "0000" => true,
+        4 => square(b[0], b[1]) && square(b[2], b[3]),
+        5 => square(b[0], b[1]) && square(b[2], b[3]) && b"nbrq".contains(&b[4]),
+        _ => false,
+    }
 }
 
 #[cfg(test)]
@@ -76,9 +106,21 @@ mod tests {
         assert_eq!(i.score, Some(Eval::Cp(-31)));
         assert_eq!(i.nodes, Some(41234));
         assert_eq!(i.time_ms, Some(45));
+        assert_eq!((i.nps, i.hashfull), (Some(900000), Some(3)));
         let m = parse_info("info depth 20 score mate -3 time 7 pv a1a2 score cp 5");
         assert_eq!(m.score, Some(Eval::Mate(-3)));
         assert!(Eval::Mate(-3).as_cp() < -99_000 && Eval::Mate(2).as_cp() > 99_000);
+    }
+
+    #[test]
+    fn reads_the_principal_variation() {
+        let l = "info depth 3 score cp 5 nodes 10 pv e2e4 e7e5 g1f3 b8c6";
+        assert_eq!(parse_pv(l).as_deref(), Some("e2e4 e7e5 g1f3 b8c6"));
+        let l = "info depth 3 pv e7e8q a2a1n nodes 77 hashfull 5";
+        assert_eq!(parse_pv(l).as_deref(), Some("e7e8q a2a1n"));
+        assert_eq!(parse_pv("info depth 3 score cp 5"), None);
+        assert_eq!(parse_pv("info string pv e2e4"), None);
+        assert_eq!(parse_pv("info pv {} \"x"), None);
     }
 
     #[test]

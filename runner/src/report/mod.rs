@@ -11,5 +11,6 @@ pub mod match_plot;
 pub mod match_table;
 pub mod overhead;
 pub mod progress;
+pub mod script_lines;
 pub mod summary;
 pub mod warnings;

@@ -260,6 +260,15 @@ impl Progress {
         }
     }
 
+    /// A line for scripts on stdout (`--output cutechess|fastchess`): the bar (on stderr) is
+    /// hidden while it is written, so a terminal showing both never mixes them.
+    pub fn stdout(&self, line: &str) {
+        match &self.bar {
+            Some(b) => b.suspend(|| outln!("{line}")),
+            None => outln!("{line}"),
+        }
+    }
+
     /// A line that must be seen whatever the display: above the bar, or on stderr.
     pub fn warn(&self, msg: &str) {
         match &self.bar {

@@ -10,7 +10,7 @@ use crate::plan::adjudication::Adjudication;
 use crate::plan::engine_spec::EngineSpec;
 use crate::plan::engines::resolve_engines;
 use crate::plan::openings::{Opening, book_for_plan};
-use crate::plan::run_plan::{RunPlan, game_pairs, games_to_play};
+use crate::plan::run_plan::{PgnTags, RunPlan, game_pairs, games_to_play};
 use crate::plan::schedule::{Pairing, Shard};
 use crate::plan::time_control::{TimeControl, time_controls};
 use crate::plan::tournament;
@@ -69,6 +69,7 @@ pub fn run_plan(
         sprt,
         shard,
         variant: b.variant,
+        pgn: PgnTags::new(x.event.as_deref(), x.site.as_deref())?,
     };
     Ok((plan, openings))
 }

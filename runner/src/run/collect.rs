@@ -16,6 +16,7 @@ use crate::play::cancel::Cancel;
 use crate::play::worker::{FinishedGame, WorkerContext, WorkerEvent, worker_loop};
 use crate::report::overhead::OverheadMeter;
 use crate::report::progress::Progress;
+use crate::report::script_lines::{ColourTally, LinesInput, ScriptLines};
 use crate::report::summary::Tally;
 use crate::report::warnings::FaultStreaks;
 use crate::store::{GameRecord, Store, make_record};
@@ -56,6 +57,9 @@ struct Collector<'a, 'h, 'l> {
     /// Whether a live write failure was already said (once per run).
     live_said: bool,
     replayed: Vec<String>,
+    /// `--output cutechess|fastchess` lines, and the counts they need beyond the tally.
+    lines: ScriptLines,
+    colours: ColourTally,
 }
 
 /// Plays the queued games on `opts.concurrency` workers and records them as they finish.
@@ -87,6 +91,8 @@ pub(super) async fn play_pending(
     drop(tx);
     let ticker = ctx.pause.spawn_ticker();
     let progress = Progress::new(opts.progress, total_games, tally.games());
+    let mut colours = ColourTally::new(plan.pairings.len());
+    done.iter().for_each(|r| colours.add(r));
     let mut c = Collector {
         plan,
         ctx,
@@ -105,6 +111,8 @@ pub(super) async fn play_pending(
         live,
         live_said: false,
         replayed: Vec::new(),
+        lines: opts.lines,
+        colours,
     };
     while let Some(ev) = rx.recv().await {
         match ev {
@@ -123,6 +131,10 @@ pub(super) async fn play_pending(
         let _ = h.await;
     }
     ticker.abort();
+    let input = LinesInput { plan, tally: &c.tally, colours: &c.colours };
+    for line in c.lines.at_end(&input, c.tally.games()) {
+        c.progress.stdout(&line);
+    }
     c.progress.finish();
     let hooked = c.hook.is_some();
     let Collector { writer: wtx, records, tally, meter, fatal, replayed, .. } = c;
@@ -142,6 +154,7 @@ impl Collector<'_, '_, '_> {
         let mut rec = make_record(&task, &ctx.pairings[p], opening, &names, outcome);
         rec.plan_hash = Some(self.plan_hash.clone());
         self.tally.add(&rec);
+        self.colours.add(&rec);
         self.meter.add(&rec);
         if let Some(why) = self.streaks.on_game(&rec) {
             self.progress.println(&format!("error: {why}"));
@@ -175,6 +188,12 @@ impl Collector<'_, '_, '_> {
         {
             let label = &plan.pairings[p].label;
             self.progress.println(&format!("{label}: {why} (the run goes on; shown as n/a)"));
+        }
+        let input = LinesInput { plan, tally: &self.tally, colours: &self.colours };
+        if let Some(rec) = self.records.last() {
+            for line in self.lines.after_game(&input, rec, self.tally.games()) {
+                self.progress.stdout(&line);
+            }
         }
         let leader = plan.kind == "sweep";
         let status = Progress::run_status_parts(&self.labels, &self.tally, p, plan.sprt, leader);

@@ -26,10 +26,12 @@ use crate::play::game::GameSettings;
 use crate::play::worker::{EnginePool, WorkerContext, default_concurrency};
 use crate::report::overhead::{OverheadMeter, OverheadReport};
 use crate::report::progress::ProgressMode;
+use crate::report::script_lines::ScriptLines;
 use crate::report::summary::{Tally, format_pairing, summary_json};
 use crate::report::warnings;
 use crate::store::GameRecord;
 use crate::store::dir::resume_command;
+use crate::store::pgnout::OutputFiles;
 use collect::Played;
 use live::LiveOutputs;
 
@@ -56,6 +58,10 @@ pub struct RunOptions {
     /// Options an engine must declare when its spec sets them (a sweep's parameters): an
     /// undeclared one stops the run before any game instead of a warning.
     pub required_options: Vec<String>,
+    /// `--pgnout`, `--epdout`.
+    pub files: OutputFiles,
+    /// `--output`, `--ratinginterval`, `--scoreinterval`.
+    pub lines: ScriptLines,
 }
 
 impl RunOptions {
@@ -94,6 +100,8 @@ impl RunOptions {
             progress: ProgressMode::parse(&x.progress),
             fault_limit: x.fault_limit,
             required_options: Vec::new(),
+            files: OutputFiles::from_flags(x.pgnout.as_deref(), x.epdout.as_deref())?,
+            lines: ScriptLines::new(&x.output, x.ratinginterval, x.scoreinterval),
         })
     }
 }

@@ -30,12 +30,13 @@ pub(super) fn sprt_decided(plan: &RunPlan, tally: &Tally, pairing: usize) -> boo
 
 /// The store of a new run, or of a resumed one with its finished games.
 pub(super) fn open_store(plan: &RunPlan, opts: &RunOptions) -> Result<(Store, Vec<GameRecord>)> {
-    if opts.resume {
-        Store::resume(&opts.out_dir, plan)
+    let (mut store, done) = if opts.resume {
+        Store::resume(&opts.out_dir, plan)?
     } else {
-        let store = Store::create_with_affinity(&opts.out_dir, plan, opts.affinity.as_deref())?;
-        Ok((store, Vec::new()))
-    }
+        (Store::create_with_affinity(&opts.out_dir, plan, opts.affinity.as_deref())?, Vec::new())
+    };
+    store.open_extra(&opts.files, &done, opts.resume)?;
+    Ok((store, done))
 }
 
 /// The tally of the games already played, and the pairings the hook stops on seeing them.

@@ -190,7 +190,7 @@ fn mutated_games_jsonl_never_panics_on_resume_or_merge() {
         }
         // Records read back for reports: every one can be turned into PGN or an error.
         for r in parse_games(&bytes).map(|x| x.0).unwrap_or_default() {
-            let _ = r.to_pgn("fuzz", &plan.tc, plan.variant, plan.pairings.len());
+            let _ = r.to_pgn(("fuzz", "?"), &plan.tc, plan.variant, plan.pairings.len());
         }
     }
     eprintln!(

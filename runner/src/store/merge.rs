@@ -419,6 +419,7 @@ mod tests {
             sprt: None,
             shard: shard.map(|(index, count)| Shard { index, count }),
             variant: Default::default(),
+            pgn: Default::default(),
         }
     }
 

@@ -9,7 +9,9 @@
 pub mod dir;
 pub mod files;
 pub mod merge;
+pub mod move_fields;
 pub mod pgn;
+pub mod pgnout;
 pub mod records_check;
 
 use std::fs::{self, File};
@@ -28,7 +30,8 @@ use crate::play::game::{Forfeit, GameOutcome, GameResult, round3};
 use crate::play::termination::Termination;
 use crate::play::uci_info::Eval;
 use crate::play::worker::GameTask;
-use crate::store::pgn::{PgnGame, PgnMove, comment_for_move, to_pgn};
+use crate::store::move_fields::MoveFields;
+use crate::store::pgn::{PgnGame, PgnMove, PgnStyle, comment_for_move, to_pgn_styled};
 pub use files::{write_atomic, write_named};
 
 /// The contents of `run.json`.
@@ -88,6 +91,10 @@ pub struct GameRecord {
     pub depths: Vec<Option<u32>>,
     pub times_ms: Vec<f64>,
     pub engine_times_ms: Vec<Option<u64>>,
+    /// Seldepth, nodes, nps, hashfull, pv and time left per engine move (absent in records of
+    /// older runners, and when no move had any).
+    #[serde(default, skip_serializing_if = "MoveFields::is_empty")]
+    pub move_info: MoveFields,
     pub latency: LatencyStats,
     /// The move an engine sent that was not legal (illegal-move endings).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -132,30 +139,64 @@ impl GameRecord {
     }
 
     /// The game as PGN (moves replayed for SAN, so an illegal move cannot be written), in a run
-    /// of `pairings` pairings.
+    /// of `pairings` pairings, with the run's `Event` and `Site` tags (`tags`).
     pub fn to_pgn(
         &self,
-        event: &str,
+        tags: (&str, &str),
         tc: &TimeControl,
         variant: Variant,
         pairings: usize,
     ) -> Result<String> {
-        let mut moves = Vec::with_capacity(self.moves.len());
-        for (i, uci) in self.moves.iter().enumerate() {
-            let comment = if i < self.book_plies {
-                "book".to_string()
-            } else {
+        let comments = self.runner_comments();
+        self.pgn_text(tags, tc, variant, pairings, PgnStyle::default(), &comments)
+    }
+
+    /// The game as `--pgnout` writes it: in `style`, with one comment per move.
+    pub fn to_pgn_with(
+        &self,
+        plan: &RunPlan,
+        style: PgnStyle,
+        comments: &[String],
+    ) -> Result<String> {
+        let (event, site) = pgn_tags(plan);
+        let (tc, pairings) = (plan.pairing_tc(self.pairing), plan.pairings.len());
+        self.pgn_text((&event, &site), &tc, plan.variant, pairings, style, comments)
+    }
+
+    /// The comments of games.pgn: `book`, or cutechess's `+0.31/12 0.153s`.
+    fn runner_comments(&self) -> Vec<String> {
+        (0..self.moves.len())
+            .map(|i| {
+                if i < self.book_plies {
+                    return "book".to_string();
+                }
                 let k = i - self.book_plies;
                 let score = self.scores.get(k).copied().flatten().map(Eval::to_pgn_score);
                 let depth = self.depths.get(k).copied().flatten();
                 let ms = self.times_ms.get(k).copied().unwrap_or(0.0).round() as u64;
                 comment_for_move(score, depth, ms)
-            };
-            moves.push(PgnMove { uci: uci.clone(), comment: Some(comment) });
-        }
+            })
+            .collect()
+    }
+
+    fn pgn_text(
+        &self,
+        (event, site): (&str, &str),
+        tc: &TimeControl,
+        variant: Variant,
+        pairings: usize,
+        style: PgnStyle,
+        comments: &[String],
+    ) -> Result<String> {
+        let moves = self
+            .moves
+            .iter()
+            .enumerate()
+            .map(|(i, uci)| PgnMove { uci: uci.clone(), comment: comments.get(i).cloned() })
+            .collect();
         let game = PgnGame {
             event: event.to_string(),
-            site: "?".into(),
+            site: site.to_string(),
             date: self.date.clone(),
             round: self.pgn_round(pairings),
             white: self.white.clone(),
@@ -172,10 +213,16 @@ impl GameRecord {
             ],
             moves,
         };
-        to_pgn(&game).map_err(|e| {
+        to_pgn_styled(&game, style).map_err(|e| {
             anyhow!("game {}.{}: {e}", self.pair.saturating_add(1), u16::from(self.game) + 1)
         })
     }
+}
+
+/// The PGN `Event` and `Site` of a run: `--event`/`--site`, else `runner KIND` and `?`.
+pub fn pgn_tags(plan: &RunPlan) -> (String, String) {
+    let event = plan.pgn.event.clone().unwrap_or_else(|| format!("runner {}", plan.kind));
+    (event, plan.pgn.site.clone().unwrap_or_else(|| "?".into()))
 }
 
 /// Builds the stored record of a finished game.
@@ -221,6 +268,7 @@ pub fn make_record(
         depths: out.moves.iter().map(|m| m.depth).collect(),
         times_ms: out.moves.iter().map(|m| round3(m.time_us as f64 / 1000.0)).collect(),
         engine_times_ms: out.moves.iter().map(|m| m.engine_time_ms).collect(),
+        move_info: MoveFields::of_moves(&out.moves),
         moves,
         latency,
         illegal_move: out.illegal_move,
@@ -238,6 +286,8 @@ pub struct Store {
     plan: RunPlan,
     jsonl: File,
     pgn: File,
+    /// `--pgnout`, `--epdout`.
+    extra: Option<pgnout::ExtraFiles>,
 }
 
 pub const RUN_FILE: &str = "run.json";
@@ -318,6 +368,7 @@ impl Store {
             plan: plan.clone(),
             jsonl: open(GAMES_FILE, false)?,
             pgn: open(PGN_FILE, truncate_pgn)?,
+            extra: None,
         })
     }
 
@@ -325,9 +376,9 @@ impl Store {
         &self.dir
     }
 
-    /// The PGN `Event` tag for this run.
-    pub fn event(&self) -> String {
-        format!("runner {}", self.plan.kind)
+    /// The PGN `Event` and `Site` tags of this run.
+    pub fn pgn_tags(&self) -> (String, String) {
+        pgn_tags(&self.plan)
     }
 
     /// Appends a finished game: the jsonl line is written and synced first (it is the record),
@@ -338,13 +389,33 @@ impl Store {
         let jsonl = self.dir.join(GAMES_FILE);
         write_named(&jsonl, &mut self.jsonl, line.as_bytes())?;
         self.jsonl.sync_data().with_context(|| format!("cannot write {}", jsonl.display()))?;
+        let (event, site) = self.pgn_tags();
         let pgn = rec.to_pgn(
-            &self.event(),
+            (&event, &site),
             &self.plan.pairing_tc(rec.pairing),
             self.plan.variant,
             self.plan.pairings.len(),
         )?;
-        write_named(&self.dir.join(PGN_FILE), &mut self.pgn, pgn.as_bytes())
+        write_named(&self.dir.join(PGN_FILE), &mut self.pgn, pgn.as_bytes())?;
+        if let Some(extra) = self.extra.as_mut() {
+            extra.append(rec, &self.plan)?;
+        }
+        Ok(())
+    }
+
+    /// Opens `--pgnout`/`--epdout` ([`pgnout::ExtraFiles`]); every game appended from now on is
+    /// written there too. `done`: the games already in games.jsonl (on `--resume`).
+    pub fn open_extra(
+        &mut self,
+        outputs: &pgnout::OutputFiles,
+        done: &[GameRecord],
+        resume: bool,
+    ) -> Result<()> {
+        if outputs.pgnout.is_some() || outputs.epdout.is_some() {
+            let extra = pgnout::ExtraFiles::open(outputs, &self.dir, &self.plan, done, resume)?;
+            self.extra = Some(extra);
+        }
+        Ok(())
     }
 
     /// Rewrites games.pgn from records, in schedule order.
@@ -352,9 +423,10 @@ impl Store {
         let mut sorted: Vec<&GameRecord> = records.iter().collect();
         sorted.sort_by_key(|r| (r.seq, r.game));
         let mut text = String::new();
+        let (event, site) = self.pgn_tags();
         for r in sorted {
             text.push_str(&r.to_pgn(
-                &self.event(),
+                (&event, &site),
                 &self.plan.pairing_tc(r.pairing),
                 self.plan.variant,
                 self.plan.pairings.len(),
@@ -531,6 +603,7 @@ pub(crate) mod tests {
             depths: vec![Some(3), None, Some(1)],
             times_ms: vec![1.5, 2.0, 3.25],
             engine_times_ms: vec![Some(1), None, Some(3)],
+            move_info: MoveFields::default(),
             latency: LatencyStats::default(),
             illegal_move: None,
             forfeit: None,
@@ -560,6 +633,7 @@ pub(crate) mod tests {
             sprt: None,
             shard: None,
             variant: Default::default(),
+            pgn: Default::default(),
         }
     }
 

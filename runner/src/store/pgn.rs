@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use shakmaty::fen::Fen;
 use shakmaty::san::SanPlus;
 use shakmaty::uci::UciMove;
-use shakmaty::{Chess, Color, EnPassantMode, Position};
+use shakmaty::{CastlingSide, Chess, Color, EnPassantMode, Move, Position};
 
 use crate::plan::openings::{STARTPOS_FEN, position_for};
 use crate::plan::variant::Variant;
@@ -86,13 +86,80 @@ pub fn comment_for_move(score: Option<Score>, depth: Option<u32>, time_ms: u64) 
     }
 }
 
+/// How moves are written: SAN (`Nf3`), long algebraic (`Ng1f3`, `e4xd5`, `e7e8=Q`, as
+/// fastchess's `notation=lan`) or UCI (`g1f3`, as the engines sent them).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Notation {
+    #[default]
+    San,
+    Lan,
+    Uci,
+}
+
+impl Notation {
+    pub fn parse(s: &str) -> Option<Notation> {
+        match s {
+            "san" => Some(Notation::San),
+            "lan" => Some(Notation::Lan),
+            "uci" => Some(Notation::Uci),
+            _ => None,
+        }
+    }
+}
+
+/// How a game is written: the move notation, and whether it is minimal (fastchess's `min=true`:
+/// the Seven Tag Roster with Variant/SetUp/FEN, no other tag, no comment).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PgnStyle {
+    pub notation: Notation,
+    pub min: bool,
+}
+
+/// Long algebraic notation of the legal move `m` in `pos` (played on `pos`): piece letter (none
+/// for pawns), from square, `x` for captures, to square, `=Q` for promotions, `+`/`#`; castling
+/// as `O-O`/`O-O-O`.
+fn lan_and_play(pos: &mut Chess, m: Move) -> String {
+    let mut s = match m.castling_side() {
+        Some(CastlingSide::KingSide) => "O-O".to_string(),
+        Some(CastlingSide::QueenSide) => "O-O-O".to_string(),
+        None => {
+            let mut s = String::new();
+            if m.role() != shakmaty::Role::Pawn {
+                s.push(m.role().upper_char());
+            }
+            if let Some(from) = m.from() {
+                s.push_str(&from.to_string());
+            }
+            if m.is_capture() {
+                s.push('x');
+            }
+            s.push_str(&m.to().to_string());
+            if let Some(p) = m.promotion() {
+                s.push('=');
+                s.push(p.upper_char());
+            }
+            s
+        }
+    };
+    pos.play_unchecked(m);
+    if pos.is_check() {
+        s.push(if pos.legal_moves().is_empty() { '#' } else { '+' });
+    }
+    s
+}
+
 /// Escapes a tag value (backslash and double quote).
 fn escape(value: &str) -> String {
     value.replace('\\', "\\\\").replace('"', "\\\"")
 }
 
-/// Renders one game as PGN text ending in a blank line.
+/// Renders one game as PGN text ending in a blank line (SAN, with tags and comments).
 pub fn to_pgn(game: &PgnGame) -> Result<String, PgnError> {
+    to_pgn_styled(game, PgnStyle::default())
+}
+
+/// [`to_pgn`] in a given notation, or minimal.
+pub fn to_pgn_styled(game: &PgnGame, style: PgnStyle) -> Result<String, PgnError> {
     let root =
         position_for(&game.start_fen, game.variant).map_err(|e| PgnError::BadFen(e.to_string()))?;
     let root_fen = Fen::from_position(&root, EnPassantMode::Legal).to_string();
@@ -116,10 +183,12 @@ pub fn to_pgn(game: &PgnGame) -> Result<String, PgnError> {
         let _ = writeln!(out, "[SetUp \"1\"]");
         let _ = writeln!(out, "[FEN \"{root_fen}\"]");
     }
-    for (name, value) in &game.tags {
-        let _ = writeln!(out, "[{name} \"{}\"]", escape(value));
+    if !style.min {
+        for (name, value) in &game.tags {
+            let _ = writeln!(out, "[{name} \"{}\"]", escape(value));
+        }
+        let _ = writeln!(out, "[PlyCount \"{}\"]", game.moves.len());
     }
-    let _ = writeln!(out, "[PlyCount \"{}\"]", game.moves.len());
     out.push('\n');
 
     let mut tokens = Vec::with_capacity(game.moves.len() * 3 + 1);
@@ -135,9 +204,16 @@ pub fn to_pgn(game: &PgnGame) -> Result<String, PgnError> {
             Color::Black if need_number => tokens.push(format!("{number}...")),
             Color::Black => {}
         }
-        tokens.push(SanPlus::from_move_and_play_unchecked(&mut pos, m).to_string());
+        tokens.push(match style.notation {
+            Notation::San => SanPlus::from_move_and_play_unchecked(&mut pos, m).to_string(),
+            Notation::Lan => lan_and_play(&mut pos, m),
+            Notation::Uci => {
+                pos.play_unchecked(m);
+                mv.uci.clone()
+            }
+        });
         need_number = false;
-        if let Some(comment) = &mv.comment {
+        if let Some(comment) = mv.comment.as_ref().filter(|_| !style.min) {
             tokens.push(format!("{{{}}}", comment.replace('}', ")")));
             need_number = true;
         }
@@ -221,6 +297,44 @@ mod tests {
             "{pgn}"
         );
         assert!(pgn.contains("17... O-O-O 18. O-O 1/2-1/2"), "{pgn}");
+    }
+
+    #[test]
+    fn long_algebraic_and_uci_notation_and_minimal_games() {
+        let moves = [
+            ("e2e4", Some("book")),
+            ("d7d5", None),
+            ("e4d5", None),
+            ("d8d5", None),
+            ("b1c3", None),
+            ("d5e5", None),
+            ("g1e2", None),
+            ("e5e2", Some("+9.00/1 0.001s")),
+        ];
+        let g = game(STARTPOS_FEN, &moves);
+        let lan = PgnStyle { notation: Notation::Lan, min: false };
+        let pgn = to_pgn_styled(&g, lan).unwrap();
+        assert!(
+            pgn.contains(
+                "1. e2e4 {book} 1... d7d5 2. e4xd5 Qd8xd5 3. Nb1c3 Qd5e5+ 4. Ng1e2 Qe5xe2+"
+            ),
+            "{pgn}"
+        );
+        let uci = PgnStyle { notation: Notation::Uci, min: true };
+        let pgn = to_pgn_styled(&g, uci).unwrap();
+        assert!(
+            pgn.contains("1. e2e4 d7d5 2. e4d5 d8d5 3. b1c3 d5e5 4. g1e2 e5e2 1/2-1/2"),
+            "{pgn}"
+        );
+        assert!(!pgn.contains('{') && !pgn.contains("PlyCount") && !pgn.contains("Termination"));
+        assert!(pgn.contains("[Result \"1/2-1/2\"]\n\n1. e2e4"), "{pgn}");
+        // Castling and promotion in long algebraic notation.
+        let g = game(
+            "4k3/1P6/8/8/8/8/8/4K2R w K - 0 1",
+            &[("e1g1", None), ("e8d7", None), ("b7b8q", None)],
+        );
+        let pgn = to_pgn_styled(&g, lan).unwrap();
+        assert!(pgn.contains("1. O-O Ke8d7 2. b7b8=Q"), "{pgn}");
     }
 
     #[test]

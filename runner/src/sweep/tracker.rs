@@ -140,6 +140,7 @@ mod tests {
             depths: vec![None; 4],
             times_ms: vec![1.0; 4],
             engine_times_ms: vec![None; 4],
+            move_info: Default::default(),
             latency: Default::default(),
             illegal_move: None,
             forfeit: None,
