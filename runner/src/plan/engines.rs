@@ -7,6 +7,7 @@
 //! cmd = "/usr/games/stockfish"
 //! args = []
 //! dir = "/tmp"
+//! tc = "10+0.1"     # limits of this engine: tc or st, nodes, depth, timemargin (ms)
 //! [engine.options]
 //! Hash = 16
 //! ```
@@ -114,12 +115,36 @@ impl EngineCatalog {
             }
             Some(_) => bail!("{ctx}: `options` must be a table"),
         }
+        let mut limits = crate::plan::limits::EngineLimits::default();
+        for key in ["tc", "st", "nodes", "depth", "timemargin"] {
+            let text = match t.get(key) {
+                None => continue,
+                Some(toml::Value::String(s)) => s.clone(),
+                Some(toml::Value::Integer(i)) => i.to_string(),
+                Some(toml::Value::Float(f)) if key == "st" => f.to_string(),
+                Some(_) => bail!("{ctx}: `{key}` must be a string or a whole number"),
+            };
+            limits.set(key, &text).map_err(|e| anyhow!("{ctx}: {e}"))?;
+        }
         for key in t.keys() {
-            if !["name", "cmd", "dir", "args", "options"].contains(&key.as_str()) {
+            if ![
+                "name",
+                "cmd",
+                "dir",
+                "args",
+                "options",
+                "tc",
+                "st",
+                "nodes",
+                "depth",
+                "timemargin",
+            ]
+            .contains(&key.as_str())
+            {
                 self.warnings.push(format!("{ctx}: unknown key {key:?} ignored"));
             }
         }
-        Ok(EngineSpec { name, cmd, args, dir, options })
+        Ok(EngineSpec { name, cmd, args, dir, options, limits })
     }
 
     /// Looks an engine up by name.
@@ -145,7 +170,14 @@ impl EngineCatalog {
 }
 
 fn plain(name: &str, cmd: &str) -> EngineSpec {
-    EngineSpec { name: name.into(), cmd: cmd.into(), args: vec![], dir: None, options: vec![] }
+    EngineSpec {
+        name: name.into(),
+        cmd: cmd.into(),
+        args: vec![],
+        dir: None,
+        options: vec![],
+        limits: Default::default(),
+    }
 }
 
 /// The bundled engine: `engine` in the directory of the runner's own executable.
