@@ -292,6 +292,27 @@ mod tests {
         assert_eq!(cat.engines.len(), 2);
     }
 
+    /// Issue 27.1: an entry may carry the engine's limits; bad ones name the entry.
+    #[test]
+    fn entries_carry_limits() {
+        let mut cat = EngineCatalog::default();
+        let text = "[[engine]]\nname = \"a\"\ncmd = \"/bin/a\"\ntc = \"8+0.08\"\nnodes = 5000\n\
+                    timemargin = 200\n[[engine]]\nname = \"b\"\ncmd = \"/bin/b\"\nst = 0.5\n";
+        cat.layer_str(text, "f").unwrap();
+        assert!(cat.warnings.is_empty(), "{:?}", cat.warnings);
+        let a = cat.get("a").unwrap().limits;
+        assert_eq!(a.clock.map(|c| c.pgn_tag()).as_deref(), Some("8+0.08"));
+        assert_eq!((a.nodes, a.timemargin_ms), (Some(5000), Some(200)));
+        assert_eq!(cat.get("b").unwrap().limits.clock.map(|c| c.pgn_tag()).as_deref(), Some("1/0.5"));
+        // Limits on the command line replace the entry's (its margin stays unless given).
+        let mut spec = cat.get("a").unwrap().clone();
+        spec.overlay(&PartialSpec::parse("depth=3").unwrap());
+        assert_eq!((spec.limits.clock, spec.limits.nodes), (None, None));
+        assert_eq!((spec.limits.depth, spec.limits.timemargin_ms), (Some(3), Some(200)));
+        let e = cat.layer_str("[[engine]]\nname = \"c\"\ncmd = \"/c\"\ndepth = 300\n", "g");
+        assert!(e.unwrap_err().to_string().contains("engine #1 (c): depth=300"));
+    }
+
     #[test]
     fn bad_files_are_errors_naming_the_entry() {
         let mut cat = EngineCatalog::default();
