@@ -303,7 +303,10 @@ mod tests {
         let a = cat.get("a").unwrap().limits;
         assert_eq!(a.clock.map(|c| c.pgn_tag()).as_deref(), Some("8+0.08"));
         assert_eq!((a.nodes, a.timemargin_ms), (Some(5000), Some(200)));
-        assert_eq!(cat.get("b").unwrap().limits.clock.map(|c| c.pgn_tag()).as_deref(), Some("1/0.5"));
+        assert_eq!(
+            cat.get("b").unwrap().limits.clock.map(|c| c.pgn_tag()).as_deref(),
+            Some("1/0.5")
+        );
         // Limits on the command line replace the entry's (its margin stays unless given).
         let mut spec = cat.get("a").unwrap().clone();
         spec.overlay(&PartialSpec::parse("depth=3").unwrap());
