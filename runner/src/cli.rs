@@ -163,21 +163,21 @@ pub struct EngineArgs {
     pub engines_file: Option<PathBuf>,
 }
 
-/// How long engines think.
+/// How long engines think. A clock (`--tc` or `--st`) may be given with `--nodes` and `--depth`
+/// caps (`go wtime .. nodes N`); `--engine ...,tc=,st=,nodes=,depth=` replace them per engine.
 #[derive(Args, Debug, Clone, Default)]
-#[group(id = "limit", multiple = false)]
 pub struct LimitArgs {
     /// Time control in seconds: BASE+INC, MOVES/BASE+INC or BASE [default: 10+0.1]. `runner
     /// match` takes it repeated: the whole schedule is played once per time control.
     #[arg(long, value_name = "TC")]
     pub tc: Vec<String>,
     /// Fixed time per move in seconds.
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", conflicts_with = "tc")]
     pub st: Option<String>,
-    /// Nodes per move (1 to 10^12).
+    /// Nodes per move (1 to 10^12); with --tc or --st, a cap beside the clock.
     #[arg(long, value_name = "N", value_parser = whole::<u64, 1, MAX_NODES>)]
     pub nodes: Option<u64>,
-    /// Depth per move.
+    /// Depth per move; with a clock or --nodes, a cap beside it.
     #[arg(long, value_name = "N")]
     pub depth: Option<u32>,
 }
@@ -201,6 +201,20 @@ pub struct BookArgs {
     /// book, UCI_Chess960 sent to every engine).
     #[arg(long, value_enum, default_value_t = Variant::Standard)]
     pub variant: Variant,
+    /// Games per opening: 2 (a pair, colours reversed), 1 (every opening once, colours
+    /// alternating; statistics then trinomial), or an even N.
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = whole::<u32, 1, 1000>)]
+    pub repeat: u32,
+    /// No colour swap: the first engine of each pairing plays White in every game (statistics
+    /// then trinomial).
+    #[arg(long)]
+    pub noswap: bool,
+    /// Colours reversed: the first engine plays Black where it would play White.
+    #[arg(long)]
+    pub reverse: bool,
+    /// The first opening used, 1-based (in book order, or in the seeded random order).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = whole::<usize, 1, MAX_POSITIONS>)]
+    pub book_start: usize,
 }
 
 /// Game endings decided by the runner.
@@ -288,6 +302,10 @@ pub struct ExecArgs {
     /// With --output cutechess|fastchess: the "Score of" line every N games (0: at the end only).
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub scoreinterval: u64,
+    /// Milliseconds each game slot waits after a game before starting the next (at most an
+    /// hour).
+    #[arg(long, value_name = "MS", default_value_t = 0, value_parser = whole::<u64, 0, MAX_MOVETIME_MS>)]
+    pub wait: u64,
 }
 
 /// The option groups of a run: `runner match` and `runner sweep`.

@@ -66,6 +66,21 @@ pub async fn run(args: &MatchArgs) -> Result<u8> {
             opts.out_dir.display()
         );
     }
+    if plan.engines.iter().any(|e| !e.limits.is_empty())
+        || plan.nodes.is_some()
+        || plan.depth.is_some()
+    {
+        let each: Vec<String> = (0..plan.engines.len())
+            .map(|e| format!("{} {}", plan.engines[e].name, plan.side_limit(0, e)))
+            .collect();
+        errln!("limits: {}", each.join("; "));
+    }
+    if let Some(why) = plan.scheduling.unpaired_reason() {
+        errln!(
+            "note: {why}, so no game pairs with colours reversed: the statistics are trinomial \
+             (W-D-L over every game), with no pentanomial counts"
+        );
+    }
     let anchor_elo = args.tournament.anchor_elo;
     let out = opts.out_dir.clone();
     let page = LivePage::new(out.clone());

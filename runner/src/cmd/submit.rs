@@ -18,6 +18,12 @@ pub async fn run(args: &SubmitArgs) -> Result<u8> {
         SubmitWhat::Sweep(s) => submission_of_sweep(s).await?,
         SubmitWhat::Tune(t) => submission_of_tune(t).await?,
     };
+    if sub.plan().scheduling.repeat == 1 {
+        anyhow::bail!(
+            "--repeat 1 is not supported by the fleet (its pairs hold one opening each): run it \
+             locally, or use --repeat 2"
+        );
+    }
     let (target, mut db) = connect(args.db.db.as_deref()).await?;
     schema::check(&db).await?;
     let id = store(&mut db, &sub).await?;

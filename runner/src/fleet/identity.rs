@@ -254,7 +254,14 @@ mod tests {
     }
 
     fn spec(name: &str, cmd: &str) -> EngineSpec {
-        EngineSpec { name: name.into(), cmd: cmd.into(), args: vec![], dir: None, options: vec![] }
+        EngineSpec {
+            name: name.into(),
+            cmd: cmd.into(),
+            args: vec![],
+            dir: None,
+            options: vec![],
+            limits: Default::default(),
+        }
     }
 
     #[test]

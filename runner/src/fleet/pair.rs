@@ -62,7 +62,7 @@ pub async fn play_pair(
     };
     let mut records = Vec::with_capacity(2);
     for game in 0u8..2 {
-        let (wi, bi) = if game == 0 {
+        let (wi, bi) = if plan.scheduling.first_is_white(game) {
             (pairing.first, pairing.second)
         } else {
             (pairing.second, pairing.first)
@@ -131,10 +131,17 @@ pub async fn play_pair(
                 names[1]
             )));
         }
-        let task = GameTask { job, game };
+        let task = GameTask { job, game, first_white: plan.scheduling.first_is_white(game) };
         let mut rec = make_record(&task, pairing, opening, &names, out);
         rec.plan_hash = Some(spec.plan_hash.clone());
         records.push(rec);
+        if !settings.wait.is_zero() {
+            tokio::select! {
+                biased;
+                _ = cancel.cancelled() => return Ok(PairEnd::Stopped),
+                _ = tokio::time::sleep(settings.wait) => {}
+            }
+        }
     }
     let [g0, g1]: [GameRecord; 2] = match records.try_into() {
         Ok(r) => r,

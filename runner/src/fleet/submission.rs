@@ -117,7 +117,14 @@ impl Submission {
     /// (a job's `seq` is its position).
     pub fn schedule(&self) -> Vec<Job> {
         let p = self.plan();
-        build_schedule(p.pairings.len(), p.pairs, self.openings.len(), p.book_order, p.seed)
+        build_schedule(
+            p.pairings.len(),
+            p.pairs,
+            self.openings.len(),
+            p.book_order,
+            p.seed,
+            &p.scheduling,
+        )
     }
 
     /// How every game is played (clock, margin, adjudication, stall timeout, variant).
@@ -340,7 +347,7 @@ pub(crate) mod tests {
         let from_sub: Vec<GameTask> = back
             .schedule()
             .into_iter()
-            .flat_map(|job| [0u8, 1].map(|game| GameTask { job, game }))
+            .flat_map(|job| [0u8, 1].map(|game| GameTask { job, game, first_white: game == 0 }))
             .collect();
         assert_eq!(from_sub.len() as u64, local.total_games);
         assert_eq!(

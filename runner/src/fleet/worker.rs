@@ -375,6 +375,8 @@ async fn play_and_report(
         pairing: c.pairing as usize,
         pair: c.pair as usize,
         opening: c.opening as usize,
+        // `runner submit` refuses --repeat 1, so a fleet pair has one opening.
+        second_opening: None,
     };
     let iteration = match &s.spsa {
         Some(spsa) => match iteration_of(link, s, spsa, c, stop).await? {

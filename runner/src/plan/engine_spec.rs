@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::plan::limits::EngineLimits;
+
 /// Everything needed to start one engine and configure it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EngineSpec {
@@ -21,6 +23,10 @@ pub struct EngineSpec {
     /// UCI options sent with `setoption` after `uciok`, in order.
     #[serde(default)]
     pub options: Vec<(String, String)>,
+    /// The engine's own limits (`tc=`, `st=`, `nodes=`, `depth=`, `timemargin=`); left out of
+    /// run.json when none, so older plans keep their hash.
+    #[serde(default, skip_serializing_if = "EngineLimits::is_empty")]
+    pub limits: EngineLimits,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -28,9 +34,12 @@ pub enum SpecError {
     #[error("engine spec {spec:?}: item {item:?} is not key=value")]
     NotKeyValue { spec: String, item: String },
     #[error(
-        "engine spec {spec:?}: unknown key {key:?} (known: name, cmd, arg, dir, proto, option.NAME)"
+        "engine spec {spec:?}: unknown key {key:?} (known: name, cmd, arg, dir, proto, option.NAME, \
+         tc, st, nodes, depth, timemargin)"
     )]
     UnknownKey { spec: String, key: String },
+    #[error("engine spec {spec:?}: {reason}")]
+    BadLimit { spec: String, reason: String },
     #[error("engine spec {spec:?}: only proto=uci is supported")]
     Protocol { spec: String },
     #[error("engine spec {spec:?}: {what} is empty")]
@@ -50,6 +59,7 @@ pub struct PartialSpec {
     pub args: Vec<String>,
     pub dir: Option<PathBuf>,
     pub options: Vec<(String, String)>,
+    pub limits: EngineLimits,
 }
 
 impl PartialSpec {
@@ -68,6 +78,11 @@ impl PartialSpec {
                 "dir" => out.dir = Some(PathBuf::from(value)),
                 "proto" if value.eq_ignore_ascii_case("uci") => {}
                 "proto" => return Err(SpecError::Protocol { spec: spec.into() }),
+                "tc" | "st" | "nodes" | "depth" | "timemargin" => {
+                    out.limits
+                        .set(key, value)
+                        .map_err(|reason| SpecError::BadLimit { spec: spec.into(), reason })?;
+                }
                 _ => match key.strip_prefix("option.") {
                     Some(name) if !name.is_empty() => {
                         out.options.push((name.to_string(), value.to_string()))
@@ -105,6 +120,13 @@ impl EngineSpec {
         for (k, v) in &p.options {
             set_option(&mut self.options, k, v);
         }
+        if p.limits.has_limit() {
+            // Limits given on the command line replace an engines.toml entry's as a whole.
+            self.limits = EngineLimits { timemargin_ms: self.limits.timemargin_ms, ..p.limits };
+        }
+        if p.limits.timemargin_ms.is_some() {
+            self.limits.timemargin_ms = p.limits.timemargin_ms;
+        }
     }
 
     /// Adds options from `--each` that the engine does not set itself.
@@ -120,6 +142,7 @@ impl EngineSpec {
         if self.args.is_empty() {
             self.args = each.args.clone();
         }
+        self.limits.add_defaults(&each.limits);
     }
 
     /// The program path to execute: a relative path with a slash is resolved against the
@@ -192,6 +215,7 @@ mod tests {
             args: vec![],
             dir: None,
             options: vec![(k.into(), v.into())],
+            limits: Default::default(),
         };
         assert!(spec("a", "Hash", "16").check_pipe_text().is_ok());
         for (n, k, v) in [("a", "Hash", "8\nquit"), ("a", "Ha\rsh", "8"), ("a\0", "H", "1")] {
@@ -217,6 +241,7 @@ mod tests {
             args: vec![],
             dir: None,
             options: vec![("Hash".into(), "64".into())],
+            limits: Default::default(),
         };
         s.add_defaults(&PartialSpec::parse("option.hash=16,option.Threads=1").unwrap());
         assert_eq!(s.options, [("Hash".into(), "64".into()), ("Threads".into(), "1".into())]);

@@ -7,6 +7,7 @@
 //! cmd = "/usr/games/stockfish"
 //! args = []
 //! dir = "/tmp"
+//! tc = "10+0.1"     # limits of this engine: tc or st, nodes, depth, timemargin (ms)
 //! [engine.options]
 //! Hash = 16
 //! ```
@@ -114,12 +115,36 @@ impl EngineCatalog {
             }
             Some(_) => bail!("{ctx}: `options` must be a table"),
         }
+        let mut limits = crate::plan::limits::EngineLimits::default();
+        for key in ["tc", "st", "nodes", "depth", "timemargin"] {
+            let text = match t.get(key) {
+                None => continue,
+                Some(toml::Value::String(s)) => s.clone(),
+                Some(toml::Value::Integer(i)) => i.to_string(),
+                Some(toml::Value::Float(f)) if key == "st" => f.to_string(),
+                Some(_) => bail!("{ctx}: `{key}` must be a string or a whole number"),
+            };
+            limits.set(key, &text).map_err(|e| anyhow!("{ctx}: {e}"))?;
+        }
         for key in t.keys() {
-            if !["name", "cmd", "dir", "args", "options"].contains(&key.as_str()) {
+            if ![
+                "name",
+                "cmd",
+                "dir",
+                "args",
+                "options",
+                "tc",
+                "st",
+                "nodes",
+                "depth",
+                "timemargin",
+            ]
+            .contains(&key.as_str())
+            {
                 self.warnings.push(format!("{ctx}: unknown key {key:?} ignored"));
             }
         }
-        Ok(EngineSpec { name, cmd, args, dir, options })
+        Ok(EngineSpec { name, cmd, args, dir, options, limits })
     }
 
     /// Looks an engine up by name.
@@ -145,7 +170,14 @@ impl EngineCatalog {
 }
 
 fn plain(name: &str, cmd: &str) -> EngineSpec {
-    EngineSpec { name: name.into(), cmd: cmd.into(), args: vec![], dir: None, options: vec![] }
+    EngineSpec {
+        name: name.into(),
+        cmd: cmd.into(),
+        args: vec![],
+        dir: None,
+        options: vec![],
+        limits: Default::default(),
+    }
 }
 
 /// The bundled engine: `engine` in the directory of the runner's own executable.
@@ -258,6 +290,30 @@ mod tests {
         cat.layer_str("[[engine]]\nname = \"a\"\ncmd = \"/bin/a2\"\n", "f2").unwrap();
         assert_eq!(cat.get("a").unwrap().cmd, "/bin/a2");
         assert_eq!(cat.engines.len(), 2);
+    }
+
+    /// Issue 27.1: an entry may carry the engine's limits; bad ones name the entry.
+    #[test]
+    fn entries_carry_limits() {
+        let mut cat = EngineCatalog::default();
+        let text = "[[engine]]\nname = \"a\"\ncmd = \"/bin/a\"\ntc = \"8+0.08\"\nnodes = 5000\n\
+                    timemargin = 200\n[[engine]]\nname = \"b\"\ncmd = \"/bin/b\"\nst = 0.5\n";
+        cat.layer_str(text, "f").unwrap();
+        assert!(cat.warnings.is_empty(), "{:?}", cat.warnings);
+        let a = cat.get("a").unwrap().limits;
+        assert_eq!(a.clock.map(|c| c.pgn_tag()).as_deref(), Some("8+0.08"));
+        assert_eq!((a.nodes, a.timemargin_ms), (Some(5000), Some(200)));
+        assert_eq!(
+            cat.get("b").unwrap().limits.clock.map(|c| c.pgn_tag()).as_deref(),
+            Some("1/0.5")
+        );
+        // Limits on the command line replace the entry's (its margin stays unless given).
+        let mut spec = cat.get("a").unwrap().clone();
+        spec.overlay(&PartialSpec::parse("depth=3").unwrap());
+        assert_eq!((spec.limits.clock, spec.limits.nodes), (None, None));
+        assert_eq!((spec.limits.depth, spec.limits.timemargin_ms), (Some(3), Some(200)));
+        let e = cat.layer_str("[[engine]]\nname = \"c\"\ncmd = \"/c\"\ndepth = 300\n", "g");
+        assert!(e.unwrap_err().to_string().contains("engine #1 (c): depth=300"));
     }
 
     #[test]

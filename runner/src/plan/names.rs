@@ -61,7 +61,14 @@ mod tests {
     use super::*;
 
     fn engine(name: &str) -> EngineSpec {
-        EngineSpec { name: name.into(), cmd: "e".into(), args: vec![], dir: None, options: vec![] }
+        EngineSpec {
+            name: name.into(),
+            cmd: "e".into(),
+            args: vec![],
+            dir: None,
+            options: vec![],
+            limits: Default::default(),
+        }
     }
 
     fn pairing(label: &str) -> Pairing {

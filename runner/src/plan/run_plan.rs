@@ -12,8 +12,9 @@ use sha2::{Digest, Sha256};
 
 use crate::plan::adjudication::Adjudication;
 use crate::plan::engine_spec::EngineSpec;
+use crate::plan::limits::SideLimit;
 use crate::plan::openings::BookOrder;
-use crate::plan::schedule::{Pairing, Shard};
+use crate::plan::schedule::{Pairing, Scheduling, Shard};
 use crate::plan::time_control::TimeControl;
 use crate::plan::variant::Variant;
 
@@ -53,6 +54,17 @@ pub struct RunPlan {
     /// not given, so older plans keep their hash).
     #[serde(default, skip_serializing_if = "PgnTags::is_default")]
     pub pgn: PgnTags,
+    /// A node cap beside a clock (`--tc 10+0.1 --nodes 50000`): `go wtime .. nodes N`. Left out
+    /// of run.json when none (older plans keep their hash), as are the depth cap and the
+    /// scheduling options below.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<u64>,
+    /// A depth cap beside a clock or a node limit (`--tc 10+0.1 --depth 12`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub depth: Option<u32>,
+    /// `--repeat`, `--noswap`, `--reverse`, `--book-start`, `--wait`.
+    #[serde(default, skip_serializing_if = "Scheduling::is_default")]
+    pub scheduling: Scheduling,
 }
 
 /// The PGN `Event` and `Site` tags a run was given (`None`: the runner's defaults).
@@ -92,6 +104,18 @@ impl RunPlan {
     /// The time control of pairing `p`: its own, else the plan's.
     pub fn pairing_tc(&self, p: usize) -> TimeControl {
         self.pairings.get(p).and_then(|x| x.tc).unwrap_or(self.tc)
+    }
+
+    /// The run's own limits in pairing `p` (its time control, the caps beside it, the margin),
+    /// for engines without limits of their own.
+    pub fn run_limit(&self, p: usize) -> SideLimit {
+        SideLimit::of_run(self.pairing_tc(p), self.nodes, self.depth, self.timemargin_ms)
+    }
+
+    /// What engine `e` may use in pairing `p`: its own limits, else the run's.
+    pub fn side_limit(&self, p: usize, e: usize) -> SideLimit {
+        let own = self.engines.get(e).map(|s| s.limits).unwrap_or_default();
+        SideLimit::resolve(self.run_limit(p), &own)
     }
 
     /// SHA-256 (hex) of the plan's canonical JSON.
@@ -171,6 +195,48 @@ pub fn plan_differences(old: &RunPlan, new: &RunPlan) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 27: per-engine limits, caps beside a clock and scheduling options are in the plan
+    /// and change its hash; a plan without them keeps the hash it had (no new keys in its JSON).
+    #[test]
+    fn limits_and_scheduling_change_the_hash() {
+        let base = crate::store::tests::plan();
+        let json = serde_json::to_value(&base).unwrap();
+        for key in ["scheduling", "nodes", "depth"] {
+            assert!(json.get(key).is_none(), "{key} in {json}");
+        }
+        assert!(json["engines"][0].get("limits").is_none(), "{json}");
+        let mut hashes = vec![base.hash()];
+        let mut odds = base.clone();
+        odds.engines[0].limits.clock = TimeControl::parse_tc("2+0.02").ok();
+        hashes.push(odds.hash());
+        let mut odds2 = odds.clone();
+        odds2.engines[0].limits.clock = TimeControl::parse_tc("2+0.03").ok();
+        hashes.push(odds2.hash());
+        let mut margin = base.clone();
+        margin.engines[1].limits.timemargin_ms = Some(5);
+        hashes.push(margin.hash());
+        hashes.push(RunPlan { nodes: Some(5), ..base.clone() }.hash());
+        for sched in [
+            Scheduling { repeat: 1, ..Default::default() },
+            Scheduling { noswap: true, ..Default::default() },
+            Scheduling { reverse: true, ..Default::default() },
+            Scheduling { book_start: 2, ..Default::default() },
+            Scheduling { wait_ms: 10, ..Default::default() },
+        ] {
+            hashes.push(RunPlan { scheduling: sched, ..base.clone() }.hash());
+        }
+        let distinct: BTreeSet<&String> = hashes.iter().collect();
+        assert_eq!(distinct.len(), hashes.len());
+        assert!(plan_differences(&base, &odds).contains(&"engines changed".to_string()));
+        // The sides' limits: engine A on its own clock, B on the run's.
+        let s = odds.side_limit(0, 0);
+        assert_eq!((s.pgn_tag(), s.timemargin_ms), ("2+0.02".to_string(), 100));
+        assert_eq!(odds.side_limit(0, 1), odds.run_limit(0));
+        assert_eq!(margin.side_limit(0, 1).timemargin_ms, 5);
+        let back: RunPlan = serde_json::from_str(&serde_json::to_string(&odds).unwrap()).unwrap();
+        assert_eq!(back.hash(), odds.hash());
+    }
 
     /// Issue 12.10: counts that cannot be scheduled are refused with one line, not a panic.
     #[test]

@@ -175,6 +175,30 @@ pub fn time_controls(
     }])
 }
 
+/// The node and depth caps given beside the run's first limit: `--nodes` beside a clock (`--tc`
+/// or `--st`), `--depth` beside a clock or `--nodes` (then `go wtime .. nodes N depth D`).
+pub fn limit_caps(
+    tc: &[String],
+    st: Option<&str>,
+    nodes: Option<u64>,
+    depth: Option<u32>,
+) -> anyhow::Result<(Option<u64>, Option<u32>)> {
+    let clock = !tc.is_empty() || st.is_some();
+    let nodes_cap = if clock { nodes } else { None };
+    let depth_cap = if clock || nodes.is_some() { depth } else { None };
+    if nodes_cap == Some(0) {
+        anyhow::bail!("--nodes must be > 0");
+    }
+    if let Some(d) = depth_cap
+        && !(1..=MAX_UCI_COUNT).contains(&d)
+    {
+        anyhow::bail!(
+            "--depth {d}: expected 1 to {MAX_UCI_COUNT} (`go depth` is 8 bits in common UCI parsers)"
+        );
+    }
+    Ok((nodes_cap, depth_cap))
+}
+
 /// [`time_controls`] where only one time control is allowed (sweeps).
 pub fn time_control(
     tc: &[String],

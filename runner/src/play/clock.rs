@@ -18,19 +18,25 @@ fn ms_to_us(ms: u64) -> i64 {
 /// One side's clock. Time is measured by the runner from writing `go` to reading `bestmove`.
 #[derive(Clone, Debug)]
 pub struct Clock {
-    tc: TimeControl,
+    /// `None`: no clock (node or depth limits only).
+    tc: Option<TimeControl>,
     /// Remaining time in microseconds (Fischer only); may go negative within the margin.
     remaining_us: i64,
     moves_made: u32,
 }
 
 impl Clock {
-    pub fn new(tc: TimeControl) -> Clock {
+    pub fn new(tc: Option<TimeControl>) -> Clock {
         let remaining_us = match tc {
-            TimeControl::Fischer { base_ms, .. } => ms_to_us(base_ms),
+            Some(TimeControl::Fischer { base_ms, .. }) => ms_to_us(base_ms),
             _ => 0,
         };
         Clock { tc, remaining_us, moves_made: 0 }
+    }
+
+    /// True for a Fischer clock (`go wtime`/`btime` are sent for it).
+    pub fn is_fischer(&self) -> bool {
+        matches!(self.tc, Some(TimeControl::Fischer { .. }))
     }
 
     /// Remaining time in whole milliseconds, never negative (what `go wtime` gets).
@@ -42,8 +48,8 @@ impl Clock {
     /// already used part of the margin); `None` without a clock.
     pub fn available_ms(&self) -> Option<f64> {
         match self.tc {
-            TimeControl::Fischer { .. } => Some(self.remaining_us as f64 / 1000.0),
-            TimeControl::MoveTime { ms } => Some(ms as f64),
+            Some(TimeControl::Fischer { .. }) => Some(self.remaining_us as f64 / 1000.0),
+            Some(TimeControl::MoveTime { ms }) => Some(ms as f64),
             _ => None,
         }
     }
@@ -51,7 +57,7 @@ impl Clock {
     /// Moves to go until the next time control, for `MOVES/BASE` controls.
     pub fn moves_to_go(&self) -> Option<u32> {
         match self.tc {
-            TimeControl::Fischer { moves: Some(m), .. } => Some(m - self.moves_made % m),
+            Some(TimeControl::Fischer { moves: Some(m), .. }) => Some(m - self.moves_made % m),
             _ => None,
         }
     }
@@ -59,7 +65,7 @@ impl Clock {
     /// The increment in ms (for `go winc`).
     pub fn inc_ms(&self) -> u64 {
         match self.tc {
-            TimeControl::Fischer { inc_ms, .. } => inc_ms,
+            Some(TimeControl::Fischer { inc_ms, .. }) => inc_ms,
             _ => 0,
         }
     }
@@ -69,10 +75,12 @@ impl Clock {
     pub fn time_to_flag(&self, margin: Duration) -> Option<Duration> {
         let margin_us = us(margin);
         match self.tc {
-            TimeControl::Fischer { .. } => Some(Duration::from_micros(
+            Some(TimeControl::Fischer { .. }) => Some(Duration::from_micros(
                 self.remaining_us.saturating_add(margin_us).max(0) as u64,
             )),
-            TimeControl::MoveTime { ms } => Some(Duration::from_millis(ms).saturating_add(margin)),
+            Some(TimeControl::MoveTime { ms }) => {
+                Some(Duration::from_millis(ms).saturating_add(margin))
+            }
             _ => None,
         }
     }
@@ -83,7 +91,7 @@ impl Clock {
         let elapsed_us = us(elapsed);
         let margin_us = us(margin);
         match self.tc {
-            TimeControl::Fischer { moves, base_ms, inc_ms } => {
+            Some(TimeControl::Fischer { moves, base_ms, inc_ms }) => {
                 self.remaining_us = self.remaining_us.saturating_sub(elapsed_us);
                 if self.remaining_us < margin_us.saturating_neg() {
                     return false;
@@ -97,7 +105,9 @@ impl Clock {
                 }
                 true
             }
-            TimeControl::MoveTime { ms } => elapsed_us <= ms_to_us(ms).saturating_add(margin_us),
+            Some(TimeControl::MoveTime { ms }) => {
+                elapsed_us <= ms_to_us(ms).saturating_add(margin_us)
+            }
             _ => true,
         }
     }
@@ -111,7 +121,7 @@ mod tests {
     fn fischer_clock_flags_only_beyond_margin_and_adds_increment() {
         let tc = TimeControl::parse_tc("1+0.1").unwrap();
         let margin = Duration::from_millis(50);
-        let mut c = Clock::new(tc);
+        let mut c = Clock::new(Some(tc));
         assert!(c.charge(Duration::from_millis(400), margin));
         assert_eq!(c.remaining_ms(), 700);
         // 740 ms: 40 ms over, within the 50 ms margin.
@@ -124,7 +134,7 @@ mod tests {
     #[test]
     fn repeating_periods_add_base_and_count_moves_to_go() {
         let tc = TimeControl::parse_tc("2/10").unwrap();
-        let mut c = Clock::new(tc);
+        let mut c = Clock::new(Some(tc));
         assert_eq!(c.moves_to_go(), Some(2));
         assert!(c.charge(Duration::from_secs(3), Duration::ZERO));
         assert_eq!(c.moves_to_go(), Some(1));
@@ -137,15 +147,15 @@ mod tests {
     fn huge_values_saturate_instead_of_wrapping() {
         // Before: a margin of 9223372036854775 ms wrapped negative and every move flagged.
         let huge = Duration::from_millis(9_223_372_036_854_775);
-        let mut c = Clock::new(TimeControl::parse_tc("1+0.01").unwrap());
+        let mut c = Clock::new(TimeControl::parse_tc("1+0.01").ok());
         assert!(c.charge(Duration::from_millis(1500), huge));
         assert!(c.time_to_flag(huge).unwrap() > Duration::from_secs(1_000_000));
         assert!(!c.charge(Duration::MAX, Duration::ZERO));
-        let mut m = Clock::new(TimeControl::MoveTime { ms: u64::MAX });
+        let mut m = Clock::new(Some(TimeControl::MoveTime { ms: u64::MAX }));
         assert!(m.charge(Duration::from_secs(5), Duration::MAX));
         assert!(m.time_to_flag(Duration::MAX).is_some());
         let big = TimeControl::Fischer { moves: Some(1), base_ms: u64::MAX, inc_ms: u64::MAX };
-        let mut b = Clock::new(big);
+        let mut b = Clock::new(Some(big));
         for _ in 0..3 {
             assert!(b.charge(Duration::from_secs(1), Duration::ZERO));
         }
@@ -155,10 +165,10 @@ mod tests {
     #[test]
     fn movetime_and_limits() {
         let m = Duration::from_millis(10);
-        let mut c = Clock::new(TimeControl::MoveTime { ms: 100 });
+        let mut c = Clock::new(Some(TimeControl::MoveTime { ms: 100 }));
         assert!(c.charge(Duration::from_millis(109), m));
         assert!(!c.charge(Duration::from_millis(111), m));
-        let mut n = Clock::new(TimeControl::Nodes { nodes: 1000 });
+        let mut n = Clock::new(None);
         assert!(n.charge(Duration::from_secs(100), m));
         assert_eq!(n.time_to_flag(m), None);
     }

@@ -8,6 +8,7 @@ use shakmaty::zobrist::Zobrist64;
 use shakmaty::{CastlingMode, Chess, Color, EnPassantMode, Position};
 
 use crate::plan::adjudication::Adjudication;
+use crate::plan::limits::{EngineLimits, SideLimit};
 use crate::plan::openings::{Opening, position_for};
 use crate::plan::run_plan::RunPlan;
 use crate::plan::time_control::TimeControl;
@@ -47,10 +48,14 @@ impl GameResult {
     }
 }
 
-/// Settings shared by every game of a run.
+/// Settings shared by every game of a run (of a pairing: `tc` is the pairing's). Engines with
+/// limits of their own (`--engine ...,tc=,nodes=`) use theirs instead ([`GameSettings::side`]).
 #[derive(Clone, Debug)]
 pub struct GameSettings {
     pub tc: TimeControl,
+    /// Node and depth caps beside `tc` (`--tc 10+0.1 --nodes 50000`).
+    pub nodes: Option<u64>,
+    pub depth: Option<u32>,
     /// How far below zero a clock may go before the side loses on time.
     pub margin: Duration,
     pub adjudication: Adjudication,
@@ -58,6 +63,8 @@ pub struct GameSettings {
     pub stall_timeout: Duration,
     /// Chess960 reads the opening for Chess960 and writes castling king-takes-rook.
     pub variant: Variant,
+    /// `--wait`: the pause of a game slot after each game.
+    pub wait: Duration,
 }
 
 impl GameSettings {
@@ -65,11 +72,20 @@ impl GameSettings {
     pub fn of_plan(plan: &RunPlan, stall_timeout: Duration) -> GameSettings {
         GameSettings {
             tc: plan.tc,
+            nodes: plan.nodes,
+            depth: plan.depth,
             margin: Duration::from_millis(plan.timemargin_ms),
             adjudication: plan.adjudication,
             stall_timeout,
             variant: plan.variant,
+            wait: Duration::from_millis(plan.scheduling.wait_ms),
         }
+    }
+
+    /// What an engine with limits `own` may use in a game with these settings.
+    pub fn side(&self, own: &EngineLimits) -> SideLimit {
+        let margin = u64::try_from(self.margin.as_millis()).unwrap_or(u64::MAX);
+        SideLimit::resolve(SideLimit::of_run(self.tc, self.nodes, self.depth, margin), own)
     }
 }
 
@@ -120,6 +136,8 @@ pub struct GameOutcome {
     /// How the flag fell, for time forfeits.
     pub forfeit: Option<Forfeit>,
     pub duration: Duration,
+    /// What White and Black could use.
+    pub limits: [SideLimit; 2],
 }
 
 /// A flag fall as the runner saw it, so that a forfeit can be checked from the record alone:
@@ -230,6 +248,7 @@ pub async fn play_game(
     settings: &GameSettings,
 ) -> anyhow::Result<GameOutcome> {
     let started = Instant::now();
+    let limits = [settings.side(white.limits()), settings.side(black.limits())];
     let mut board = Board::from_opening(opening, settings.variant)?;
     let book_moves = board.played.clone();
     let mut moves: Vec<MoveInfo> = Vec::with_capacity(160);
@@ -242,6 +261,7 @@ pub async fn play_game(
         illegal_move: e.illegal_move,
         forfeit: e.forfeit,
         duration: started.elapsed(),
+        limits,
     };
     // Both engines get ready; one that cannot loses the game.
     for (color, eng) in [(Color::White, &mut *white), (Color::Black, &mut *black)] {
@@ -252,7 +272,7 @@ pub async fn play_game(
     if let Some(end) = board.rules_ending() {
         return Ok(finish(end, moves));
     }
-    let mut clocks = [Clock::new(settings.tc), Clock::new(settings.tc)];
+    let mut clocks = limits.map(|l| Clock::new(l.clock));
     let mut adjudicator = Adjudicator::new(settings.adjudication);
     let mut last_reply_at: Option<Instant> = None;
     loop {
@@ -261,7 +281,8 @@ pub async fn play_game(
             Color::White => &mut *white,
             Color::Black => &mut *black,
         };
-        let turn = engine_move(eng, &mut clocks, &board, opening, settings, &mut last_reply_at);
+        let turn =
+            engine_move(eng, &mut clocks, &limits, &board, opening, settings, &mut last_reply_at);
         let (mv, record) = match turn.await {
             Ok(m) => m,
             Err(end) => return Ok(finish(end, moves)),
@@ -290,16 +311,19 @@ pub async fn play_game(
 async fn engine_move(
     eng: &mut UciEngine,
     clocks: &mut [Clock; 2],
+    limits: &[SideLimit; 2],
     board: &Board,
     opening: &Opening,
     settings: &GameSettings,
     last_reply_at: &mut Option<Instant>,
 ) -> Result<(shakmaty::Move, MoveInfo), Ending> {
     let side = board.pos.turn();
-    let go_cmd = go_command(&settings.tc, clocks, side);
+    let own = limits[if side == Color::White { 0 } else { 1 }];
+    let go_cmd = go_command(&own, clocks, side);
     let pos_cmd = position_command(&opening.fen, &board.played);
     let clock = &mut clocks[if side == Color::White { 0 } else { 1 }];
-    let (limit, expected) = match clock.time_to_flag(settings.margin) {
+    let margin = Duration::from_millis(own.timemargin_ms);
+    let (limit, expected) = match clock.time_to_flag(margin) {
         Some(d) => (d, "bestmove before the flag"),
         None => (settings.stall_timeout, "bestmove"),
     };
@@ -309,14 +333,14 @@ async fn engine_move(
         let forfeit = Forfeit {
             think_ms: round3(think.as_secs_f64() * 1000.0),
             clock_ms: round3(available_ms),
-            margin_ms: round3(settings.margin.as_secs_f64() * 1000.0),
+            margin_ms: round3(margin.as_secs_f64() * 1000.0),
         };
         Ending::flag(side, &board.pos, forfeit)
     };
     let reply = match eng.go(&pos_cmd, &go_cmd, limit, expected).await {
         Ok(r) => r,
         Err(e) => {
-            let t = fault_kind(&e, settings.tc.is_timed());
+            let t = fault_kind(&e, own.is_timed());
             let waited = asked.elapsed();
             if matches!(e, UciError::Timeout { .. }) {
                 // Give the engine a moment to answer `stop`; it is restarted either way.
@@ -350,7 +374,7 @@ async fn engine_move(
         },
     };
     // A late bestmove is late even though it arrived.
-    if !clock.charge(elapsed, settings.margin) {
+    if !clock.charge(elapsed, margin) {
         // The late move is not played (and not checked for legality).
         return Err(flag(elapsed));
     }
@@ -392,28 +416,35 @@ pub fn round3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
 
-/// The `go` line for the side to move.
-pub fn go_command(tc: &TimeControl, clocks: &[Clock; 2], side: Color) -> String {
-    match *tc {
-        TimeControl::Fischer { .. } => {
-            let (w, b) = (&clocks[0], &clocks[1]);
-            let mut s = format!(
-                "go wtime {} btime {} winc {} binc {}",
-                w.remaining_ms(),
-                b.remaining_ms(),
-                w.inc_ms(),
-                b.inc_ms()
-            );
-            let own = if side == Color::White { w } else { b };
-            if let Some(n) = own.moves_to_go() {
+/// The `go` line for the side to move, whose limits are `own`: its clock (`wtime .. btime ..`
+/// from both sides' clocks, each with its own time control, or `movetime`), then its node and
+/// depth caps.
+pub fn go_command(own: &SideLimit, clocks: &[Clock; 2], side: Color) -> String {
+    let mut s = String::from("go");
+    match own.clock {
+        Some(TimeControl::Fischer { .. }) => {
+            // A side without a Fischer clock (odds against a node limit) has no time to send.
+            let [w, b] = clocks.each_ref().map(|c| c.is_fischer().then_some(c));
+            for (word, c) in [("wtime", w), ("btime", b)] {
+                if let Some(c) = c {
+                    s.push_str(&format!(" {word} {}", c.remaining_ms()));
+                }
+            }
+            for (word, c) in [("winc", w), ("binc", b)] {
+                if let Some(c) = c {
+                    s.push_str(&format!(" {word} {}", c.inc_ms()));
+                }
+            }
+            let mine = &clocks[if side == Color::White { 0 } else { 1 }];
+            if let Some(n) = mine.moves_to_go() {
                 s.push_str(&format!(" movestogo {n}"));
             }
-            s
         }
-        TimeControl::MoveTime { ms } => format!("go movetime {ms}"),
-        TimeControl::Nodes { nodes } => format!("go nodes {nodes}"),
-        TimeControl::Depth { depth } => format!("go depth {depth}"),
+        Some(TimeControl::MoveTime { ms }) => s.push_str(&format!(" movetime {ms}")),
+        _ => {}
     }
+    s.push_str(&own.go_caps());
+    s
 }
 
 /// Endings by the rules of chess, checked after every move (mate before the fifty-move rule).
@@ -501,14 +532,30 @@ mod tests {
 
     #[test]
     fn go_commands() {
+        let side = |tc, nodes, depth| SideLimit::of_run(tc, nodes, depth, 100);
         let tc = TimeControl::parse_tc("40/60+0.6").unwrap();
-        let clocks = [Clock::new(tc), Clock::new(tc)];
+        let clocks = [Clock::new(Some(tc)), Clock::new(Some(tc))];
         assert_eq!(
-            go_command(&tc, &clocks, Color::White),
+            go_command(&side(tc, None, None), &clocks, Color::White),
             "go wtime 60000 btime 60000 winc 600 binc 600 movestogo 40"
         );
         let n = TimeControl::Nodes { nodes: 500 };
-        assert_eq!(go_command(&n, &[Clock::new(n), Clock::new(n)], Color::Black), "go nodes 500");
+        assert_eq!(
+            go_command(&side(n, None, None), &[Clock::new(None), Clock::new(None)], Color::Black),
+            "go nodes 500"
+        );
+        // Issue 27.1: a clock with a node cap, and time odds.
+        let fast = TimeControl::parse_tc("2+0.02").unwrap();
+        let odds = [Clock::new(Some(tc)), Clock::new(Some(fast))];
+        assert_eq!(
+            go_command(&side(fast, Some(5000), Some(9)), &odds, Color::Black),
+            "go wtime 60000 btime 2000 winc 600 binc 20 nodes 5000 depth 9"
+        );
+        let st = TimeControl::MoveTime { ms: 250 };
+        assert_eq!(
+            go_command(&side(st, Some(7), None), &odds, Color::White),
+            "go movetime 250 nodes 7"
+        );
     }
 
     #[test]

@@ -214,6 +214,7 @@ mod tests {
             args: vec!["-c".into(), script.into()],
             dir: None,
             options: vec![],
+            limits: Default::default(),
         };
         let opts = crate::play::uci::StartOptions { every_line: true, ..Default::default() };
         let mut e = UciEngine::start(&spec, &opts).await.unwrap();

@@ -16,6 +16,7 @@ use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::mpsc;
 
 use crate::plan::engine_spec::EngineSpec;
+use crate::plan::limits::EngineLimits;
 use crate::plan::names::file_stem;
 use crate::play::orphans;
 use crate::play::uci_info::{InfoSummary, parse_info, parse_pv};
@@ -144,6 +145,8 @@ pub struct UciEngine {
     stderr_log: Option<String>,
     /// Marks the engine's descendants ([`orphans`]).
     token: String,
+    /// The spec's own limits (`tc=`, `nodes=`, ...), which games apply to this engine.
+    limits: EngineLimits,
 }
 
 impl UciEngine {
@@ -259,6 +262,7 @@ impl UciEngine {
             exited: false,
             stderr_log,
             token,
+            limits: spec.limits,
         })
     }
 
@@ -318,6 +322,11 @@ impl UciEngine {
     /// The engine's display name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The limits of the engine's spec (`--engine ...,tc=,nodes=,...`).
+    pub fn limits(&self) -> &EngineLimits {
+        &self.limits
     }
 
     /// Writes raw text (one or more complete lines) and flushes it.
@@ -718,6 +727,7 @@ mod tests {
             args: vec!["-c".into(), script.into()],
             dir: None,
             options: vec![],
+            limits: Default::default(),
         }
     }
 

@@ -100,11 +100,13 @@ pub fn default_concurrency() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-/// One game to play: game 0 of a job gives the pairing's first engine White.
+/// One game to play: game `game` (0 or 1) of a job.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GameTask {
     pub job: Job,
     pub game: u8,
+    /// The pairing's first engine has White (game 0 by default; see `Scheduling`).
+    pub first_white: bool,
 }
 
 /// A game a worker finished: what was played and how it went.
@@ -232,7 +234,7 @@ pub async fn worker_loop(
     while !ctx.cancel.is_cancelled() {
         let Some(task) = ctx.next_task() else { break };
         let pairing = &ctx.pairings[task.job.pairing];
-        let (wi, bi) = if task.game == 0 {
+        let (wi, bi) = if task.first_white {
             (pairing.first, pairing.second)
         } else {
             (pairing.second, pairing.first)
@@ -241,8 +243,9 @@ pub async fn worker_loop(
             Some(tc) => GameSettings { tc, ..ctx.settings.clone() },
             None => ctx.settings.clone(),
         };
-        let Some(opening) = ctx.openings.get(task.job.opening) else {
-            let _ = tx.send(WorkerEvent::Fatal(format!("opening {} missing", task.job.opening)));
+        let opening_index = task.job.opening_of(task.game);
+        let Some(opening) = ctx.openings.get(opening_index) else {
+            let _ = tx.send(WorkerEvent::Fatal(format!("opening {opening_index} missing")));
             ctx.cancel.cancel();
             break;
         };
@@ -307,6 +310,13 @@ pub async fn worker_loop(
                 let game = FinishedGame { task, names, outcome: out };
                 if tx.send(WorkerEvent::Finished(Box::new(game))).is_err() {
                     break;
+                }
+                if !settings.wait.is_zero() {
+                    tokio::select! {
+                        biased;
+                        _ = ctx.cancel.cancelled() => break,
+                        _ = tokio::time::sleep(settings.wait) => {}
+                    }
                 }
             }
             Err(e) => {

@@ -20,32 +20,47 @@ pub struct PairingTally {
     /// Games of complete pairs only (consistent with `penta`).
     pub wdl_paired: Wdl,
     pub penta: Penta,
-    /// First game of a pair waiting for its partner: pair index -> score.
-    open: HashMap<usize, GameScore>,
+    /// First game of a pair waiting for its partner: pair index -> score, opening, whether the
+    /// first engine had White.
+    open: HashMap<usize, (GameScore, usize, bool)>,
+    /// Finished pairs whose two games are not one opening with colours reversed (`--repeat 1`,
+    /// `--noswap`): while there are any, the statistics are trinomial over every game.
+    pub unreversed: u64,
     pub terminations: BTreeMap<Termination, u64>,
 }
+
+/// Why a tally's statistics are trinomial.
+pub const TRINOMIAL_NOTE: &str = "pentanomial n/a: the games are not pairs of one opening with \
+     colours reversed (--repeat 1 or --noswap), so the statistics are trinomial over every game";
 
 impl PairingTally {
     pub fn add(&mut self, rec: &GameRecord) {
         let s = rec.first_score();
         self.wdl_all.add(s);
         *self.terminations.entry(rec.termination).or_default() += 1;
+        let first_white = rec.first_is_white();
         match self.open.remove(&rec.pair) {
-            Some(other) => {
+            Some((other, opening, white)) if opening == rec.opening && white != first_white => {
                 let (g0, g1) = if rec.game == 0 { (s, other) } else { (other, s) };
                 self.penta.add_pair(g0, g1);
                 self.wdl_paired.add(g0);
                 self.wdl_paired.add(g1);
             }
+            Some(_) => self.unreversed += 1,
             None => {
-                self.open.insert(rec.pair, s);
+                self.open.insert(rec.pair, (s, rec.opening, first_white));
             }
         }
     }
 
-    /// Games whose partner has not finished.
+    /// True when the statistics are trinomial (see [`PairingTally::unreversed`]).
+    pub fn trinomial(&self) -> bool {
+        self.unreversed > 0
+    }
+
+    /// Games whose partner has not finished (none left out under trinomial statistics).
     pub fn unpaired(&self) -> usize {
-        self.open.len()
+        if self.trinomial() { 0 } else { self.open.len() }
     }
 
     /// Statistics over complete pairs (`None` before the first pair completes). A statistics
@@ -56,6 +71,16 @@ impl PairingTally {
 
     /// [`PairingTally::summarize`] with the reason of a statistics failure, if there was one.
     pub fn summarize_why(&self, sprt: Option<SprtSpec>) -> Option<(Summary, Option<String>)> {
+        if self.trinomial() {
+            let counts = Counts::Wdl(self.wdl_all);
+            let opts = Options { sprt, ..Options::default() };
+            let (s, why) = summarize_or_na(&counts, &opts, stats::summarize);
+            let why = match why {
+                Some(w) => format!("{TRINOMIAL_NOTE}; {w}"),
+                None => TRINOMIAL_NOTE.to_string(),
+            };
+            return Some((s, Some(why)));
+        }
         if self.penta.pairs() == 0 {
             return None;
         }
@@ -202,6 +227,24 @@ pub fn format_pairing(
     };
     let mut s = format!("{who}: {} games, W-D-L {}-{}-{}\n", w.games(), w.wins, w.draws, w.losses);
     match t.summarize_why(sprt) {
+        Some((sum, why)) if t.trinomial() => {
+            s.push_str(&format!(
+                "  trinomial over {} games: score {}, Elo {}, LOS {}\n",
+                w.games(),
+                pct(sum.score),
+                elo(&sum),
+                prob_pct(sum.los)
+            ));
+            if let Some(r) = &sum.sprt {
+                s.push_str(&format!(
+                    "  SPRT [{}, {}] ({}): LLR {:.2} [{:.2}, {:.2}] -> {}\n",
+                    r.elo0, r.elo1, r.model, r.llr, r.lower_bound, r.upper_bound, r.verdict
+                ));
+            }
+            if let Some(why) = why {
+                s.push_str(&format!("  ({why})\n"));
+            }
+        }
         Some((sum, why)) => {
             let pe = t.penta;
             s.push_str(&format!(

@@ -11,8 +11,8 @@ use crate::plan::engine_spec::EngineSpec;
 use crate::plan::engines::resolve_engines;
 use crate::plan::openings::{Opening, book_for_plan};
 use crate::plan::run_plan::{PgnTags, RunPlan, game_pairs, games_to_play};
-use crate::plan::schedule::{Pairing, Shard};
-use crate::plan::time_control::{TimeControl, time_controls};
+use crate::plan::schedule::{Pairing, Scheduling, Shard};
+use crate::plan::time_control::{TimeControl, limit_caps, time_controls};
 use crate::plan::tournament;
 use crate::store::dir::{DirMode, RunDir};
 use crate::store::{results_dir, run_seed};
@@ -55,6 +55,16 @@ pub fn run_plan(
     let pairs = game_pairs(games, pairings.len())?;
     let shard = x.shard.as_deref().map(Shard::parse).transpose().map_err(|e| anyhow!(e))?;
     let seed = run_seed(b.seed, x.resume, out)?;
+    let l = &args.limit;
+    let (nodes, depth) = limit_caps(&l.tc, l.st.as_deref(), l.nodes, l.depth)?;
+    let scheduling = Scheduling {
+        repeat: b.repeat,
+        noswap: b.noswap,
+        reverse: b.reverse,
+        book_start: b.book_start,
+        wait_ms: x.wait,
+    };
+    scheduling.check(openings.len()).map_err(|e| anyhow!(e))?;
     let plan = RunPlan {
         kind: kind.to_string(),
         engines,
@@ -70,6 +80,9 @@ pub fn run_plan(
         shard,
         variant: b.variant,
         pgn: PgnTags::new(x.event.as_deref(), x.site.as_deref())?,
+        nodes,
+        depth,
+        scheduling,
     };
     Ok((plan, openings))
 }

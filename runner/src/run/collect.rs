@@ -149,7 +149,7 @@ impl Collector<'_, '_, '_> {
         let FinishedGame { task, names, outcome } = game;
         let (plan, ctx) = (self.plan, self.ctx);
         let p = task.job.pairing;
-        let Some(opening) = ctx.openings.get(task.job.opening) else { return };
+        let Some(opening) = ctx.openings.get(task.job.opening_of(task.game)) else { return };
         self.meter.add_turnarounds(outcome.moves.iter().filter_map(|m| m.turnaround_us));
         let mut rec = make_record(&task, &ctx.pairings[p], opening, &names, outcome);
         rec.plan_hash = Some(self.plan_hash.clone());
@@ -187,7 +187,12 @@ impl Collector<'_, '_, '_> {
             && self.stats_said.insert(p)
         {
             let label = &plan.pairings[p].label;
-            self.progress.println(&format!("{label}: {why} (the run goes on; shown as n/a)"));
+            let tail = if why == crate::report::summary::TRINOMIAL_NOTE {
+                ""
+            } else {
+                " (the run goes on; shown as n/a)"
+            };
+            self.progress.println(&format!("{label}: {why}{tail}"));
         }
         let input = LinesInput { plan, tally: &self.tally, colours: &self.colours };
         if let Some(rec) = self.records.last() {

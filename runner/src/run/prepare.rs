@@ -64,13 +64,19 @@ pub(crate) struct Pending {
 
 pub(crate) fn pending_games(plan: &RunPlan, openings: usize, done: &[GameRecord]) -> Pending {
     let done_keys: HashSet<GameKey> = done.iter().map(GameRecord::key).collect();
-    let jobs =
-        build_schedule(plan.pairings.len(), plan.pairs, openings, plan.book_order, plan.seed);
+    let (n, order) = (plan.pairings.len(), plan.book_order);
+    let jobs = build_schedule(n, plan.pairs, openings, order, plan.seed, &plan.scheduling);
     let jobs: Vec<_> =
         jobs.into_iter().filter(|j| plan.shard.is_none_or(|s| s.contains(j))).collect();
     let tasks = jobs
         .iter()
-        .flat_map(|j| [0u8, 1].map(|game| GameTask { job: *j, game }))
+        .flat_map(|j| {
+            [0u8, 1].map(|game| GameTask {
+                job: *j,
+                game,
+                first_white: plan.scheduling.first_is_white(game),
+            })
+        })
         .filter(|t| {
             !done_keys.contains(&GameKey { pairing: t.job.pairing, pair: t.job.pair, game: t.game })
         })

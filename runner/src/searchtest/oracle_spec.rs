@@ -90,6 +90,7 @@ fn default_stockfish() -> Result<EngineSpec> {
         args: Vec::new(),
         dir: None,
         options: Vec::new(),
+        limits: Default::default(),
     })
 }
 

@@ -204,7 +204,14 @@ pub fn check_inputs(inputs: &[ShardInput]) -> Result<CheckedInputs, MergeError> 
 
 /// The unsharded schedule of a plan.
 pub fn schedule_of(plan: &RunPlan) -> Vec<Job> {
-    build_schedule(plan.pairings.len(), plan.pairs, plan.book.openings, plan.book_order, plan.seed)
+    build_schedule(
+        plan.pairings.len(),
+        plan.pairs,
+        plan.book.openings,
+        plan.book_order,
+        plan.seed,
+        &plan.scheduling,
+    )
 }
 
 fn sweep_differences(a: Option<&Value>, b: Option<&Value>) -> String {
@@ -420,6 +427,9 @@ mod tests {
             shard: shard.map(|(index, count)| Shard { index, count }),
             variant: Default::default(),
             pgn: Default::default(),
+            nodes: None,
+            depth: None,
+            scheduling: Default::default(),
         }
     }
 

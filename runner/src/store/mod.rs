@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, anyhow, bail};
 use serde::{Deserialize, Serialize};
 
+use crate::plan::limits::SideLimit;
 use crate::plan::openings::Opening;
 use crate::plan::run_plan::{RunPlan, plan_differences};
 use crate::plan::schedule::GameKey;
@@ -110,6 +111,14 @@ pub struct GameRecord {
     /// none and are refused there too (they cannot be checked).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan_hash: Option<String>,
+    /// Whether the pairing's first engine had White, stored only when not the usual (game 0:
+    /// White, game 1: Black), as under `--noswap` and `--reverse`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_white: Option<bool>,
+    /// What White and Black could use in this game: clock, node and depth caps, time margin
+    /// (per-engine limits and time odds). Absent in records of older runners.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<[SideLimit; 2]>,
 }
 
 impl GameRecord {
@@ -117,12 +126,17 @@ impl GameRecord {
         GameKey { pairing: self.pairing, pair: self.pair, game: self.game }
     }
 
+    /// True when the pairing's first engine had White.
+    pub fn first_is_white(&self) -> bool {
+        self.first_white.unwrap_or(self.game == 0)
+    }
+
     /// The result from the pairing's first engine's point of view.
     pub fn first_score(&self) -> stats::GameScore {
         use stats::GameScore::*;
-        match (self.result, self.game) {
+        match (self.result, self.first_is_white()) {
             (GameResult::Draw, _) => Draw,
-            (GameResult::WhiteWins, 0) | (GameResult::BlackWins, 1) => Win,
+            (GameResult::WhiteWins, true) | (GameResult::BlackWins, false) => Win,
             _ => Loss,
         }
     }
@@ -194,6 +208,16 @@ impl GameRecord {
             .enumerate()
             .map(|(i, uci)| PgnMove { uci: uci.clone(), comment: comments.get(i).cloned() })
             .collect();
+        // cutechess-cli's tags: one TimeControl when both sides have the same clock, else
+        // WhiteTimeControl and BlackTimeControl (time odds).
+        let tc_tags: Vec<(String, String)> = match &self.limits {
+            Some([w, b]) if w.pgn_tag() != b.pgn_tag() => vec![
+                ("WhiteTimeControl".into(), w.pgn_tag()),
+                ("BlackTimeControl".into(), b.pgn_tag()),
+            ],
+            Some([w, _]) => vec![("TimeControl".into(), w.pgn_tag())],
+            None => vec![("TimeControl".into(), tc.pgn_tag())],
+        };
         let game = PgnGame {
             event: event.to_string(),
             site: site.to_string(),
@@ -204,13 +228,15 @@ impl GameRecord {
             result: self.result.pgn().into(),
             start_fen: self.fen.clone(),
             variant,
-            tags: vec![
-                ("TimeControl".into(), tc.pgn_tag()),
-                ("Termination".into(), self.termination.pgn_str().into()),
-                ("TerminationDetails".into(), self.termination.json_str().into()),
-                ("Opening".into(), format!("book #{}", self.opening)),
-                ("Pairing".into(), self.label.clone()),
-            ],
+            tags: tc_tags
+                .into_iter()
+                .chain([
+                    ("Termination".into(), self.termination.pgn_str().into()),
+                    ("TerminationDetails".into(), self.termination.json_str().into()),
+                    ("Opening".into(), format!("book #{}", self.opening)),
+                    ("Pairing".into(), self.label.clone()),
+                ])
+                .collect(),
             moves,
         };
         to_pgn_styled(&game, style).map_err(|e| {
@@ -233,6 +259,7 @@ pub fn make_record(
     names: &[String; 2],
     out: GameOutcome,
 ) -> GameRecord {
+    let first_white = task.first_white;
     let book_plies = out.book_moves.len();
     let mut moves = out.book_moves;
     moves.extend(out.moves.iter().map(|m| m.uci.clone()));
@@ -276,6 +303,8 @@ pub fn make_record(
         duration_ms: out.duration.as_millis() as u64,
         date: chrono::Utc::now().format("%Y.%m.%d").to_string(),
         plan_hash: None,
+        first_white: (first_white != (task.game == 0)).then_some(first_white),
+        limits: Some(out.limits),
     }
 }
 
@@ -610,12 +639,22 @@ pub(crate) mod tests {
             duration_ms: 10,
             date: "2026.11.22".into(),
             plan_hash: Some(plan().merge_hash()),
+            first_white: None,
+            limits: None,
         }
     }
 
     fn engine(name: &str) -> crate::plan::engine_spec::EngineSpec {
         let (name, cmd) = (name.into(), "e".into());
-        crate::plan::engine_spec::EngineSpec { name, cmd, args: vec![], dir: None, options: vec![] }
+        let limits = Default::default();
+        crate::plan::engine_spec::EngineSpec {
+            name,
+            cmd,
+            args: vec![],
+            dir: None,
+            options: vec![],
+            limits,
+        }
     }
 
     pub(crate) fn plan() -> RunPlan {
@@ -634,6 +673,9 @@ pub(crate) mod tests {
             shard: None,
             variant: Default::default(),
             pgn: Default::default(),
+            nodes: None,
+            depth: None,
+            scheduling: Default::default(),
         }
     }
 

@@ -121,7 +121,9 @@ pub fn check_record(
     let Some(job) = jobs.get(r.seq) else {
         return Err(format!("{game} is beyond the plan's {} game pairs", jobs.len()));
     };
-    if (job.pairing, job.pair, job.opening) != (r.pairing, r.pair, r.opening) || r.game > 1 {
+    if r.game > 1
+        || (job.pairing, job.pair, job.opening_of(r.game)) != (r.pairing, r.pair, r.opening)
+    {
         return Err(format!("{game} does not match the plan's schedule"));
     }
     if !set.holds(r.seq) {
@@ -136,7 +138,8 @@ pub fn check_record(
     check_result(r.result, r.termination).map_err(|e| format!("{game}: {e}"))
 }
 
-/// The players the schedule seats: game 0 has the pairing's first engine as White.
+/// The players the schedule seats: game 0 has the pairing's first engine as White (game 1 as
+/// Black), unless `--noswap`/`--reverse` say otherwise.
 fn check_players(r: &GameRecord, plan: &RunPlan) -> Result<(), String> {
     let Some(p) = plan.pairings.get(r.pairing) else {
         return Err("its pairing is not in the plan".into());
@@ -145,7 +148,11 @@ fn check_players(r: &GameRecord, plan: &RunPlan) -> Result<(), String> {
         return Err(format!("its pairing is labelled {:?}, the plan's {:?}", r.label, p.label));
     }
     let name = |i: usize| plan.engines.get(i).map(|e| e.name.as_str());
-    let (white, black) = if r.game == 0 { (p.first, p.second) } else { (p.second, p.first) };
+    let first_white = plan.scheduling.first_is_white(r.game);
+    if r.first_is_white() != first_white {
+        return Err("its colours are not the ones the plan's schedule gives".into());
+    }
+    let (white, black) = if first_white { (p.first, p.second) } else { (p.second, p.first) };
     for (colour, recorded, engine) in [("White", &r.white, white), ("Black", &r.black, black)] {
         match name(engine) {
             Some(n) if n == recorded => {}

@@ -194,6 +194,7 @@ mod tests {
             args: vec![],
             dir: None,
             options: vec![("Hash".into(), "8".into()), ("MPC".into(), "true".into())],
+            limits: Default::default(),
         }
     }
 

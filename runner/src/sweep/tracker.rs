@@ -147,6 +147,8 @@ mod tests {
             duration_ms: 10,
             date: "2026.11.22".into(),
             plan_hash: None,
+            first_white: None,
+            limits: None,
         }
     }
 

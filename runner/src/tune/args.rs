@@ -56,6 +56,12 @@ pub fn tune_plan(args: &TuneArgs, out: impl FnOnce() -> Result<PathBuf>) -> Resu
     let tc = time_control(&l.tc, l.st.as_deref(), l.nodes, l.depth)?;
     let (plan, openings) =
         run::args::run_plan(&args.run, "tune", (engines, pairings), tc, None, &out)?;
+    let s = plan.scheduling;
+    if s.repeat != 2 || s.noswap || s.reverse {
+        bail!(
+            "runner tune plays game pairs with colours reversed: --repeat, --noswap and --reverse do not apply"
+        );
+    }
     let iterations = plan.pairs as f64;
     let big_a = match args.spsa_a {
         None => (0.1 * iterations).round(),

@@ -267,7 +267,14 @@ pub async fn run_tune(setup: TuneSetup<'_>, write: WriteOutputs<'_>) -> Result<T
             history.len()
         );
     }
-    let jobs = build_schedule(1, plan.pairs, setup.openings.len(), plan.book_order, plan.seed);
+    let jobs = build_schedule(
+        1,
+        plan.pairs,
+        setup.openings.len(),
+        plan.book_order,
+        plan.seed,
+        &plan.scheduling,
+    );
     let state = TuneState { spsa, theta, history, records };
     let shared = Arc::new(Shared {
         specs: [plan.engines[0].clone(), plan.engines[1].clone()],
@@ -435,7 +442,7 @@ impl Loop<'_> {
         } else {
             [self.shared.specs[1].name.clone(), self.shared.specs[0].name.clone()]
         };
-        let task = GameTask { job, game };
+        let task = GameTask { job, game, first_white: game == 0 };
         let mut rec = make_record(&task, &self.plan.pairings[0], opening, &names, outcome);
         rec.plan_hash = Some(self.plan_hash.clone());
         self.store.append(&rec)?;

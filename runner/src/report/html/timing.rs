@@ -35,15 +35,17 @@ pub fn clock_left(files: &RunFiles) -> BTreeMap<String, (u64, f64, u64)> {
     let plan: Option<RunPlan> =
         files.run.as_ref().and_then(|r| serde_json::from_value(r["plan"].clone()).ok());
     let Some(plan) = plan else { return per };
-    let margin = Duration::from_millis(plan.timemargin_ms);
     for r in &files.records {
-        let tc = plan.pairing_tc(r.pairing);
-        if !matches!(tc, TimeControl::Fischer { .. }) {
+        // Each side's own limits (time odds), else the plan's for older records.
+        let run = plan.run_limit(r.pairing);
+        let [wl, bl] = r.limits.unwrap_or([run, run]);
+        if ![wl, bl].iter().all(|l| matches!(l.clock, Some(TimeControl::Fischer { .. }))) {
             continue;
         }
-        let (mut white, mut black) = (Clock::new(tc), Clock::new(tc));
+        let (mut white, mut black) = (Clock::new(wl.clock), Clock::new(bl.clock));
         for (is_white, ms) in side_times(r) {
-            let clock = if is_white { &mut white } else { &mut black };
+            let (clock, l) = if is_white { (&mut white, wl) } else { (&mut black, bl) };
+            let margin = Duration::from_millis(l.timemargin_ms);
             clock.charge(Duration::from_secs_f64(ms.max(0.0) / 1000.0), margin);
         }
         // On time forfeit the side to move after the last recorded move flagged (its late move,
