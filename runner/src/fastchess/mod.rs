@@ -13,6 +13,9 @@ pub mod engines;
 pub mod options;
 pub mod words;
 
+#[cfg(test)]
+mod tests;
+
 pub use options::Env;
 
 /// What a fastchess command line asks for.

@@ -437,16 +437,16 @@ impl State {
                 argv.extend(["--gauntlet-seats".into(), seeds.clone()]);
             }
         }
-        match self.book_flags() {
-            Ok(b) => argv.extend(b),
-            Err(e) => refused.push(e),
-        }
         match self.games_flags() {
             Ok(g) => argv.extend(g),
             Err(e) => refused.push(e),
         }
         match self.concurrency_flag(env) {
             Ok(c) => argv.extend(c),
+            Err(e) => refused.push(e),
+        }
+        match self.book_flags() {
+            Ok(b) => argv.extend(b),
             Err(e) => refused.push(e),
         }
         for (flag, value) in &self.flags {
