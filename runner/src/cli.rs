@@ -69,6 +69,18 @@ pub enum Command {
     Status(StatusArgs),
     /// Stop a fleet run: workers stop its games and claim nothing more of it.
     Cancel(CancelArgs),
+    /// A fastchess command line (single-dash options): prints the `runner match` command it
+    /// means, then runs it; options the runner lacks are refused one line each (exit 2).
+    Fastchess(FastchessArgs),
+}
+
+/// `runner fastchess` arguments: fastchess's own, then after `--` runner match options.
+#[derive(Args, Debug, Clone)]
+pub struct FastchessArgs {
+    /// fastchess options, e.g. -engine cmd=X name=Y -each tc=10+0.1 -rounds 100; after `--`,
+    /// runner match options passed as they are (-- --out DIR). -help lists what maps to what.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0.., value_name = "ARGS")]
+    pub args: Vec<String>,
 }
 
 /// `--db URL`: the fleet's database (libpq URL or key=value string), else `RUNNER_DB`.

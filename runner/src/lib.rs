@@ -6,7 +6,7 @@
 //! never panics) -> [`plan`] (what to play) -> [`play`] (engines and games) -> [`cli`]
 //! (argument groups) -> [`store`] (the results directory) -> [`report`] (summaries for people)
 //! -> [`run`] (the core that executes a plan through them) -> experiments ([`sweep`],
-//! [`gauntlet`], [`tune`]) and tools ([`calibrate`], [`searchtest`], [`book`]) -> [`fleet`] (one
+//! [`gauntlet`], [`tune`]) and tools ([`calibrate`], [`searchtest`], [`book`], [`fastchess`]) -> [`fleet`] (one
 //! run played by many machines through PostgreSQL) -> [`cmd`] (one file per subcommand). A layer
 //! may use any layer before it, never one after it.
 
@@ -17,6 +17,7 @@ pub mod book;
 pub mod calibrate;
 pub mod cli;
 pub mod cmd;
+pub mod fastchess;
 pub mod fleet;
 pub mod gauntlet;
 pub mod plan;

@@ -22,6 +22,7 @@ async fn main() -> ExitCode {
         Command::Pull(args) => runner::cmd::pull::run(args).await,
         Command::Status(args) => runner::cmd::status::run(args).await,
         Command::Cancel(args) => runner::cmd::cancel::run(args).await,
+        Command::Fastchess(args) => runner::cmd::fastchess::run(args).await,
     };
     // Whatever the engines left behind (re-parented to the runner, its subreaper) dies with the
     // command, engines included.

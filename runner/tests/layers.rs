@@ -24,7 +24,7 @@ const LAYERS: &[&[&str]] = &[
     &["store"],
     &["report"],
     &["run"],
-    &["sweep", "gauntlet", "tune", "calibrate", "searchtest", "book"],
+    &["sweep", "gauntlet", "tune", "calibrate", "searchtest", "book", "fastchess"],
     &["fleet"],
     &["cmd"],
     &["main", "lib"],

@@ -4,6 +4,7 @@ pub mod book;
 pub mod calibrate;
 pub mod cancel;
 pub mod db;
+pub mod fastchess;
 pub mod match_cmd;
 pub mod merge;
 pub mod pull;
