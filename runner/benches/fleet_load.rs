@@ -67,13 +67,16 @@ struct Opts {
     /// Milliseconds each worker "plays" a pair between claim and report (uniform in 0.5x to
     /// 1.5x): 0 is a closed loop that saturates the server; more offers a chosen load.
     play_ms: f64,
+    /// Workers prepare their frequent statements once per connection (`queue::Conn`); default
+    /// on for direct connections, off through PgBouncer (Debian 12's 1.18 does not keep them).
+    prepared: Option<bool>,
 }
 
 fn usage() -> ! {
     eprintln!(
         "usage: cargo bench -p runner --bench fleet_load -- [--workers 10,100,500] \
          [--seconds N] [--pairs N] [--max-connections N] [--via direct|pgbouncer] [--pool N] \
-         [--heartbeat SECONDS] [--statements] [--play-ms MS]"
+         [--heartbeat SECONDS] [--statements] [--play-ms MS] [--prepared on|off]"
     );
     std::process::exit(2)
 }
@@ -89,6 +92,7 @@ fn parse_args() -> Opts {
         heartbeat: 3.0,
         statements: false,
         play_ms: 0.0,
+        prepared: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -143,6 +147,14 @@ fn parse_args() -> Opts {
                 o.pool = v.parse().ok().filter(|&n: &usize| n > 0).unwrap_or_else(|| bad(&a, &v));
             }
             "--statements" => o.statements = true,
+            "--prepared" => {
+                let v = value();
+                o.prepared = match v.as_str() {
+                    "on" => Some(true),
+                    "off" => Some(false),
+                    _ => bad(&a, &v),
+                };
+            }
             "--play-ms" => {
                 let v = value();
                 o.play_ms =
@@ -269,6 +281,7 @@ struct Shared {
     templates: Vec<Value>,
     heartbeat: Duration,
     play_ms: f64,
+    prepared: bool,
 }
 
 async fn worker(
@@ -284,7 +297,7 @@ async fn worker(
     let mut attempt = 0;
     let mut db = loop {
         match target.connect().await {
-            Ok(c) => break c,
+            Ok(c) => break queue::Conn::new(c, sh.prepared),
             Err(e) if attempt == 4 => {
                 out.connect_error = Some(format!("{e:#}"));
                 let _ = ready.send(false).await;
@@ -423,6 +436,16 @@ fn server_cpu(pg: &TempPg) -> f64 {
     total as f64 / tick
 }
 
+/// CPU seconds (user + system) of process `pid` (0 when it is gone).
+fn process_cpu(pid: u32) -> f64 {
+    let tick = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return 0.0 };
+    let Some((_, rest)) = stat.rsplit_once(')') else { return 0.0 };
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let t = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    (t(11) + t(12)) as f64 / tick
+}
+
 /// CPU seconds (user + system) of this process.
 fn client_cpu() -> f64 {
     let mut u: libc::rusage = unsafe { std::mem::zeroed() };
@@ -508,6 +531,14 @@ impl Bouncer {
     fn url(&self) -> String {
         format!("host={} port=6432 user={USER} dbname={DBNAME}", self.dir.display())
     }
+
+    /// CPU seconds of the PgBouncer process.
+    fn cpu(&self) -> f64 {
+        std::fs::read_to_string(self.dir.join("pgbouncer.pid"))
+            .ok()
+            .and_then(|p| p.trim().parse().ok())
+            .map_or(0.0, process_cpu)
+    }
 }
 
 impl Drop for Bouncer {
@@ -587,6 +618,7 @@ async fn one(o: &Opts, n: usize) -> Row {
         templates: templates(&mut ChaCha8Rng::seed_from_u64(7)),
         heartbeat: Duration::from_secs_f64(o.heartbeat),
         play_ms: o.play_ms,
+        prepared: o.prepared.unwrap_or(o.via == Via::Direct),
     });
     let (ready_tx, mut ready_rx) = tokio::sync::mpsc::channel(n);
     let (go_tx, go_rx) = tokio::sync::watch::channel(None);
@@ -630,12 +662,14 @@ async fn one(o: &Opts, n: usize) -> Row {
             connected += 1;
         }
     }
-    let (cpu_server0, cpu_client0) = (server_cpu(&pg), client_cpu());
+    let bouncer_cpu = || bouncer.as_ref().map_or(0.0, Bouncer::cpu);
+    let (cpu_server0, cpu_client0, cpu_bouncer0) = (server_cpu(&pg), client_cpu(), bouncer_cpu());
     let start = Instant::now();
     let deadline = start + Duration::from_secs_f64(o.seconds);
     let _ = go_tx.send(Some((start, deadline)));
     tokio::time::sleep_until(deadline.into()).await;
-    let cpu = (server_cpu(&pg) - cpu_server0, client_cpu() - cpu_client0);
+    let cpu =
+        (server_cpu(&pg) - cpu_server0, client_cpu() - cpu_client0, bouncer_cpu() - cpu_bouncer0);
     let mut outs = Vec::new();
     for t in tasks {
         let o = tokio::task::spawn_blocking(move || t.join()).await.expect("join");
@@ -675,9 +709,11 @@ async fn one(o: &Opts, n: usize) -> Row {
     let mut hb: Vec<Duration> = outs.iter().flat_map(|w| w.heartbeat.clone()).collect();
     let hb_total: f64 = hb.iter().map(Duration::as_secs_f64).sum::<f64>() * 1000.0;
     notes.push(format!(
-        "CPU per report: server {:.2} ms, client {:.2} ms (machine load average {})",
+        "CPU per report: server {:.2} ms, client {:.2} ms, PgBouncer {:.2} ms \
+         (machine load average {})",
         cpu.0 * 1000.0 / stored as f64,
         cpu.1 * 1000.0 / stored as f64,
+        cpu.2 * 1000.0 / stored as f64,
         std::fs::read_to_string("/proc/loadavg")
             .unwrap_or_default()
             .split(' ')
@@ -729,7 +765,8 @@ async fn one(o: &Opts, n: usize) -> Row {
     }
     if o.statements {
         let top = pg.psql(
-            "SELECT string_agg(format('%s calls, exec %s ms, plan %s ms, wal %s B: %s', calls, \
+            "SELECT string_agg(format('%s calls, %s plans, exec %s ms, plan %s ms, wal %s B: %s', \
+               calls, plans, \
                round((total_exec_time / calls)::numeric, 3), \
                round((total_plan_time / calls)::numeric, 3), wal_bytes / calls, \
                left(regexp_replace(query, '\\s+', ' ', 'g'), 90)), E'\\n' \
@@ -770,8 +807,13 @@ fn main() {
     };
     println!(
         "fleet queue load test: {} s per row, {via}, max_connections={}, fsync=on, \
-         synchronous_commit=on, heartbeat every {} s, claim 1 pair -> play {} ms -> report it",
-        o.seconds, o.max_connections, o.heartbeat, o.play_ms
+         synchronous_commit=on, heartbeat every {} s, claim 1 pair -> play {} ms -> report it, \
+         prepared statements {}",
+        o.seconds,
+        o.max_connections,
+        o.heartbeat,
+        o.play_ms,
+        if o.prepared.unwrap_or(o.via == Via::Direct) { "on" } else { "off" }
     );
     let mut rows = Vec::new();
     for &n in &o.workers {

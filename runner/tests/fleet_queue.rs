@@ -42,7 +42,12 @@ async fn new_run(db: &mut Client, pairs: i32) -> i64 {
 }
 
 /// Reports a pair won twice by the first engine (penta WW).
-async fn report_win(db: &mut Client, w: i64, c: &Claim, j: &mut RunJudge) -> Reported {
+async fn report_win(
+    db: &mut impl queue::Db,
+    w: i64,
+    c: &Claim,
+    j: &mut (dyn queue::Judge + Send),
+) -> Reported {
     let g: [Value; 2] = [json!({"pair": c.pair, "game": 0}), json!({"pair": c.pair, "game": 1})];
     let r = PairReport {
         run_id: c.run_id,
@@ -174,4 +179,82 @@ async fn a_database_of_another_schema_version_is_refused() {
     assert!(e.contains("version 99, newer than this runner's"), "{e}");
     let e = schema::init(&mut a).await.unwrap_err().to_string();
     assert!(e.contains("use a newer runner"), "{e}");
+}
+
+/// A judge that stops nothing and keeps the counts each report hands it.
+struct Recorder {
+    all: bool,
+    seen: Vec<Vec<queue::PairingCounts>>,
+}
+
+impl queue::Judge for Recorder {
+    fn needs_all(&self) -> bool {
+        self.all
+    }
+    fn stops(&mut self, counts: &[queue::PairingCounts]) -> Vec<queue::Stop> {
+        self.seen.push(counts.to_vec());
+        vec![]
+    }
+}
+
+#[tokio::test]
+async fn prepared_statements_keep_counts_and_fencing_and_are_made_again_after_a_restart() {
+    let mut pg = TempPg::start("prepared");
+    let mut admin = db(&pg).await;
+    // Past five executions PostgreSQL may switch a prepared statement to a generic plan: play
+    // more pairs than that on one connection.
+    let run = new_run(&mut admin, 12).await;
+    let target = parse_target(&pg.url()).unwrap();
+    assert!(target.prepared_statements(), "on by default");
+    let mut conn = queue::Conn::new(target.connect().await.unwrap(), true);
+    let w = queue::register_worker(&conn, "p", 1, 1, LEASE).await.unwrap();
+    let mut judge = Recorder { all: false, seen: vec![] };
+    for k in 0..8i64 {
+        let c = queue::claim(&conn, w, Some(run), &[], 1, LEASE).await.unwrap().remove(0);
+        assert_eq!(c.seq as i64, k, "schedule order");
+        assert_eq!(queue::heartbeat(&conn, w, &[c.token], LEASE).await.unwrap(), [c.token]);
+        judge.all = k % 2 == 1;
+        let g: [Value; 2] = [json!({"game": 0}), json!({"game": 1})];
+        let mut r = PairReport {
+            run_id: c.run_id,
+            pairing: c.pairing,
+            pair: c.pair,
+            token: c.token + 1000,
+            records: [&g[0], &g[1]],
+            scores: [stats::GameScore::Win, stats::GameScore::Draw],
+        };
+        // A wrong token writes nothing, the right one stores the pair once.
+        let refused = queue::report(&mut conn, w, &r, &mut judge).await.unwrap();
+        assert!(matches!(refused, Reported::Refused(_)), "{refused:?}");
+        r.token = c.token;
+        let stored = queue::report(&mut conn, w, &r, &mut judge).await.unwrap();
+        assert_eq!(stored, Reported::Stored { stops: vec![], run_state: None });
+        let again = queue::report(&mut conn, w, &r, &mut judge).await.unwrap();
+        assert!(matches!(again, Reported::Refused(_)), "{again:?}");
+        // The judge saw the counts with this pair included (k + 1 pairs, each WD).
+        let seen = judge.seen.last().unwrap();
+        assert_eq!(seen.len(), 1);
+        assert_eq!(seen[0].penta, [0, 0, 0, k + 1, 0], "after pair {k}");
+        assert_eq!(seen[0].wdl, [k + 1, k + 1, 0]);
+    }
+    assert_eq!(judge.seen.len(), 8, "refused reports ask no judge");
+    assert_eq!(pg.psql(&format!("SELECT count(*) FROM games WHERE run_id = {run}")), "16");
+
+    // A restart cuts the connection with its prepared statements; a new one prepares them
+    // again, and the run is completed by the report of its last open pair.
+    pg.restart();
+    assert!(queue::claim(&conn, w, Some(run), &[], 1, LEASE).await.is_err());
+    let mut conn = queue::Conn::new(target.connect().await.unwrap(), true);
+    let left = queue::claim(&conn, w, Some(run), &[], 4, LEASE).await.unwrap();
+    assert_eq!(left.iter().map(|c| c.seq).collect::<Vec<_>>(), [8, 9, 10, 11]);
+    let mut states = vec![];
+    for c in &left {
+        if let Reported::Stored { run_state, .. } = report_win(&mut conn, w, c, &mut judge).await {
+            states.push(run_state);
+        }
+    }
+    assert_eq!(states, [None, None, None, Some("complete")]);
+    let counts = queue::pairing_counts(&*conn, run, None).await.unwrap();
+    assert_eq!(counts[0].penta, [0, 0, 0, 8, 4]);
+    assert_eq!(counts[0].wdl, [16, 8, 0]);
 }

@@ -27,6 +27,10 @@ pub struct DbTarget {
     config: Config,
     tls: TlsMode,
     root_cert: Option<PathBuf>,
+    /// The worker's frequent statements are prepared once per connection (`Conn`), unless the
+    /// connection string says `prepared_statements=off` (a transaction pooler that does not
+    /// keep them, such as PgBouncer before 1.21 in transaction mode).
+    prepared_statements: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,7 +74,13 @@ pub fn db_url(flag: Option<&str>) -> Result<String> {
 /// Splits our TLS keys off a connection string (the driver does not know `verify-full` or
 /// `sslrootcert`) and parses the rest.
 pub fn parse_target(url: &str) -> Result<DbTarget> {
-    let (rest, sslmode, root) = take_tls_keys(url);
+    let (rest, keys) = take_our_keys(url);
+    let (sslmode, root) = (keys.sslmode, keys.sslrootcert);
+    let prepared_statements = match keys.prepared_statements.as_deref() {
+        None | Some("on") => true,
+        Some("off") => false,
+        Some(other) => bail!("prepared_statements={other} is not on or off"),
+    };
     let mut config: Config = rest.parse().map_err(|e| {
         // The driver's message never quotes the string, so no password leaks through it.
         anyhow!("cannot parse the database connection string: {e}")
@@ -106,25 +116,35 @@ pub fn parse_target(url: &str) -> Result<DbTarget> {
     }
     config.connect_timeout(Duration::from_secs(10));
     config.application_name("mpc-runner");
-    Ok(DbTarget { config, tls, root_cert: root.map(PathBuf::from) })
+    Ok(DbTarget { config, tls, root_cert: root.map(PathBuf::from), prepared_statements })
 }
 
-/// Removes `sslmode` and `sslrootcert` from a URL's query or a key=value string.
-fn take_tls_keys(url: &str) -> (String, Option<String>, Option<String>) {
-    let (mut mode, mut root) = (None, None);
-    let mut take = |k: &str, v: &str| match k {
-        "sslmode" => {
-            mode = Some(v.to_string());
-            true
-        }
-        "sslrootcert" => {
-            root = Some(v.to_string());
-            true
-        }
-        _ => false,
+/// The keys of a connection string that the driver does not take.
+#[derive(Debug, Default, PartialEq)]
+struct OurKeys {
+    sslmode: Option<String>,
+    sslrootcert: Option<String>,
+    prepared_statements: Option<String>,
+}
+
+/// Removes `sslmode`, `sslrootcert` and `prepared_statements` from a URL's query or a
+/// key=value string.
+fn take_our_keys(url: &str) -> (String, OurKeys) {
+    let mut keys = OurKeys::default();
+    let mut take = |k: &str, v: &str| {
+        let slot = match k {
+            "sslmode" => &mut keys.sslmode,
+            "sslrootcert" => &mut keys.sslrootcert,
+            "prepared_statements" => &mut keys.prepared_statements,
+            _ => return false,
+        };
+        *slot = Some(v.to_string());
+        true
     };
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        let Some((base, query)) = url.split_once('?') else { return (url.to_string(), None, None) };
+        let Some((base, query)) = url.split_once('?') else {
+            return (url.to_string(), OurKeys::default());
+        };
         let kept: Vec<&str> = query
             .split('&')
             .filter(|kv| {
@@ -134,7 +154,7 @@ fn take_tls_keys(url: &str) -> (String, Option<String>, Option<String>) {
             .collect();
         let rest =
             if kept.is_empty() { base.to_string() } else { format!("{base}?{}", kept.join("&")) };
-        (rest, mode, root)
+        (rest, keys)
     } else {
         let kept: Vec<&str> = url
             .split_whitespace()
@@ -143,7 +163,7 @@ fn take_tls_keys(url: &str) -> (String, Option<String>, Option<String>) {
                 !take(k.trim(), v.trim().trim_matches('\''))
             })
             .collect();
-        (kept.join(" "), mode, root)
+        (kept.join(" "), keys)
     }
 }
 
@@ -239,6 +259,11 @@ fn split_pgpass(line: &str) -> Vec<String> {
 }
 
 impl DbTarget {
+    /// Whether a worker prepares its frequent statements once per connection.
+    pub fn prepared_statements(&self) -> bool {
+        self.prepared_statements
+    }
+
     /// Connects; the connection's driver task runs in the background until the client drops.
     pub async fn connect(&self) -> Result<Client> {
         let unix = matches!(self.config.get_hosts().first(), Some(Host::Unix(_)));
@@ -315,15 +340,26 @@ mod tests {
 
     #[test]
     fn tls_keys_are_taken_off_urls_and_keyword_strings() {
-        let (rest, mode, root) = take_tls_keys(
+        let (rest, keys) = take_our_keys(
             "postgresql://u:secret@db.example/fleet?sslmode=verify-full&sslrootcert=%2Fca.pem&connect_timeout=5",
         );
         assert_eq!(rest, "postgresql://u:secret@db.example/fleet?connect_timeout=5");
-        assert_eq!(mode.as_deref(), Some("verify-full"));
-        assert_eq!(root.as_deref(), Some("/ca.pem"));
-        let (rest, mode, _) = take_tls_keys("host=/tmp/pg dbname=fleet sslmode=disable");
+        assert_eq!(keys.sslmode.as_deref(), Some("verify-full"));
+        assert_eq!(keys.sslrootcert.as_deref(), Some("/ca.pem"));
+        let (rest, keys) = take_our_keys("host=/tmp/pg dbname=fleet sslmode=disable");
         assert_eq!(rest, "host=/tmp/pg dbname=fleet");
-        assert_eq!(mode.as_deref(), Some("disable"));
+        assert_eq!(keys.sslmode.as_deref(), Some("disable"));
+    }
+
+    #[test]
+    fn prepared_statements_are_on_unless_the_connection_string_turns_them_off() {
+        assert!(parse_target("host=/tmp/pg dbname=fleet").unwrap().prepared_statements());
+        let t = parse_target("host=/tmp/pg port=6432 prepared_statements=off dbname=fleet");
+        assert!(!t.unwrap().prepared_statements());
+        let t = parse_target("postgresql://u@db.example:6432/fleet?prepared_statements=off");
+        assert!(!t.unwrap().prepared_statements());
+        let e = parse_target("host=/tmp/pg prepared_statements=maybe").err().unwrap();
+        assert_eq!(format!("{e:#}"), "prepared_statements=maybe is not on or off");
     }
 
     #[test]

@@ -9,14 +9,15 @@ use tokio::sync::{Mutex, MutexGuard};
 use tokio_postgres::Client;
 
 use super::connect::DbTarget;
+use super::queue::Conn;
 
 /// Waits between attempts after a passing fault: 0.5 s doubling up to this.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(8);
 
-/// The shared connection.
+/// The shared connection (with its prepared statements, made again with it).
 pub struct Link {
     target: DbTarget,
-    client: Mutex<Option<Client>>,
+    client: Mutex<Option<Conn>>,
 }
 
 /// Whether an error is worth retrying: no server-side error (connection closed, I/O, timeout), or
@@ -44,7 +45,8 @@ pub fn is_transient(e: &anyhow::Error) -> bool {
 
 impl Link {
     pub fn new(target: DbTarget, client: Client) -> Link {
-        Link { target, client: Mutex::new(Some(client)) }
+        let conn = Conn::new(client, target.prepared_statements());
+        Link { target, client: Mutex::new(Some(conn)) }
     }
 
     pub fn target(&self) -> &DbTarget {
@@ -56,7 +58,8 @@ impl Link {
         let mut g = self.client.lock().await;
         if g.as_ref().is_none_or(|c| c.is_closed()) {
             *g = None;
-            *g = Some(self.target.connect().await?);
+            let client = self.target.connect().await?;
+            *g = Some(Conn::new(client, self.target.prepared_statements()));
         }
         Ok(ClientGuard(g))
     }
@@ -68,10 +71,10 @@ impl Link {
 }
 
 /// A locked, connected client.
-pub struct ClientGuard<'a>(MutexGuard<'a, Option<Client>>);
+pub struct ClientGuard<'a>(MutexGuard<'a, Option<Conn>>);
 
 impl ClientGuard<'_> {
-    pub fn client(&mut self) -> &mut Client {
+    pub fn client(&mut self) -> &mut Conn {
         self.0.as_mut().expect("ClientGuard holds a client")
     }
 

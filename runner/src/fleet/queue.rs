@@ -15,21 +15,115 @@
 //! reports never deadlock each other. Counts live in one row per (pairing, worker): reports of
 //! different workers never wait on a shared row, except the rare writes of a decision.
 //!
-//! Every statement is sent unnamed with its parameters' types (`query_typed`): one round trip
-//! each instead of a prepare and an execute, and no named prepared statement outlives a
-//! transaction, so the queue works through a transaction-pooling PgBouncer (docs/fleet.md).
-//! A report is four round trips: BEGIN, one statement that marks the pair done and stores its
-//! games and counts, the counts and open pairs read together (pipelined), COMMIT.
+//! The frequent statements (claim, report, heartbeat) run on a [`Db`]: a [`Conn`] prepares each
+//! of them once per connection (named prepared statements: no parsing and, once PostgreSQL
+//! settles on a generic plan, no planning per call), a plain `Client`, or a `Conn` made with
+//! prepared statements off (`prepared_statements=off` in the connection string, for a
+//! transaction pooler that does not keep them, such as PgBouncer before 1.21), sends them
+//! unnamed with their parameters' types (`query_typed`). Every other statement is sent
+//! unnamed. A report is three round trips: BEGIN, one statement that marks the pair done,
+//! stores its games and counts and reads the pairing's counts and whether the run has open
+//! pairs left, then COMMIT.
 
+use std::collections::HashMap;
+use std::ops::{Deref, DerefMut};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
 use tokio_postgres::types::{ToSql, Type};
-use tokio_postgres::{Client, GenericClient, Row};
+use tokio_postgres::{Client, GenericClient, Row, Statement};
 
 /// A bound parameter and its PostgreSQL type.
 type Param<'a> = (&'a (dyn ToSql + Sync), Type);
+
+/// The statements prepared on one connection, by their SQL.
+type Prepared = Mutex<HashMap<&'static str, Statement>>;
+
+/// A connection with its cache of prepared statements (dropped with it: a new connection, after
+/// a restart of the server for instance, prepares them again).
+pub struct Conn {
+    client: Client,
+    prepared: Option<Prepared>,
+}
+
+impl Conn {
+    /// `prepare`: prepare the frequent statements once (direct connections, or a pooler that
+    /// keeps prepared statements); false sends every statement unnamed.
+    pub fn new(client: Client, prepare: bool) -> Conn {
+        Conn { client, prepared: prepare.then(|| Mutex::new(HashMap::new())) }
+    }
+}
+
+impl Deref for Conn {
+    type Target = Client;
+    fn deref(&self) -> &Client {
+        &self.client
+    }
+}
+
+impl DerefMut for Conn {
+    fn deref_mut(&mut self) -> &mut Client {
+        &mut self.client
+    }
+}
+
+/// What the frequent statements run on: a [`Conn`] (prepared per connection, if it was made
+/// so) or a plain `Client` (unnamed statements).
+pub trait Db: Send + Sync {
+    fn client(&self) -> &Client;
+    fn prepared(&self) -> Option<&Prepared>;
+    /// The client (to open a transaction on) and the cache, borrowed together.
+    fn parts(&mut self) -> (&mut Client, Option<&Prepared>);
+}
+
+impl Db for Client {
+    fn client(&self) -> &Client {
+        self
+    }
+    fn prepared(&self) -> Option<&Prepared> {
+        None
+    }
+    fn parts(&mut self) -> (&mut Client, Option<&Prepared>) {
+        (self, None)
+    }
+}
+
+impl Db for Conn {
+    fn client(&self) -> &Client {
+        &self.client
+    }
+    fn prepared(&self) -> Option<&Prepared> {
+        self.prepared.as_ref()
+    }
+    fn parts(&mut self) -> (&mut Client, Option<&Prepared>) {
+        (&mut self.client, self.prepared.as_ref())
+    }
+}
+
+/// Runs one of the frequent statements: prepared once on this connection when `cache` is
+/// given (`db` is the connection or a transaction on it), else sent unnamed.
+async fn hot(
+    db: &impl GenericClient,
+    cache: Option<&Prepared>,
+    sql: &'static str,
+    params: &[Param<'_>],
+) -> Result<Vec<Row>, tokio_postgres::Error> {
+    let Some(cache) = cache else { return db.query_typed(sql, params).await };
+    let known = cache.lock().unwrap_or_else(|e| e.into_inner()).get(sql).cloned();
+    let stmt = match known {
+        Some(s) => s,
+        None => {
+            let types: Vec<Type> = params.iter().map(|p| p.1.clone()).collect();
+            let s = db.prepare_typed(sql, &types).await?;
+            cache.lock().unwrap_or_else(|e| e.into_inner()).insert(sql, s.clone());
+            s
+        }
+    };
+    let values: Vec<&(dyn ToSql + Sync)> = params.iter().map(|p| p.0).collect();
+    db.query(&stmt, &values).await
+}
 
 async fn rows(
     db: &impl GenericClient,
@@ -169,29 +263,23 @@ pub struct Claim {
     pub spsa: Option<Value>,
 }
 
-/// Leases up to `n` pairs for `worker`: of run `only` when given, never of the runs in `skip`.
-pub async fn claim(
-    db: &Client,
-    worker: i64,
-    only: Option<i64>,
-    skip: &[i64],
-    n: i64,
-    lease: Duration,
-) -> Result<Vec<Claim>> {
-    let rows = rows(
-        db,
-        // Pending pairs and expired leases are found through two partial indexes (a pending
-        // pair's and a leased pair's), so a claim never walks past the live leases of every
-        // other worker; the two candidate lists merge back into schedule order. Rows locked
-        // by a branch but cut by the final LIMIT are unlocked when the statement ends.
-        "WITH pending AS ( \
+/// The claim's statement; `$run` is the condition on the run (`AND p.run_id = $2`, or nothing
+/// when the worker serves every run: two statements, so that each has a plan that fits it).
+/// Pending pairs and expired leases are found through two partial indexes (a pending pair's and
+/// a leased pair's), so a claim never walks past the live leases of every other worker; the two
+/// candidate lists merge back into schedule order. Rows locked by a branch but cut by the final
+/// LIMIT are unlocked when the statement ends.
+macro_rules! claim_sql {
+    ($run:literal) => {
+        concat!(
+            "WITH pending AS ( \
                SELECT p.run_id, p.pairing, p.pair, p.seq FROM pairs p \
                JOIN runs r ON r.id = p.run_id \
                JOIN pairings g ON g.run_id = p.run_id AND g.pairing = p.pairing \
                LEFT JOIN tune_state t ON t.run_id = p.run_id \
-               WHERE r.state = 'active' \
-                 AND ($2::bigint IS NULL OR p.run_id = $2) \
-                 AND NOT (p.run_id = ANY($3::bigint[])) \
+               WHERE r.state = 'active' ",
+            $run,
+            " AND NOT (p.run_id = ANY($3::bigint[])) \
                  AND p.state = 'pending' AND g.active \
                  AND (t.run_id IS NULL OR p.spsa IS NOT NULL OR p.seq < t.applied + $6) \
                ORDER BY p.run_id, p.seq \
@@ -201,9 +289,9 @@ pub async fn claim(
                SELECT p.run_id, p.pairing, p.pair, p.seq FROM pairs p \
                JOIN runs r ON r.id = p.run_id \
                LEFT JOIN tune_state t ON t.run_id = p.run_id \
-               WHERE r.state = 'active' \
-                 AND ($2::bigint IS NULL OR p.run_id = $2) \
-                 AND NOT (p.run_id = ANY($3::bigint[])) \
+               WHERE r.state = 'active' ",
+            $run,
+            " AND NOT (p.run_id = ANY($3::bigint[])) \
                  AND p.state = 'leased' AND p.lease_until < now() \
                  AND (t.run_id IS NULL OR p.spsa IS NOT NULL OR p.seq < t.applied + $6) \
                ORDER BY p.run_id, p.seq \
@@ -217,7 +305,29 @@ pub async fn claim(
                claimed_at = clock_timestamp(), attempts = p.attempts + 1 \
              FROM c WHERE p.run_id = c.run_id AND p.pairing = c.pairing AND p.pair = c.pair \
              RETURNING p.run_id, p.seq, p.pairing, p.pair, p.opening, p.token, p.attempts, \
-               p.spsa",
+               p.spsa"
+        )
+    };
+}
+
+/// Leases up to `n` pairs for `worker`: of run `only` when given, never of the runs in `skip`.
+pub async fn claim(
+    db: &impl Db,
+    worker: i64,
+    only: Option<i64>,
+    skip: &[i64],
+    n: i64,
+    lease: Duration,
+) -> Result<Vec<Claim>> {
+    let sql = match only {
+        Some(_) => claim_sql!("AND p.run_id = $2"),
+        // $2 (NULL) is declared but not used.
+        None => claim_sql!(""),
+    };
+    let rows = hot(
+        db.client(),
+        db.prepared(),
+        sql,
         &[
             (&worker, Type::INT8),
             (&only, Type::INT8),
@@ -263,13 +373,14 @@ pub async fn release(db: &Client, worker: i64, tokens: &[i64]) -> Result<()> {
 /// Renews the leases of `tokens` held by `worker` (and notes the worker alive); returns the
 /// tokens whose lease is still valid. A token missing from the answer lost its lease.
 pub async fn heartbeat(
-    db: &Client,
+    db: &impl Db,
     worker: i64,
     tokens: &[i64],
     lease: Duration,
 ) -> Result<Vec<i64>> {
-    let rows = rows(
-        db,
+    let rows = hot(
+        db.client(),
+        db.prepared(),
         "WITH w AS (UPDATE workers SET heartbeat_at = now() WHERE id = $1) \
              UPDATE pairs p SET lease_until = now() + make_interval(secs => $3) \
              FROM runs r \
@@ -356,38 +467,70 @@ pub enum Reported {
 
 /// Stores a finished pair in one transaction (see the module's doc).
 pub async fn report(
-    db: &mut Client,
+    db: &mut impl Db,
     worker: i64,
     r: &PairReport<'_>,
     judge: &mut (dyn Judge + Send),
 ) -> Result<Reported> {
-    let tx = db.transaction().await?;
     let mut p = [0i64; 5];
     p[r.penta_index().min(4)] = 1;
     let wdl = r.wdl();
+    let only = (!judge.needs_all()).then_some(r.pairing);
+    // `db` is borrowed twice: its client for the transaction, its cache of statements.
+    let (client, cache) = db.parts();
+    let tx = client.transaction().await?;
     // One statement: the pair is marked done (locked first), and only when it was, its games
-    // are stored and its counts added to the reporting worker's row of the pairing's tallies.
-    let row = opt(
+    // are stored and its counts added to the reporting worker's row of the pairing's tallies;
+    // it returns the pairing's counts (every pairing's for racing) with this pair added, and
+    // whether the run has pairs still open besides this one. The statement's snapshot does not
+    // see its own writes: the reported pair counts as added to the summed tallies, and as no
+    // longer leased. No row: the pair was not this token's to report (nothing was written).
+    let found = hot(
         &tx,
-        "WITH p AS ( \
+        cache,
+        "WITH done AS ( \
            UPDATE pairs p SET state = 'done', lease_until = NULL FROM runs r \
            WHERE p.run_id = $1 AND p.pairing = $2 AND p.pair = $3 AND p.token = $4 \
              AND p.state = 'leased' AND r.id = p.run_id AND r.state = 'active' \
            RETURNING p.spsa), \
-         g AS ( \
+         stored AS ( \
            INSERT INTO games (run_id, pairing, pair, game, worker_id, record) \
-           SELECT $1, $2, $3, v.game, $5, v.record FROM p, \
+           SELECT $1, $2, $3, v.game, $5, v.record FROM done, \
              (VALUES (0::smallint, $6::json), (1::smallint, $7::json)) AS v(game, record) \
            ORDER BY v.game), \
-         t AS ( \
+         counted AS ( \
            INSERT INTO tallies AS t (run_id, pairing, worker_id, ll, ld, dd, wd, ww, wins, \
              draws, losses) \
-           SELECT $1, $2, $5, $8, $9, $10, $11, $12, $13, $14, $15 FROM p \
+           SELECT $1, $2, $5, $8, $9, $10, $11, $12, $13, $14, $15 FROM done \
            ON CONFLICT (run_id, pairing, worker_id) DO UPDATE SET \
              ll = t.ll + $8, ld = t.ld + $9, dd = t.dd + $10, wd = t.wd + $11, \
              ww = t.ww + $12, wins = t.wins + $13, draws = t.draws + $14, \
-             losses = t.losses + $15) \
-         SELECT spsa FROM p",
+             losses = t.losses + $15), \
+         counts AS ( \
+           SELECT g.pairing, g.active, coalesce(g.verdict = 'dropped', false) AS dropped, \
+             coalesce(sum(t.ll), 0)::bigint AS ll, coalesce(sum(t.ld), 0)::bigint AS ld, \
+             coalesce(sum(t.dd), 0)::bigint AS dd, coalesce(sum(t.wd), 0)::bigint AS wd, \
+             coalesce(sum(t.ww), 0)::bigint AS ww, coalesce(sum(t.wins), 0)::bigint AS wins, \
+             coalesce(sum(t.draws), 0)::bigint AS draws, \
+             coalesce(sum(t.losses), 0)::bigint AS losses \
+           FROM pairings g LEFT JOIN tallies t ON t.run_id = g.run_id AND t.pairing = g.pairing \
+           WHERE g.run_id = $1 AND ($16::int IS NULL OR g.pairing = $16) \
+           GROUP BY g.pairing, g.active, g.verdict), \
+         open AS ( \
+           SELECT EXISTS (SELECT 1 FROM (SELECT seq FROM pairs WHERE run_id = $1 \
+               AND state = 'pending' ORDER BY seq LIMIT 1) x) \
+             OR EXISTS (SELECT 1 FROM pairs WHERE run_id = $1 AND state = 'leased' \
+               AND NOT (pairing = $2 AND pair = $3)) AS open) \
+         SELECT done.spsa, open.open, c.pairing, c.active, c.dropped, \
+           c.ll + CASE WHEN c.pairing = $2 THEN $8 ELSE 0 END, \
+           c.ld + CASE WHEN c.pairing = $2 THEN $9 ELSE 0 END, \
+           c.dd + CASE WHEN c.pairing = $2 THEN $10 ELSE 0 END, \
+           c.wd + CASE WHEN c.pairing = $2 THEN $11 ELSE 0 END, \
+           c.ww + CASE WHEN c.pairing = $2 THEN $12 ELSE 0 END, \
+           c.wins + CASE WHEN c.pairing = $2 THEN $13 ELSE 0 END, \
+           c.draws + CASE WHEN c.pairing = $2 THEN $14 ELSE 0 END, \
+           c.losses + CASE WHEN c.pairing = $2 THEN $15 ELSE 0 END \
+         FROM done CROSS JOIN open LEFT JOIN counts c ON true ORDER BY c.pairing",
         &[
             (&r.run_id, Type::INT8),
             (&r.pairing, Type::INT4),
@@ -404,19 +547,28 @@ pub async fn report(
             (&wdl[0], Type::INT8),
             (&wdl[1], Type::INT8),
             (&wdl[2], Type::INT8),
+            (&only, Type::INT4),
         ],
     )
     .await
     .context("cannot report a pair")?;
-    let Some(row) = row else {
+    let Some(first) = found.first() else {
         tx.rollback().await?;
-        return Ok(Reported::Refused(refusal(db, r).await?));
+        return Ok(Reported::Refused(refusal(client, r).await?));
     };
-    let spsa: Option<Value> = row.get(0);
-    let only = (!judge.needs_all()).then_some(r.pairing);
-    // Both reads in one round trip; the open pairs are read again below if a stop skipped some.
-    let (counts, open) =
-        tokio::try_join!(pairing_counts(&tx, r.run_id, only), has_open_pairs(&tx, r.run_id))?;
+    let spsa: Option<Value> = first.get(0);
+    let open: bool = first.get(1);
+    let counts: Vec<PairingCounts> = found
+        .iter()
+        .filter(|r| r.get::<_, Option<i32>>(2).is_some())
+        .map(|r| PairingCounts {
+            pairing: r.get(2),
+            active: r.get(3),
+            dropped: r.get(4),
+            penta: [r.get(5), r.get(6), r.get(7), r.get(8), r.get(9)],
+            wdl: [r.get(10), r.get(11), r.get(12)],
+        })
+        .collect();
     let mut stops = Vec::new();
     for s in judge.stops(&counts) {
         let stopped = rows(
