@@ -142,6 +142,8 @@ async fn serve(
 ) -> Result<Tally> {
     let mut served: HashMap<i64, Arc<Served>> = HashMap::new();
     let mut refused: Vec<i64> = Vec::new();
+    // Served runs with nothing open that this worker has settled (`complete_if_done`).
+    let mut settled: Vec<i64> = Vec::new();
     let mut flying: HashMap<i64, InFlight> = HashMap::new();
     let mut tasks: JoinSet<Done> = JoinSet::new();
     let mut tally = Tally::default();
@@ -236,6 +238,16 @@ async fn serve(
                     }
                     Err(e) => return Err(e),
                 };
+            // A served run with nothing open may still be 'active': its two last reports can
+            // each have seen the other's pair open. Settle it once, before leaving or idling.
+            for &run in served.keys() {
+                if !open.contains(&run)
+                    && !settled.contains(&run)
+                    && db_once!(link, |db| queue::complete_if_done(db, run)).is_ok()
+                {
+                    settled.push(run);
+                }
+            }
             if open.is_empty() && !opts.wait {
                 break;
             }
