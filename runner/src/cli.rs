@@ -703,9 +703,21 @@ pub struct SearchTestArgs {
     /// Positions: EPD or PGN.
     #[arg(long, value_name = "FILE", default_value = DEFAULT_POSITIONS)]
     pub positions: PathBuf,
-    /// Use the first N positions (0 = all; the seed's depth test used about 300).
+    /// Use the first N positions (0 = all; the seed's depth test used about 300); with
+    /// --positions-from, the number drawn.
     #[arg(long, value_name = "N", default_value_t = 300, value_parser = whole::<usize, 0, MAX_POSITIONS>)]
     pub limit: usize,
+    /// Positions drawn from a results folder's games (its games.jsonl, or a games.jsonl path):
+    /// half middlegame, half endgame by the seed's stage rule, seeded (--seed); written to
+    /// positions.epd in --out.
+    #[arg(long, value_name = "DIR", conflicts_with = "positions")]
+    pub positions_from: Option<PathBuf>,
+    /// Seed of the --positions-from draw.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub seed: u64,
+    /// Plies skipped at the start of every game for --positions-from.
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    pub skip_plies: usize,
     /// Fixed time per position (milliseconds, at most an hour): measures depth reached.
     #[arg(long, value_name = "MS", value_parser = whole::<u64, 1, MAX_MOVETIME_MS>)]
     pub movetime: Option<u64>,

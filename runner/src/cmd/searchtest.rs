@@ -7,7 +7,10 @@ use anyhow::{Result, anyhow, bail};
 
 use crate::cli::SearchTestArgs;
 use crate::plan::engines::resolve_engine;
-use crate::plan::positions::positions_for_run;
+use crate::plan::epd_ops::load_move_ops;
+use crate::plan::positions::{
+    SampleOptions, Stage, TestPosition, epd_text, positions_for_run, sample_from_games,
+};
 use crate::play::cancel::{Cancel, cancel_on_signals};
 use crate::play::probe::{Limit, timeout_from_secs};
 use crate::play::probe_pool::STOPPING;
@@ -31,7 +34,14 @@ pub async fn run(args: &SearchTestArgs) -> Result<u8> {
     };
     let oracle_spec = args.oracle.as_deref().map(parse_oracle).transpose()?;
     let engine = resolve_engine(args.engine.as_deref())?;
-    let positions = positions_for_run(&args.positions, (args.limit > 0).then_some(args.limit))?;
+    let (positions, positions_file, positions_epd) = match &args.positions_from {
+        Some(from) => sampled_positions(args, from)?,
+        None => (
+            positions_for_run(&args.positions, (args.limit > 0).then_some(args.limit))?,
+            args.positions.clone(),
+            None,
+        ),
+    };
     let out = args.out.clone().unwrap_or_else(|| default_out("searchtest"));
     let concurrency = args.concurrency.unwrap_or_else(default_concurrency).max(1);
     let search_timeout = timeout_from_secs(args.timeout)?;
@@ -47,7 +57,8 @@ pub async fn run(args: &SearchTestArgs) -> Result<u8> {
     let plan = SearchTestPlan {
         engine,
         variants,
-        positions_file: args.positions.clone(),
+        positions_file,
+        positions_epd,
         positions,
         limit,
         out,
@@ -55,6 +66,11 @@ pub async fn run(args: &SearchTestArgs) -> Result<u8> {
         search_timeout,
         start_timeout,
         oracle,
+        move_ops: if args.positions_from.is_some() {
+            Default::default()
+        } else {
+            load_move_ops(&args.positions)?
+        },
     };
     let cancel = Cancel::new();
     cancel_on_signals(cancel.clone(), STOPPING);
@@ -63,9 +79,46 @@ pub async fn run(args: &SearchTestArgs) -> Result<u8> {
     outln!(
         "results in {} (table.md, table.csv, summary.json, searches.jsonl{}){}",
         outcome.out.display(),
-        if args.oracle.is_some() { ", oracle.json, oracle-moves.jsonl" } else { "" },
+        if args.oracle.is_some() { ", oracle.json, oracle.svg, oracle-moves.jsonl" } else { "" },
         if outcome.partial { " - stopped early: partial results" } else { "" }
     );
     LivePage::new(outcome.out.clone()).finish_or_warn();
     Ok(if cancel.is_cancelled() { 130 } else { 0 })
+}
+
+/// `--positions-from DIR`: a seeded, stage-balanced draw from the folder's games.jsonl (the
+/// sampler of `runner calibrate --sample-from`), and its EPD text for the output folder.
+fn sampled_positions(
+    args: &SearchTestArgs,
+    from: &std::path::Path,
+) -> Result<(Vec<TestPosition>, std::path::PathBuf, Option<String>)> {
+    let games = if from.is_dir() { from.join("games.jsonl") } else { from.to_path_buf() };
+    if !games.is_file() {
+        bail!("--positions-from {}: no games.jsonl there", from.display());
+    }
+    let count = if args.limit == 0 { 300 } else { args.limit };
+    let opts = SampleOptions { count, seed: args.seed, skip_plies: args.skip_plies };
+    let rep = sample_from_games(&games, &opts)?;
+    if rep.positions.is_empty() {
+        bail!("--positions-from {}: no positions in its games", from.display());
+    }
+    let n = |s: Stage| rep.positions.iter().filter(|p| p.stage == s).count();
+    let header = format!(
+        "Drawn by runner searchtest --positions-from {} --limit {count} --seed {} --skip-plies {}\n\
+         {} games; kept {} middlegame, {} endgame",
+        from.display(),
+        args.seed,
+        args.skip_plies,
+        rep.games,
+        n(Stage::Middlegame),
+        n(Stage::Endgame),
+    );
+    let epd = epd_text(&rep.positions, &header)?;
+    let positions = rep
+        .positions
+        .into_iter()
+        .enumerate()
+        .map(|(index, p)| TestPosition { index, fen: p.fen, stage: p.stage })
+        .collect();
+    Ok((positions, games, Some(epd)))
 }

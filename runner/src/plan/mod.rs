@@ -5,6 +5,7 @@
 pub mod adjudication;
 pub mod engine_spec;
 pub mod engines;
+pub mod epd_ops;
 pub mod limits;
 pub mod names;
 pub mod openings;

@@ -4,8 +4,10 @@
 
 pub mod oracle;
 pub mod oracle_cache;
+pub mod oracle_plot;
 pub mod oracle_report;
 pub mod oracle_spec;
+pub mod suite;
 pub mod summary;
 pub mod table;
 pub mod variant;
@@ -34,6 +36,8 @@ pub struct SearchTestPlan {
     pub variants: Vec<Variant>,
     pub positions_file: PathBuf,
     pub positions: Vec<TestPosition>,
+    /// The positions as EPD, written to positions.epd (drawn with --positions-from).
+    pub positions_epd: Option<String>,
     pub limit: Limit,
     pub out: PathBuf,
     pub concurrency: usize,
@@ -41,6 +45,8 @@ pub struct SearchTestPlan {
     pub start_timeout: Duration,
     /// `--oracle`: score every chosen move with this engine (after all variants searched).
     pub oracle: Option<oracle::OraclePlan>,
+    /// EPD `bm`/`am` of the positions that have them (by FEN): solve rates per variant.
+    pub move_ops: std::collections::HashMap<String, crate::plan::epd_ops::MoveOps>,
 }
 
 #[derive(Debug)]
@@ -100,6 +106,9 @@ pub async fn run(plan: SearchTestPlan, cancel: Cancel) -> Result<SearchTestOutco
         "concurrency": cfg.concurrency,
         "oracle": plan.oracle.as_ref().map(|o| &o.spec),
     });
+    if let Some(epd) = &plan.positions_epd {
+        crate::store::files::write_file(&out.join("positions.epd"), epd.as_bytes())?;
+    }
     crate::store::files::write_file(
         &out.join("plan.json"),
         (serde_json::to_string_pretty(&plan_json)? + "\n").as_bytes(),
@@ -215,11 +224,23 @@ pub async fn run(plan: SearchTestPlan, cancel: Cancel) -> Result<SearchTestOutco
         let p = out.join(name);
         crate::store::files::write_file(&p, text.as_bytes())
     };
+    let variant_names: Vec<String> = plan.variants.iter().map(|v| v.name.clone()).collect();
+    let mut suite_json = serde_json::Value::Null;
+    if !plan.move_ops.is_empty() {
+        let rows = suite::solve_rates(&records, &plan.positions, &plan.move_ops, &variant_names);
+        let text = format!(
+            "\n# Test suite: EPD bm/am\n\nA position is solved when the variant plays one of its \
+             `bm` moves (if any) and none of its `am` moves. Interval: Wilson 95 %.\n\n{}",
+            suite::markdown(&rows)
+        );
+        doc.push_str(&text);
+        table.push_str(&text);
+        suite_json = serde_json::to_value(&rows)?;
+    }
     let mut oracle_json = serde_json::Value::Null;
     if let (Some(op), Some(id_name)) = (&plan.oracle, oracle_id)
         && !cancel.is_cancelled()
     {
-        let variant_names: Vec<String> = plan.variants.iter().map(|v| v.name.clone()).collect();
         let (moves, orun) =
             oracle::score_moves(op, id_name, &plan.positions, &records, &cancel).await?;
         let mut lines = String::new();
@@ -240,6 +261,7 @@ pub async fn run(plan: SearchTestPlan, cancel: Cancel) -> Result<SearchTestOutco
             "by_stage": stages,
         });
         write("oracle.json", serde_json::to_string_pretty(&oracle_json)? + "\n")?;
+        oracle_plot::write_plot(&out.join("oracle.svg"), &all, &stages)?;
     }
     write("table.md", doc)?;
     write("table.csv", table::csv(&summaries))?;
@@ -254,6 +276,7 @@ pub async fn run(plan: SearchTestPlan, cancel: Cancel) -> Result<SearchTestOutco
         "variants": summaries,
         "by_stage": by_stage,
         "oracle": oracle_json,
+        "suite": suite_json,
     });
     write("summary.json", serde_json::to_string_pretty(&summary)? + "\n")?;
     page.wait();

@@ -48,6 +48,9 @@ pub struct ScoredMove {
     /// The difference before the floor at 0: a one-move search may score the chosen move above
     /// the oracle's own best (a different tree); such cases are counted in the summary.
     pub raw_loss: i32,
+    /// The loss in expected score (percentage points, logistic: 1 / (1 + 10^(-cp/400))), at
+    /// least 0: a loss between two lost (or two won) positions counts little.
+    pub es_loss: f64,
     pub is_best: bool,
 }
 
@@ -164,8 +167,14 @@ fn score_one(cache: &OracleCache, p: &TestPosition, r: &SearchRecord) -> Option<
         chosen_score,
         loss: raw_loss.max(0),
         raw_loss,
+        es_loss: (expected_score(best_score) - expected_score(chosen_score)).max(0.0),
         is_best,
     })
+}
+
+/// Expected score in percent of a bounded centipawn value (logistic, 400 cp per factor 10).
+pub fn expected_score(cp: i32) -> f64 {
+    100.0 / (1.0 + 10f64.powf(-cp as f64 / 400.0))
 }
 
 /// The oracle's engine setup: one thread and a fixed hash unless the spec sets them, so that its

@@ -21,6 +21,8 @@ pub struct LossRow {
     pub scored: usize,
     /// Mean loss in centipawns.
     pub loss: Option<MeanInterval>,
+    /// Mean loss in expected score (percentage points).
+    pub es_loss: Option<MeanInterval>,
     /// Share of positions where the variant chose the oracle's best move.
     pub best_move: Option<Proportion>,
     /// One-move searches that scored the chosen move above the oracle's best (loss set to 0).
@@ -34,6 +36,8 @@ pub struct PairRow {
     pub b: String,
     pub positions: usize,
     pub test: Option<PairedTest>,
+    /// The same in expected score (percentage points).
+    pub es_test: Option<PairedTest>,
 }
 
 /// The oracle figures of one set of scored moves.
@@ -53,10 +57,12 @@ pub fn summarize_losses(moves: &[ScoredMove], names: &[String]) -> LossSummary {
         .zip(&per)
         .map(|(name, ms)| {
             let losses: Vec<f64> = ms.values().map(|m| m.loss as f64).collect();
+            let es: Vec<f64> = ms.values().map(|m| m.es_loss).collect();
             LossRow {
                 name: name.clone(),
                 scored: ms.len(),
                 loss: mean_interval(&losses),
+                es_loss: mean_interval(&es),
                 best_move: wilson(ms.values().filter(|m| m.is_best).count(), ms.len()),
                 negative_raw: ms.values().filter(|m| m.raw_loss < 0).count(),
             }
@@ -65,11 +71,13 @@ pub fn summarize_losses(moves: &[ScoredMove], names: &[String]) -> LossSummary {
     let mut pairs = Vec::new();
     for a in 0..names.len() {
         for b in a + 1..names.len() {
-            let (mut la, mut lb) = (Vec::new(), Vec::new());
+            let (mut la, mut lb, mut ea, mut eb) = (vec![], vec![], vec![], vec![]);
             for (pos, m) in &per[a] {
                 if let Some(o) = per[b].get(pos) {
                     la.push(m.loss as f64);
                     lb.push(o.loss as f64);
+                    ea.push(m.es_loss);
+                    eb.push(o.es_loss);
                 }
             }
             pairs.push(PairRow {
@@ -77,6 +85,7 @@ pub fn summarize_losses(moves: &[ScoredMove], names: &[String]) -> LossSummary {
                 b: names[b].clone(),
                 positions: la.len(),
                 test: paired_t(&la, &lb),
+                es_test: paired_t(&ea, &eb),
             });
         }
     }
@@ -120,31 +129,35 @@ pub fn rate_text(p: Option<&Proportion>) -> String {
 /// The Markdown tables of one summary: variants, then pairs.
 pub fn markdown(s: &LossSummary) -> String {
     let mut t = String::from(
-        "| Variant | Scored | Mean loss cp [95%] | Best move % [95%] | Above oracle's best |\n\
-         | --- | ---: | ---: | ---: | ---: |\n",
+        "| Variant | Scored | Mean loss cp [95%] | Mean loss, expected score pp [95%] | Best move % \
+         [95%] | Above oracle's best |\n| --- | ---: | ---: | ---: | ---: | ---: |\n",
     );
     for r in &s.variants {
         t.push_str(&format!(
-            "| {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} |\n",
             r.name,
             r.scored,
             mean_text(r.loss.as_ref(), false),
+            mean_text(r.es_loss.as_ref(), false),
             rate_text(r.best_move.as_ref()),
             r.negative_raw
         ));
     }
     if !s.pairs.is_empty() {
         t.push_str(
-            "\n| A | B | Positions | Loss A - B cp [95%] | p |\n| --- | --- | ---: | ---: | ---: |\n",
+            "\n| A | B | Positions | Loss A - B cp [95%] | p | Loss A - B, expected score pp \
+             [95%] | p |\n| --- | --- | ---: | ---: | ---: | ---: | ---: |\n",
         );
         for p in &s.pairs {
             t.push_str(&format!(
-                "| {} | {} | {} | {} | {} |\n",
+                "| {} | {} | {} | {} | {} | {} | {} |\n",
                 p.a,
                 p.b,
                 p.positions,
                 mean_text(p.test.as_ref().map(|t| &t.diff), true),
-                format_p(p.test.as_ref().and_then(|t| t.p))
+                format_p(p.test.as_ref().and_then(|t| t.p)),
+                mean_text(p.es_test.as_ref().map(|t| &t.diff), true),
+                format_p(p.es_test.as_ref().and_then(|t| t.p)),
             ));
         }
     }
@@ -168,7 +181,8 @@ pub fn document(
         "\n# Oracle: `{}` ({}) at {limit}\n\n\
          Loss = the oracle's score of its best move minus its score of the variant's move \
          (`go ... searchmoves MOVE`), in centipawns from the mover's view ({MAPPING_NOTE}); 0 \
-         when the variant chose the oracle's move. Intervals: 95 % (t for means, Wilson for \
+         when the variant chose the oracle's move. Expected score: 100 / (1 + 10^(-cp/400)) \
+         of those values, its loss in percentage points (pp). Intervals: 95 % (t for means, Wilson for \
          rates); pairs: paired t over the positions both variants were scored on.\n\n\
          Oracle searches: {} needed, {} from the cache `{}`, {} run now ({} faults); {} moves \
          unscored; {:.1} s.\n\n",
@@ -205,6 +219,7 @@ mod tests {
             chosen_score: 50 - loss,
             loss: loss.max(0),
             raw_loss: loss,
+            es_loss: loss.max(0) as f64 / 10.0,
             is_best: loss == 0,
         }
     }
