@@ -62,7 +62,8 @@ fn engines_that_cannot_start_fail_before_any_game() {
 #[test]
 fn clap_rejects_conflicting_limits() {
     let dir = scratch("conflict");
-    let o = run_runner(&dir, &["match", "--tc", "10+0.1", "--nodes", "5"]);
+    // A clock and a node cap may go together (`go wtime .. nodes N`); two clocks may not.
+    let o = run_runner(&dir, &["match", "--tc", "10+0.1", "--st", "0.1"]);
     assert_eq!(o.status.code(), Some(2));
 }
 

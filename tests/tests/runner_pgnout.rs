@@ -85,7 +85,11 @@ fn play(dir: &Path, name: &str, extra: &[&str]) -> std::process::Output {
     let engine = engine_bin();
     let a = format!("name=A,cmd={},option.LMR=false", engine.display());
     let b = format!("name=B,cmd={}", engine.display());
-    let mut args = match_args(&a, &b, name, &["--nodes", "2000", "--games", "4"]);
+    // Four games unless the caller gives its own --games.
+    let games = if extra.contains(&"--games") { &[][..] } else { &["--games", "4"][..] };
+    let mut limits = vec!["--nodes", "2000"];
+    limits.extend(games);
+    let mut args = match_args(&a, &b, name, &limits);
     args.extend([
         "--seed",
         "7",
@@ -211,6 +215,7 @@ fn cutechess_and_fastchess_output_lines_parse_with_their_regexes() {
     assert_eq!(parse("cutechess", &out), "8 2 2 8 -2.94 2.94", "{out}");
     assert!(out.lines().last() == Some("Finished match"), "{out}");
     assert!(!out.contains("results:"), "the runner's own lines go to stderr: {out}");
+    assert!(!out.contains("page:"), "the page's line goes to stderr too: {out}");
     let mut args = vec!["--output", "fastchess", "--scoreinterval", "0"];
     args.extend(sprt);
     let o = ok(play(&dir, "fast", &args), "fastchess output");

@@ -120,7 +120,9 @@ pub async fn run(args: &MatchArgs) -> Result<u8> {
             ),
         }
     }
-    page.finish_or_warn();
+    if let Some(line) = page.finish_line() {
+        own(&line);
+    }
     own(&format!("results: {}", outcome.dir.display()));
     Ok(match outcome.stop {
         StopReason::Interrupted => {

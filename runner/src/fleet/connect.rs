@@ -353,12 +353,12 @@ mod tests {
 
     #[test]
     fn prepared_statements_are_on_unless_the_connection_string_turns_them_off() {
-        assert!(parse_target("host=/tmp/pg dbname=fleet").unwrap().prepared_statements());
-        let t = parse_target("host=/tmp/pg port=6432 prepared_statements=off dbname=fleet");
+        assert!(parse_target("host=/tmp/pg user=u dbname=fleet").unwrap().prepared_statements());
+        let t = parse_target("host=/tmp/pg port=6432 user=u prepared_statements=off dbname=fleet");
         assert!(!t.unwrap().prepared_statements());
         let t = parse_target("postgresql://u@db.example:6432/fleet?prepared_statements=off");
         assert!(!t.unwrap().prepared_statements());
-        let e = parse_target("host=/tmp/pg prepared_statements=maybe").err().unwrap();
+        let e = parse_target("host=/tmp/pg user=u prepared_statements=maybe").err().unwrap();
         assert_eq!(format!("{e:#}"), "prepared_statements=maybe is not on or off");
     }
 

@@ -774,4 +774,50 @@ pub(crate) mod tests {
         r.result = GameResult::Draw;
         assert_eq!(r.first_score(), GameScore::Draw);
     }
+
+    /// Issue 27: per-engine limits, caps beside a clock and scheduling options are in the plan
+    /// and change its hash; a plan without them keeps the hash it had (no new keys in its JSON).
+    #[test]
+    fn limits_and_scheduling_change_the_hash() {
+        use crate::plan::run_plan::RunPlan;
+        use crate::plan::schedule::Scheduling;
+        use crate::plan::time_control::TimeControl;
+        use std::collections::BTreeSet;
+        let base = plan();
+        let json = serde_json::to_value(&base).unwrap();
+        for key in ["scheduling", "nodes", "depth"] {
+            assert!(json.get(key).is_none(), "{key} in {json}");
+        }
+        assert!(json["engines"][0].get("limits").is_none(), "{json}");
+        let mut hashes = vec![base.hash()];
+        let mut odds = base.clone();
+        odds.engines[0].limits.clock = TimeControl::parse_tc("2+0.02").ok();
+        hashes.push(odds.hash());
+        let mut odds2 = odds.clone();
+        odds2.engines[0].limits.clock = TimeControl::parse_tc("2+0.03").ok();
+        hashes.push(odds2.hash());
+        let mut margin = base.clone();
+        margin.engines[1].limits.timemargin_ms = Some(5);
+        hashes.push(margin.hash());
+        hashes.push(RunPlan { nodes: Some(5), ..base.clone() }.hash());
+        for sched in [
+            Scheduling { repeat: 1, ..Default::default() },
+            Scheduling { noswap: true, ..Default::default() },
+            Scheduling { reverse: true, ..Default::default() },
+            Scheduling { book_start: 2, ..Default::default() },
+            Scheduling { wait_ms: 10, ..Default::default() },
+        ] {
+            hashes.push(RunPlan { scheduling: sched, ..base.clone() }.hash());
+        }
+        let distinct: BTreeSet<&String> = hashes.iter().collect();
+        assert_eq!(distinct.len(), hashes.len());
+        assert!(plan_differences(&base, &odds).contains(&"engines changed".to_string()));
+        // The sides' limits: engine A on its own clock, B on the run's.
+        let s = odds.side_limit(0, 0);
+        assert_eq!((s.pgn_tag(), s.timemargin_ms), ("2+0.02".to_string(), 100));
+        assert_eq!(odds.side_limit(0, 1), odds.run_limit(0));
+        assert_eq!(margin.side_limit(0, 1).timemargin_ms, 5);
+        let back: RunPlan = serde_json::from_str(&serde_json::to_string(&odds).unwrap()).unwrap();
+        assert_eq!(back.hash(), odds.hash());
+    }
 }

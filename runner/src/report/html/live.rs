@@ -70,9 +70,21 @@ impl LivePage {
     /// [`LivePage::finish`], saying where the page is; a failure is a warning (the games and
     /// tables are kept; `runner report DIR --html` tries again).
     pub fn finish_or_warn(&self) {
+        if let Some(line) = self.finish_line() {
+            outln!("{line}");
+        }
+    }
+
+    /// [`LivePage::finish`]: the line that says where the page is, for the caller to print
+    /// where its own lines go (a match with `--output cutechess` keeps stdout for those lines);
+    /// a failure is a warning on stderr and no line.
+    pub fn finish_line(&self) -> Option<String> {
         match self.finish() {
-            Ok(path) => outln!("page: {}", path.display()),
-            Err(e) => errln!("warning: no report.html: {e:#}"),
+            Ok(path) => Some(format!("page: {}", path.display())),
+            Err(e) => {
+                errln!("warning: no report.html: {e:#}");
+                None
+            }
         }
     }
 }
