@@ -297,7 +297,14 @@ async fn worker(
     let mut attempt = 0;
     let mut db = loop {
         match target.connect().await {
-            Ok(c) => break queue::Conn::new(c, sh.prepared),
+            Ok(c) => match queue::Conn::open(c, sh.prepared).await {
+                Ok(c) => break c,
+                Err(e) => {
+                    out.connect_error = Some(format!("{e:#}"));
+                    let _ = ready.send(false).await;
+                    return out;
+                }
+            },
             Err(e) if attempt == 4 => {
                 out.connect_error = Some(format!("{e:#}"));
                 let _ = ready.send(false).await;

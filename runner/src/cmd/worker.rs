@@ -24,7 +24,7 @@ pub async fn run(args: &WorkerArgs) -> Result<u8> {
     let target = parse_target(&db_url(args.db.as_deref())?)?;
     let client = target.connect().await?;
     schema::check(&client).await?;
-    let link = Arc::new(Link::new(target, client));
+    let link = Arc::new(Link::new(target, client).await?);
     let opts = WorkerOptions {
         run: args.run,
         concurrency: args.concurrency.unwrap_or_else(default_concurrency),

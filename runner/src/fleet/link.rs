@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use tokio::sync::{Mutex, MutexGuard};
 use tokio_postgres::Client;
 
@@ -44,9 +44,11 @@ pub fn is_transient(e: &anyhow::Error) -> bool {
 }
 
 impl Link {
-    pub fn new(target: DbTarget, client: Client) -> Link {
-        let conn = Conn::new(client, target.prepared_statements());
-        Link { target, client: Mutex::new(Some(conn)) }
+    pub async fn new(target: DbTarget, client: Client) -> Result<Link> {
+        let conn = Conn::open(client, target.prepared_statements())
+            .await
+            .with_context(|| format!("cannot set up the connection to {target}"))?;
+        Ok(Link { target, client: Mutex::new(Some(conn)) })
     }
 
     pub fn target(&self) -> &DbTarget {
@@ -59,7 +61,10 @@ impl Link {
         if g.as_ref().is_none_or(|c| c.is_closed()) {
             *g = None;
             let client = self.target.connect().await?;
-            *g = Some(Conn::new(client, self.target.prepared_statements()));
+            let conn = Conn::open(client, self.target.prepared_statements())
+                .await
+                .with_context(|| format!("cannot set up the connection to {}", self.target))?;
+            *g = Some(conn);
         }
         Ok(ClientGuard(g))
     }
