@@ -16,8 +16,8 @@
 //! different workers never wait on a shared row, except the rare writes of a decision.
 //!
 //! The frequent statements (claim, report, heartbeat) run on a [`Db`]: a [`Conn`] prepares each
-//! of them once per connection (named prepared statements: no parsing and, once PostgreSQL
-//! settles on a generic plan, no planning per call), a plain `Client`, or a `Conn` made with
+//! of them once per connection (named prepared statements: no parsing and, with the generic
+//! plans [`Conn::open`] asks for, no planning per call), a plain `Client`, or a `Conn` made with
 //! prepared statements off (`prepared_statements=off` in the connection string, for a
 //! transaction pooler that does not keep them, such as PgBouncer before 1.21), sends them
 //! unnamed with their parameters' types (`query_typed`). Every other statement is sent
