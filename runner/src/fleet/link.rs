@@ -43,11 +43,17 @@ pub fn is_transient(e: &anyhow::Error) -> bool {
     e.to_string().contains("cannot connect to the database")
 }
 
+/// A connected client made ready for the queue ([`Conn::open`]); the error keeps the driver's
+/// cause, so [`is_transient`] still sees a server that went away.
+async fn open(target: &DbTarget, client: Client) -> Result<Conn> {
+    Conn::open(client, target.prepared_statements())
+        .await
+        .with_context(|| format!("cannot set up the connection to {target}"))
+}
+
 impl Link {
     pub async fn new(target: DbTarget, client: Client) -> Result<Link> {
-        let conn = Conn::open(client, target.prepared_statements())
-            .await
-            .with_context(|| format!("cannot set up the connection to {target}"))?;
+        let conn = open(&target, client).await?;
         Ok(Link { target, client: Mutex::new(Some(conn)) })
     }
 
@@ -61,10 +67,7 @@ impl Link {
         if g.as_ref().is_none_or(|c| c.is_closed()) {
             *g = None;
             let client = self.target.connect().await?;
-            let conn = Conn::open(client, self.target.prepared_statements())
-                .await
-                .with_context(|| format!("cannot set up the connection to {}", self.target))?;
-            *g = Some(conn);
+            *g = Some(open(&self.target, client).await?);
         }
         Ok(ClientGuard(g))
     }

@@ -58,7 +58,7 @@ impl Conn {
     /// [`Conn::new`] for a worker: with prepared statements, the session also asks PostgreSQL
     /// for generic plans (`plan_cache_mode = force_generic_plan`). Left to itself PostgreSQL
     /// plans the claim anew at every call (its cost model prefers the custom plans, though the
-    /// plan is the same index scan), which was 0.65 ms of the server's 2.2 ms of CPU per pair
+    /// plan is the same index scan), which was 0.65 ms of the server's 1.9 ms of CPU per pair
     /// at 10 workers (docs/fleet.md, "The goal, on an idle machine"). Every statement a worker
     /// sends is shaped so that its plan does not depend on its parameters (the claim and the
     /// open-pair checks read through the partial indexes per run). Without prepared statements
@@ -285,9 +285,9 @@ pub struct Claim {
 /// through two partial indexes (a pending pair's and a leased pair's), so a claim never walks
 /// past the live leases of every other worker; the candidates merge back into schedule order.
 /// With the run's id an equality inside each subquery, the plan is an index scan in schedule
-/// order whatever the parameters, so PostgreSQL keeps one generic plan per connection instead
-/// of planning each call (a join on `pairs` let the planner, misled by a run filter on a table
-/// with one run, choose a scan and sort of every pending pair). Rows locked by a subquery but
+/// order whatever the parameters, so the generic plan [`Conn::open`] asks for is as good as a
+/// custom one and is made once per connection (with a join on `pairs`, the generic plan, misled
+/// by a run filter on a table with one run, scanned and sorted every pending pair). Rows locked by a subquery but
 /// cut by the final LIMIT are unlocked when the statement ends.
 macro_rules! claim_sql {
     ($run:literal) => {
