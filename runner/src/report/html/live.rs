@@ -120,50 +120,36 @@ impl LivePage {
 
 #[cfg(test)]
 mod tests {
+    use super::super::{REPORT_FILE, tests::folder};
     use super::*;
-
-    /// A folder removed when the test ends, passed or not.
-    struct Scratch(PathBuf);
-    impl Scratch {
-        fn path(&self) -> &std::path::Path {
-            &self.0
-        }
-    }
-    impl Drop for Scratch {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
 
     #[test]
     fn a_rewrite_paces_the_next_by_its_cost() {
-        let path = std::env::temp_dir().join(format!("live-page-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&path);
-        std::fs::create_dir_all(&path).unwrap();
-        let dir = Scratch(path);
-        let page = LivePage::new(dir.path().to_path_buf());
+        let dir = folder("live-pace");
+        let report = dir.join(REPORT_FILE);
+        let page = LivePage::new(dir);
         let before = Instant::now();
         assert!(!page.paced(before), "nothing written yet: nothing to wait for");
         page.refresh();
         page.wait();
         let next = page.not_before.lock().unwrap().expect("a rewrite sets its pace");
         assert!(next > before);
-        assert!(dir.path().join(super::super::REPORT_FILE).is_file());
+        assert!(report.is_file());
         // A rewrite that took d is followed by PACE * d of rest: at any instant inside it, a
         // refresh starts nothing; once it has passed, one may start again.
         *page.not_before.lock().unwrap() = Some(Instant::now() + Duration::from_secs(3600));
-        std::fs::remove_file(dir.path().join(super::super::REPORT_FILE)).unwrap();
+        std::fs::remove_file(&report).unwrap();
         page.refresh();
         page.wait();
-        assert!(!dir.path().join(super::super::REPORT_FILE).exists(), "refresh inside the pace");
+        assert!(!report.exists(), "refresh inside the pace");
         *page.not_before.lock().unwrap() = Some(Instant::now());
         page.refresh();
         page.wait();
-        assert!(dir.path().join(super::super::REPORT_FILE).is_file(), "refresh after the pace");
+        assert!(report.is_file(), "refresh after the pace");
         // The final page is never paced.
         *page.not_before.lock().unwrap() = Some(Instant::now() + Duration::from_secs(3600));
-        std::fs::remove_file(dir.path().join(super::super::REPORT_FILE)).unwrap();
+        std::fs::remove_file(&report).unwrap();
         page.finish().unwrap();
-        assert!(dir.path().join(super::super::REPORT_FILE).is_file());
+        assert!(report.is_file());
     }
 }

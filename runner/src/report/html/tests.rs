@@ -9,7 +9,8 @@ use serde_json::json;
 use super::input::{self, Liveness};
 use super::*;
 
-fn folder(name: &str) -> PathBuf {
+/// An empty folder for one test (also used by `live`'s test).
+pub(super) fn folder(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("html-report-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).expect("temp dir");
