@@ -37,8 +37,8 @@ fn seconds_to_ms(s: &str, input: &str) -> Result<u64, TcError> {
     Ok((v * 1000.0).round() as u64)
 }
 
-/// The largest depth and `movestogo` sent to engines: common UCI parsers (vampirc-uci, which the
-/// bundled engine uses, among them) keep these in 8 bits, and no engine searches deeper.
+/// The largest depth and `movestogo` sent to engines: common UCI parsers (vampirc-uci among
+/// them) keep these in 8 bits, and no engine searches deeper.
 pub const MAX_UCI_COUNT: u32 = 255;
 
 /// The largest `--timemargin`: one day, in milliseconds (clock arithmetic is in microseconds,
