@@ -20,6 +20,7 @@ pub mod cmd;
 pub mod fastchess;
 pub mod fleet;
 pub mod gauntlet;
+pub mod hex;
 pub mod plan;
 pub mod play;
 pub mod report;

@@ -15,6 +15,7 @@ use sha2::{Digest, Sha256};
 
 use super::pairs::{DepthPair, PositionRecord, fit_all, needed_depths, pair_points};
 use super::{plot, table};
+use crate::hex::hex;
 use crate::plan::engine_spec::EngineSpec;
 use crate::plan::positions::{Stage, TestPosition};
 use crate::play::cancel::Cancel;
@@ -168,7 +169,7 @@ fn positions_hash(positions: &[TestPosition]) -> String {
         h.update(p.fen.as_bytes());
         h.update(b"\n");
     }
-    format!("{:x}", h.finalize())
+    hex(&h.finalize())
 }
 
 /// Writes plan.json for a new run, or checks it and loads searches.jsonl for a resumed one.

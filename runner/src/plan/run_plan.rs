@@ -8,8 +8,8 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
+use crate::hex::sha256_hex;
 use crate::plan::adjudication::Adjudication;
 use crate::plan::engine_spec::EngineSpec;
 use crate::plan::limits::SideLimit;
@@ -121,7 +121,7 @@ impl RunPlan {
     /// SHA-256 (hex) of the plan's canonical JSON.
     pub fn hash(&self) -> String {
         let json = serde_json::to_vec(self).unwrap_or_default();
-        hex(&Sha256::digest(&json))
+        sha256_hex(&json)
     }
 
     /// The hash of the plan without its shard: equal for every shard of one run (and for the
@@ -131,14 +131,10 @@ impl RunPlan {
     }
 }
 
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 /// SHA-256 (hex) of a file's bytes.
 pub fn file_sha256(path: &Path) -> Result<String> {
     let bytes = fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    Ok(hex(&Sha256::digest(&bytes)))
+    Ok(sha256_hex(&bytes))
 }
 
 /// Games of a match (or of each sweep point) without and with `--sprt`.

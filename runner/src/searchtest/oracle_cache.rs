@@ -13,6 +13,7 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::hex::hex;
 use crate::play::uci_info::Eval;
 use crate::searchtest::oracle_spec::{OracleSpec, find_on_path};
 use crate::store::files;
@@ -130,7 +131,7 @@ pub fn oracle_identity(spec: &OracleSpec, id_name: Option<&str>) -> String {
         "binary_sha256": binary,
     });
     let digest = Sha256::digest(key.to_string().as_bytes());
-    digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
+    hex(&digest[..8])
 }
 
 /// SHA-256 (hex) of the engine binary `cmd` (a path, relative to `dir` when given, or a name on
@@ -155,7 +156,7 @@ pub fn binary_sha256(cmd: &str, dir: Option<&Path>) -> Option<String> {
         }
         h.update(&buf[..n]);
     }
-    Some(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
+    Some(hex(&h.finalize()))
 }
 
 #[cfg(test)]

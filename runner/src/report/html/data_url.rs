@@ -3,25 +3,13 @@
 //! nothing) and the base64 SHA-256 digests the Content-Security-Policy names the page's own
 //! script and stylesheet by.
 
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
 use sha2::{Digest, Sha256};
 
-const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
 /// Standard base64 (RFC 4648, with padding).
-pub fn base64(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for (i, shift) in [18u32, 12, 6, 0].iter().enumerate() {
-            if i <= chunk.len() {
-                out.push(ALPHABET[((n >> shift) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
+fn base64(bytes: &[u8]) -> String {
+    STANDARD.encode(bytes)
 }
 
 /// A `data:` URL of an SVG image.
