@@ -29,8 +29,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use e2e::pg::{DBNAME, TempPg, USER};
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
+use rand::rngs::ChaCha8Rng;
+use rand::{RngExt, SeedableRng};
 use runner::fleet::connect::parse_target;
 use runner::fleet::decide::RunJudge;
 use runner::fleet::queue::{self, NewRun, PairReport, Reported};

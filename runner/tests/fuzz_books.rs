@@ -9,8 +9,8 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
+use rand::rngs::ChaCha8Rng;
+use rand::{RngExt, SeedableRng};
 use runner::plan::engines::EngineCatalog;
 use runner::plan::openings::{Book, parse_book, position_for, replay};
 use runner::plan::variant::Variant;

@@ -240,7 +240,7 @@ fn reachable(n: usize, start: usize, edge: impl Fn(usize, usize) -> bool) -> Vec
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rand::{Rng, SeedableRng};
+    use rand::{RngExt, SeedableRng};
 
     fn expected(d: f64) -> f64 {
         1.0 / (1.0 + 10f64.powf(-d / 400.0))
@@ -285,7 +285,7 @@ mod tests {
         // A gauntlet (engine 0 vs each other) sampled from the model: the true differences must
         // lie inside the 95% intervals (with a margin: this is one seeded sample).
         let truth = [0.0, -50.0, 80.0, 150.0];
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(11);
         let mut ms = Vec::new();
         for b in 1..4 {
             let e = expected(truth[0] - truth[b]);

@@ -63,8 +63,8 @@ pub fn fit_line(points: &[(f64, f64)]) -> Result<LinearFit, FitError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rand::{Rng, SeedableRng};
-    use rand_chacha::ChaCha8Rng;
+    use rand::rngs::ChaCha8Rng;
+    use rand::{RngExt, SeedableRng};
     use rand_distr::{Distribution, Normal};
 
     #[test]

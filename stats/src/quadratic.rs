@@ -271,7 +271,7 @@ fn unscale(scaling: &[[f64; 2]], u: &[f64]) -> Vec<f64> {
 mod tests {
     use super::*;
     use rand::SeedableRng;
-    use rand_chacha::ChaCha8Rng;
+    use rand::rngs::ChaCha8Rng;
 
     fn one(xs: &[f64], f: impl Fn(f64) -> f64, se: f64) -> Vec<Obs> {
         xs.iter().map(|&x| Obs { x: vec![x], y: f(x), se }).collect()

@@ -8,8 +8,8 @@
 //! at a time; the LLR is evaluated after every `batch` pairs (fishtest evaluates after each
 //! worker batch), which makes the error rates slightly smaller than nominal (overshoot).
 
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
+use rand::rngs::ChaCha8Rng;
+use rand::{RngExt, SeedableRng};
 use stats::elo::NELO_PER_T;
 use stats::mle::{mean_var, mle_t_value};
 use stats::{EloModel, SprtSpec, Verdict, llr};

@@ -10,8 +10,8 @@
 
 use anyhow::{Result, anyhow};
 use rand::SeedableRng;
+use rand::rngs::ChaCha8Rng;
 use rand::seq::SliceRandom;
-use rand_chacha::ChaCha8Rng;
 
 /// How many start positions there are.
 pub const COUNT: u16 = 960;

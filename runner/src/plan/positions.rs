@@ -9,8 +9,8 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use rand::SeedableRng;
+use rand::rngs::ChaCha8Rng;
 use rand::seq::SliceRandom;
-use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 use shakmaty::fen::Fen;
 use shakmaty::uci::UciMove;

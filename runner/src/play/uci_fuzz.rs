@@ -4,8 +4,8 @@
 //! a few seconds), `RUNNER_FUZZ_SEED` the seed. Long run:
 //! `RUNNER_FUZZ_CASES=1000000 cargo test --release -p runner --lib fuzz -- --nocapture`.
 
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
+use rand::rngs::ChaCha8Rng;
+use rand::{RngExt, SeedableRng};
 
 use super::uci_lines::{LineRead, MAX_LINE, bestmove, id_name, option_name, read_line_capped};
 use crate::play::uci_info::parse_info;

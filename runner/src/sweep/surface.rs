@@ -49,7 +49,7 @@
 //! range is less sure than it looks, which is why the range should extend past the optimum.
 
 use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
+use rand::rngs::ChaCha8Rng;
 use serde::Serialize;
 
 use stats::ScoreMoments;
@@ -449,7 +449,7 @@ pub fn plot_line(s: &Surface) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rand::Rng;
+    use rand::RngExt;
 
     fn fmt2(_: usize, v: f64) -> String {
         format!("{v:.2}")

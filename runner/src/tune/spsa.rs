@@ -10,8 +10,8 @@
 
 use std::collections::BTreeMap;
 
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
+use rand::rngs::ChaCha8Rng;
+use rand::{RngExt, SeedableRng};
 use serde::{Deserialize, Serialize};
 
 use super::params::TuneParam;
@@ -51,7 +51,7 @@ impl Gains {
 
 /// `x` rounded down or up, up with probability frac(x) (fishtest's rounding of integer
 /// parameters): the mean is preserved.
-pub fn stochastic_round(x: f64, rng: &mut impl Rng) -> f64 {
+pub fn stochastic_round(x: f64, rng: &mut impl RngExt) -> f64 {
     let f = x.floor();
     if rng.random::<f64>() < x - f { f + 1.0 } else { f }
 }
