@@ -37,7 +37,10 @@ pub struct InfoSummary {
     pub hashfull: Option<u32>,
 }
 
-/// Scans an `info ...` line. Unknown tokens are skipped; `info string` ends the scan.
+/// Scans an `info ...` line. Every field is read wherever it stands (a later copy of a field
+/// replaces an earlier one): the moves of `pv`, `refutation` and `currline` are not keywords, so
+/// they are skipped like any unknown token and the list ends at the next keyword, as engines do
+/// not always put `pv` last. `string` takes the rest of the line.
 pub fn parse_info(line: &str) -> InfoSummary {
     let mut out = InfoSummary::default();
     let mut it = line.split_ascii_whitespace();
@@ -59,8 +62,8 @@ pub fn parse_info(line: &str) -> InfoSummary {
                     _ => out.score,
                 }
             }
-            // The principal variation and free text run to the end of the line.
-            "pv" | "string" | "refutation" | "currline" => break,
+            // Free text runs to the end of the line.
+            "string" => break,
             _ => {}
         }
     }
@@ -107,9 +110,45 @@ mod tests {
         assert_eq!(i.nodes, Some(41234));
         assert_eq!(i.time_ms, Some(45));
         assert_eq!((i.nps, i.hashfull), (Some(900000), Some(3)));
-        let m = parse_info("info depth 20 score mate -3 time 7 pv a1a2 score cp 5");
+        let m = parse_info("info depth 20 score mate -3 time 7 pv a1a2");
         assert_eq!(m.score, Some(Eval::Mate(-3)));
         assert!(Eval::Mate(-3).as_cp() < -99_000 && Eval::Mate(2).as_cp() > 99_000);
+    }
+
+    #[test]
+    fn reads_fields_after_the_principal_variation() {
+        let stockfish = "info depth 24 seldepth 31 multipv 1 score cp 27 wdl 61 876 63 nodes 1460023 nps 1225040 hashfull 512 tbhits 0 time 1192 pv e2e4 e7e5 g1f3 b8c6 f1b5";
+        let i = parse_info(stockfish);
+        assert_eq!((i.depth, i.seldepth, i.score), (Some(24), Some(31), Some(Eval::Cp(27))));
+        assert_eq!(
+            (i.nodes, i.nps, i.hashfull, i.time_ms),
+            (Some(1460023), Some(1225040), Some(512), Some(1192))
+        );
+        // The same fields with the PV first, or in the middle.
+        let moved = "info pv e2e4 e7e5 g1f3 depth 24 seldepth 31 score cp 27 nodes 1460023 nps 1225040 hashfull 512 time 1192";
+        assert_eq!(parse_info(moved), i);
+        let middle = "info depth 24 seldepth 31 pv e2e4 e7e5 g1f3 score cp 27 nodes 1460023 nps 1225040 hashfull 512 time 1192";
+        assert_eq!(parse_info(middle), i);
+        let s = parse_info("info depth 9 pv e2e4 e7e5 score mate 4");
+        assert_eq!(s.score, Some(Eval::Mate(4)));
+        let n = parse_info("info depth 9 score cp 3 pv e7e8q a2a1n nodes 77 time 4");
+        assert_eq!((n.nodes, n.time_ms, n.score), (Some(77), Some(4), Some(Eval::Cp(3))));
+        // A later copy of a field replaces an earlier one.
+        let twice = parse_info("info depth 20 score mate -3 time 7 pv a1a2 score cp 5");
+        assert_eq!(twice.score, Some(Eval::Cp(5)));
+        // `refutation` and `currline` lists end at the next keyword too.
+        let r = parse_info("info refutation d1h5 g6h5 depth 3 currline 1 e2e4 e7e5 nodes 9");
+        assert_eq!((r.depth, r.nodes), (Some(3), Some(9)));
+    }
+
+    #[test]
+    fn string_takes_the_rest_of_the_line() {
+        let i = parse_info("info depth 5 pv e2e4 string score cp 900 nodes 1 depth 99");
+        assert_eq!(i.depth, Some(5));
+        assert_eq!((i.score, i.nodes), (None, None));
+        let j = parse_info("info nodes 12 string pv e2e4 score cp 1");
+        assert_eq!((j.nodes, j.score), (Some(12), None));
+        assert_eq!(parse_pv("info nodes 12 string pv e2e4 score cp 1"), None);
     }
 
     #[test]
