@@ -3,6 +3,7 @@
 //! thread. Every command is parsed here by hand: numbers of any size or sign,
 //! missing values, unknown tokens, non-UTF-8 bytes and over-long lines are
 //! answered with an `info string ...` and the engine goes on.
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 use std::io::{BufRead, Write};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -81,7 +82,7 @@ pub fn read_input(r: &mut impl BufRead, max: usize) -> Input {
             Ok(chunk) => {
                 any = true;
                 let nl = chunk.iter().position(|&b| b == b'\n');
-                let part = &chunk[..nl.unwrap_or(chunk.len())];
+                let part = nl.and_then(|p| chunk.get(..p)).unwrap_or(chunk);
                 total = total.saturating_add(part.len());
                 if total <= max {
                     buf.extend_from_slice(part);
@@ -124,10 +125,9 @@ fn echo(s: &str) -> String {
 /// An integer token (`[+-]digits`), saturated to the `i64` range; `None` if
 /// the token is not an integer.
 pub fn int_token(s: &str) -> Option<i64> {
-    let (neg, digits) = match s.as_bytes().first() {
-        Some(b'-') => (true, &s[1..]),
-        Some(b'+') => (false, &s[1..]),
-        _ => (false, s),
+    let (neg, digits) = match s.strip_prefix('-') {
+        Some(d) => (true, d),
+        None => (false, s.strip_prefix('+').unwrap_or(s)),
     };
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
@@ -160,8 +160,7 @@ pub fn parse_go(args: &[&str], white: bool) -> (Limits, Vec<String>) {
     let mut dropped = false;
     let mut explicit_infinite = false;
     let mut i = 0;
-    while i < args.len() {
-        let key = args[i];
+    while let Some(&key) = args.get(i) {
         i += 1;
         match key {
             "infinite" | "ponder" => {
@@ -170,9 +169,9 @@ pub fn parse_go(args: &[&str], white: bool) -> (Limits, Vec<String>) {
                 continue;
             }
             "searchmoves" => {
-                while i < args.len()
-                    && !GO_VALUE_KEYS.contains(&args[i])
-                    && !GO_FLAG_KEYS.contains(&args[i])
+                while args
+                    .get(i)
+                    .is_some_and(|a| !GO_VALUE_KEYS.contains(a) && !GO_FLAG_KEYS.contains(a))
                 {
                     i += 1;
                 }
@@ -257,12 +256,13 @@ pub fn parse_position(args: &[&str]) -> Result<PositionArgs, String> {
     let moves = args.get(moves_at + 1..).unwrap_or(&[]).iter().map(|s| s.to_string()).collect();
     match args.first() {
         Some(&"startpos") => {
-            let extra = &args[1..moves_at];
+            let extra = args.get(1..moves_at).unwrap_or_default();
             let ignored = (!extra.is_empty()).then(|| echo(&extra.join(" ")));
             Ok(PositionArgs { fen: None, moves, ignored })
         }
         Some(&"fen") if moves_at > 1 => {
-            Ok(PositionArgs { fen: Some(args[1..moves_at].join(" ")), moves, ignored: None })
+            let fen = args.get(1..moves_at).unwrap_or_default().join(" ");
+            Ok(PositionArgs { fen: Some(fen), moves, ignored: None })
         }
         Some(&"fen") => Err("position fen: no FEN given".into()),
         _ => Err("position: expected \"startpos\" or \"fen <FEN>\"".into()),
@@ -275,11 +275,11 @@ pub fn parse_setoption(args: &[&str]) -> Result<(String, Option<String>), String
         return Err("setoption: expected \"name <NAME> [value <VALUE>]\"".into());
     }
     let value_at = args.iter().position(|t| *t == "value");
-    let name = args[1..value_at.unwrap_or(args.len())].join(" ");
+    let name = args.get(1..value_at.unwrap_or(args.len())).unwrap_or_default().join(" ");
     if name.is_empty() {
         return Err("setoption: the option name is missing".into());
     }
-    Ok((name, value_at.map(|v| args[v + 1..].join(" "))))
+    Ok((name, value_at.map(|v| args.get(v + 1..).unwrap_or_default().join(" "))))
 }
 
 impl Uci {
@@ -551,6 +551,7 @@ impl Uci {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 mod tests {
     use super::*;
 

@@ -1,6 +1,7 @@
 //! The EPD operations of test suites: `bm` (best moves: the position is solved by playing one of
 //! them) and `am` (avoid moves: solved by playing none of them), in SAN, read into UCI moves per
 //! position (keyed by the normalised FEN that `positions::load_positions` gives).
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -54,10 +55,10 @@ pub fn load_move_ops(path: &Path) -> Result<HashMap<String, MoveOps>> {
 /// One EPD line's FEN and its `bm`/`am` moves, if it has any.
 pub fn line_ops(line: &str) -> Result<Option<(String, MoveOps)>> {
     let fields: Vec<&str> = line.split_whitespace().collect();
-    if fields.len() < 5 {
+    let Some(rest) = fields.get(4..).filter(|r| !r.is_empty()) else {
         return Ok(None);
-    }
-    let rest = fields[4..].join(" ");
+    };
+    let rest = rest.join(" ");
     let mut san = (Vec::new(), Vec::new());
     for op in rest.split(';') {
         let mut parts = op.split_whitespace();
@@ -95,6 +96,7 @@ pub fn line_ops(line: &str) -> Result<Option<(String, MoveOps)>> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 mod tests {
     use super::*;
 

@@ -6,6 +6,7 @@
 //! while loading, so a game never starts from an illegal or unparsable position: a bad line is an
 //! error naming the file and line. Positions are read for the run's [`Variant`] (Chess960 castling
 //! rights only with `--variant fischerandom`), and openings already over are skipped.
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -137,7 +138,8 @@ pub fn parse_book(
         return parse_pgn_book(bytes, max_plies, variant);
     }
     let text = std::str::from_utf8(bytes).map_err(|e| {
-        let line = bytes[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count() + 1;
+        let valid = bytes.get(..e.valid_up_to()).unwrap_or_default();
+        let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
         anyhow!("line {line} is not UTF-8 text (byte {})", e.valid_up_to())
     })?;
     parse_epd_book(text, variant)
@@ -168,7 +170,7 @@ pub fn finished(pos: &Chess, history: &[Zobrist64]) -> Option<&'static str> {
 }
 
 fn looks_like_pgn(bytes: &[u8]) -> bool {
-    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(4096)]);
+    let text = String::from_utf8_lossy(bytes.get(..4096).unwrap_or(bytes));
     text.lines()
         .map(str::trim)
         .find(|l| !l.is_empty() && !l.starts_with('%') && !l.starts_with('#'))
@@ -196,15 +198,15 @@ pub fn parse_epd_book(text: &str, variant: Variant) -> Result<Book> {
 /// Turns one EPD (or FEN) line into a validated, normalised FEN with move counters.
 pub fn epd_line_to_fen(line: &str, variant: Variant) -> Result<String> {
     let fields: Vec<&str> = line.split_whitespace().collect();
-    if fields.len() < 4 {
+    let [board, side, castling, en_passant, rest @ ..] = fields.as_slice() else {
         bail!("expected at least 4 fields (board, side, castling, en passant) in {line:?}");
-    }
+    };
     let (mut halfmoves, mut fullmoves) = (0u32, 1u32);
-    let rest = &fields[4..];
     // EPD operations start with an opcode (a letter); anything else is FEN's two move counters,
     // read as strictly as the rest of the book.
-    if rest.first().is_some_and(|t| !t.starts_with(|c: char| c.is_ascii_alphabetic())) {
-        halfmoves = halfmove_clock(rest[0])?;
+    let counter = rest.first().filter(|t| !t.starts_with(|c: char| c.is_ascii_alphabetic()));
+    if let Some(half) = counter {
+        halfmoves = halfmove_clock(half)?;
         if let Some(f) = rest.get(1) {
             fullmoves = fullmove_number(f)?;
         }
@@ -219,10 +221,7 @@ pub fn epd_line_to_fen(line: &str, variant: Variant) -> Result<String> {
             }
         }
     }
-    let fen_text = format!(
-        "{} {} {} {} {} {}",
-        fields[0], fields[1], fields[2], fields[3], halfmoves, fullmoves
-    );
+    let fen_text = format!("{board} {side} {castling} {en_passant} {halfmoves} {fullmoves}");
     let pos = position_for(&fen_text, variant)?;
     Ok(Fen::from_position(&pos, EnPassantMode::Legal).to_string())
 }
@@ -409,6 +408,7 @@ pub fn book_for_plan(
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 mod tests {
     use super::*;
 

@@ -1,5 +1,6 @@
 //! Test positions for calibration and search experiments: loading a position file, the seed's
 //! stage classifier, and the sampler that draws a stage-balanced set from self-play games.
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 use std::collections::HashSet;
 use std::fmt;
@@ -193,7 +194,9 @@ pub fn sample_from_games(path: &Path, opts: &SampleOptions) -> Result<SampleRepo
                 continue;
             }
             let stage = stage_of(pos.board());
-            pools[stage as usize].push(SampledPosition { fen, stage, game: lineno + 1, ply });
+            if let Some(pool) = pools.get_mut(stage as usize) {
+                pool.push(SampledPosition { fen, stage, game: lineno + 1, ply });
+            }
         }
     }
     report.candidates_middlegame = pools[0].len();
@@ -244,12 +247,12 @@ pub fn epd_text(positions: &[SampledPosition], header: &str) -> Result<String> {
     }
     for p in positions {
         let f: Vec<&str> = p.fen.split(' ').collect();
-        if f.len() != 6 {
+        let [board, side, castling, en_passant, half, full] = f.as_slice() else {
             bail!("internal: FEN without counters {:?}", p.fen);
-        }
+        };
         text.push_str(&format!(
-            "{} {} {} {} hmvc {}; fmvn {}; id \"g{}p{}\"; c0 \"{}\";\n",
-            f[0], f[1], f[2], f[3], f[4], f[5], p.game, p.ply, p.stage
+            "{board} {side} {castling} {en_passant} hmvc {half}; fmvn {full}; id \"g{}p{}\"; c0 \"{}\";\n",
+            p.game, p.ply, p.stage
         ));
     }
     Ok(text)
@@ -261,6 +264,7 @@ pub fn chess_from_fen(fen: &str) -> Result<Chess> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 mod tests {
     use super::*;
 

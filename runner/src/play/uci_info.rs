@@ -1,5 +1,6 @@
 //! The few fields of a UCI `info` line the runner needs (score, depth, seldepth, time, nodes,
 //! nps, hashfull, the principal variation), read by a small hand scan.
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 use serde::{Deserialize, Serialize};
 
@@ -85,17 +86,17 @@ pub fn parse_pv(line: &str) -> Option<String> {
 
 /// A token shaped like a UCI move (`e2e4`, `e7e8q`, `0000`).
 fn is_uci_move(t: &str) -> bool {
-    let b = t.as_bytes();
-    let square = |f: u8, r: u8| (b'a'..=b'h').contains(&f) && (b'1'..=b'8').contains(&r);
-    match b.len() {
-        4 if t == "0000" => true,
-        4 => square(b[0], b[1]) && square(b[2], b[3]),
-        5 => square(b[0], b[1]) && square(b[2], b[3]) && b"nbrq".contains(&b[4]),
+    let square = |f: &u8, r: &u8| (b'a'..=b'h').contains(f) && (b'1'..=b'8').contains(r);
+    match t.as_bytes() {
+        b"0000" => true,
+        [f1, r1, f2, r2] => square(f1, r1) && square(f2, r2),
+        [f1, r1, f2, r2, p] => square(f1, r1) && square(f2, r2) && b"nbrq".contains(p),
         _ => false,
     }
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 mod tests {
     use super::*;
 

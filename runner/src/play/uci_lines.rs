@@ -1,6 +1,7 @@
 //! Reading what an engine writes: lines capped in length, and the few UCI replies the runner
 //! acts on (`id name`, `option name`, `uciok`, `readyok`, `bestmove`), scanned by hand so that no
 //! engine output can make the runner panic.
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 
@@ -38,7 +39,7 @@ pub async fn read_line_capped<R: AsyncBufRead + Unpin>(
         if content > max {
             return Ok(LineRead::Overlong);
         }
-        buf.extend_from_slice(&chunk[..take]);
+        buf.extend_from_slice(chunk.get(..take).unwrap_or(chunk));
         r.consume(take);
         if done {
             return Ok(LineRead::Line);
@@ -82,6 +83,7 @@ pub fn id_name(line: &str) -> Option<String> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 mod tests {
     use super::*;
 
