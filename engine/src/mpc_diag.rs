@@ -1,4 +1,4 @@
-//! The arithmetic of the Multi-ProbCut diagnostics (issue 28, section 3): which cuts are
+//! The arithmetic of the Multi-ProbCut diagnostics: which cuts are
 //! verified, the model's wrong-cut probability, and the rate with its interval for `bench`.
 //!
 //! The model (`mpc`): deep value `v = a*v' + b + e`, `e ~ N(0, sigma)`. A fail-high cut is

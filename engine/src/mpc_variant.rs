@@ -1,4 +1,4 @@
-//! Multi-ProbCut variants (issue 14), each a UCI option whose default is the seed's behaviour
+//! Multi-ProbCut variants, each a UCI option whose default is the seed's behaviour
 //! (seed 000, Figure 3: both sides, every node including PV nodes, a plain shallow null-window
 //! search, no recursion, the test before null move). The search (`Searcher::probcut` in
 //! `search.rs`) reads them from [`MpcVariant`]:

@@ -573,7 +573,7 @@ mod tests {
         }
     }
 
-    /// Issue 12 item 1: values vampirc-uci kept in a u8 (depth, movestogo, mate).
+    /// Values a u8 cannot hold (depth, movestogo, mate: vampirc-uci kept them in one) are clamped.
     #[test]
     fn go_values_of_256_and_more_are_clamped() {
         let (l, notes) = go("depth 256").unwrap();

@@ -1,4 +1,4 @@
-//! Issue 17 item 5: the fifty-move rule must not hide a mate. A mate delivered
+//! The fifty-move rule must not hide a mate. A mate delivered
 //! with the 100th half-move is a mate; any other move reaching 100 is a draw.
 
 use engine::options::EngineOptions;

@@ -1,4 +1,4 @@
-//! The MPC counters and diagnostics (issue 28, section 3): the overlap counters obey the
+//! The MPC counters and diagnostics: the overlap counters obey the
 //! search's order of pruning, and the diagnostics (`MPCDiag`, `MPCVerifySample`) only count:
 //! with them on, every search returns the same move, score, principal variation and node
 //! count as with them off.

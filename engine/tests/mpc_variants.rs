@@ -1,4 +1,4 @@
-//! Multi-ProbCut variant options (issue 14) and the null-move rule through MPC (issue 17):
+//! Multi-ProbCut variant options and the null-move rule through MPC:
 //! each option changes fixed-depth results as it says, and with thresholds too large to cut
 //! every variant searches exactly like MPC off.
 
@@ -124,7 +124,7 @@ fn min_depth_equals_the_table_without_the_lower_heights() {
 
 #[test]
 fn no_two_null_moves_in_a_row_through_mpc() {
-    // Issue 17: MPC's shallow searches at a null move's child must not null-move again. With
+    // MPC's shallow searches at a null move's child must not null-move again. With
     // the default settings a null move's child has a remaining depth of 3 or less at depth 9;
     // a null-move reduction of 1 (NmpBase=1, NmpDepthDiv=20) and (3, 4), (3, 5) pairs put
     // shallow searches that could null-move at null children.

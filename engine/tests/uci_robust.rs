@@ -1,4 +1,4 @@
-//! The engine survives any input line (issue 12 item 1), each reproduction
+//! The engine survives any input line, each reproduction of a crash kept
 //! as a regression test against the binary, and a Chess960 conversation.
 
 use std::time::Duration;
@@ -8,8 +8,8 @@ use common::{Engine, run_batch};
 
 const LONG: Duration = Duration::from_secs(60);
 
-/// The reproduction from the issue: vampirc-uci kept depth in a u8 and the
-/// engine exited with status 101.
+/// vampirc-uci kept depth in a u8, and `go depth 256` made the engine exit with
+/// status 101.
 #[test]
 fn go_depth_256_does_not_crash() {
     let (ok, lines) = run_batch(b"uci\nposition startpos\ngo depth 256\n");

@@ -795,7 +795,7 @@ mod tests {
         }
     }
 
-    /// Issue 25.10: the numeric flags of a run.
+    /// The numeric flags of a run.
     #[test]
     fn run_flags_out_of_range_are_refused() {
         let big = "18446744073709551616";
@@ -817,7 +817,7 @@ mod tests {
         );
     }
 
-    /// Issue 25.10: `runner book`'s counts.
+    /// `runner book`'s counts.
     #[test]
     fn book_flags_out_of_range_are_refused() {
         all_refused(
@@ -832,7 +832,7 @@ mod tests {
         );
     }
 
-    /// Issue 25.10: calibrate's and searchtest's counts and times; their --concurrency is capped
+    /// Calibrate's and searchtest's counts and times; their --concurrency is capped
     /// as a match's.
     #[test]
     fn tool_flags_out_of_range_are_refused() {

@@ -259,7 +259,7 @@ mod tests {
         assert!(Counts::Paired { wdl: bad, penta }.check().is_err());
     }
 
-    /// Issue 17: a DD+WL pair is two draws or a win and a loss, so pentanomial counts alone
+    /// A DD+WL pair is two draws or a win and a loss, so pentanomial counts alone
     /// must not claim W/D/L (they used to count every such pair as two draws).
     #[test]
     fn pentanomial_counts_do_not_know_wdl() {

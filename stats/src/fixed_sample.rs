@@ -181,7 +181,7 @@ mod tests {
         assert!(draw_aware_test(10, 5.0, 0.0, None, f64::NAN).is_err());
     }
 
-    /// Issue 17: pentanomial counts 1,6,20,8,1 (36 pairs, 72 games, 37 points). Pair
+    /// Pentanomial counts 1,6,20,8,1 (36 pairs, 72 games, 37 points). Pair
     /// averages' squared distances from 1/2: LL and WW 1/4, LD and WD 1/16, DD 0, so
     /// Var(S) = 4 (2/4 + 14/16) = 5.5, z = (37 - 36) / sqrt(5.5) = 0.42640.
     #[test]

@@ -7,6 +7,8 @@
 //! * [`sprt`](mod@sprt) and [`mle`]: the generalized SPRT of Michel Van den Bergh as run by fishtest
 //!   (trinomial and pentanomial, logistic and normalized Elo bounds), solved to full precision.
 //! * [`holm`](mod@holm): Holm-Bonferroni correction for many comparisons.
+//! * [`selection`]: which of several candidates is best (`P(best)`), and racing's threshold for
+//!   dropping one that is clearly worse.
 //! * [`summarize`]: all of it in one serializable [`Summary`].
 //! * Model fits: [`quadratic`] (weighted least-squares quadratic in one or two variables, its
 //!   maximum and a parametric-bootstrap interval), [`bradley_terry`] (maximum-likelihood ratings
@@ -42,6 +44,7 @@ pub mod line_fit;
 pub mod mle;
 pub mod quadratic;
 pub mod sample;
+pub mod selection;
 pub mod sprt;
 pub mod sprt_length;
 pub mod summary;

@@ -155,7 +155,7 @@ fn paired_counts_use_the_pentanomial_llr() {
     assert!((tri.llr - paired.llr).abs() > 0.1, "trinomial and pentanomial LLRs differ");
 }
 
-/// Issue 16: extreme counts (lopsided, one-sided, a single non-empty outcome, all losses) and
+/// Extreme counts (lopsided, one-sided, a single non-empty outcome, all losses) and
 /// bounds far from the observations, against the independent 45-digit solver (a profile of
 /// the empirical-likelihood dual over the mean, scanned on a grid so that the global maximum
 /// is taken; two of these cases have two local maxima). Within 1e-9 relative. The solver works
@@ -275,10 +275,10 @@ fn extreme_counts_match_the_independent_solver() {
     println!("largest relative difference {worst:.1e}");
 }
 
-/// Issue 16's command line: `--penta 403,642,0,10,0 --sprt elo0=0,elo1=5` failed with
+/// The command line `--penta 403,642,0,10,0 --sprt elo0=0,elo1=5` failed with
 /// "no distribution with t-value 0 was found"; it must stop at H0.
 #[test]
-fn issue_16_counts_accept_h0() {
+fn lopsided_penta_counts_accept_h0() {
     let counts = Counts::Penta(Penta { ll: 403, ld: 642, dd: 0, wd: 10, ww: 0 });
     for model in [EloModel::Normalized, EloModel::Logistic] {
         let spec = SprtSpec { model, ..SprtSpec::parse("elo0=0,elo1=5").unwrap() };

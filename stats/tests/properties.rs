@@ -1,7 +1,7 @@
 //! Property tests: monotonicity of the LLR and the LOS, intervals around their estimates, no
 //! NaN anywhere.
 //!
-//! Deterministic (issue 16): every test draws from a fixed seed, so `cargo test` checks the
+//! Deterministic: every test draws from a fixed seed, so `cargo test` checks the
 //! same inputs on every run and machine. Other seeds are tried by the long run of the notes:
 //! `PROPTEST_RNG_SEED=<n> cargo test -p stats --test properties` (any u64). A failing input
 //! found that way goes into `tests/regressions.rs` as an explicit unit test.

@@ -74,7 +74,7 @@ fn simulate(spec: &SprtSpec, true_nelo: f64, runs: usize, batch: u64, seed: u64)
 /// `errors` is compatible with an error rate of at most `nominal`: below the smallest `k`
 /// with `P(Binomial(runs, nominal) >= k) < 5e-7`.
 ///
-/// Failure probability (issue 16): with the fixed seeds the test is deterministic. With
+/// Failure probability: with the fixed seeds the test is deterministic. With
 /// another seed (the long run of the notes), if the true error rate is at most `nominal` (Wald's
 /// bounds with a batch overshoot keep it below; the simulation measures about 0.02-0.04), each
 /// of the two checks fails with probability below 5e-7, so a run fails by chance with

@@ -76,7 +76,7 @@ fn paired_counts_give_exact_draws() {
     let paired = summarize(&Counts::Paired { wdl, penta }, &Options::default()).unwrap();
     let alone = summarize(&Counts::Penta(penta), &Options::default()).unwrap();
     assert_eq!((paired.wins, paired.draws, paired.losses), (Some(15), Some(10), Some(5)));
-    // Issue 17: pentanomial counts alone do not know W/D/L or the draw ratio.
+    // Pentanomial counts alone do not know W/D/L or the draw ratio.
     assert_eq!((alone.wins, alone.draws, alone.losses, alone.draw_ratio), (None, None, None, None));
     assert_eq!((alone.games, alone.points), (paired.games, paired.points));
     // The pair-based estimates are the same.
@@ -86,7 +86,7 @@ fn paired_counts_give_exact_draws() {
     assert_eq!(alone.test_basis, Some(TestBasis::PairVariance));
 }
 
-/// Issue 17: `--penta 1,6,20,8,1` used to show 75 % draws and a p-value "from observed
+/// `--penta 1,6,20,8,1` used to show 75 % draws and a p-value "from observed
 /// draws"; the fixed-sample test now uses the pair variance, 4 (2/4 + 14/16) = 5.5.
 #[test]
 fn pentanomial_fixed_sample_test_uses_pair_variance() {

@@ -3,6 +3,7 @@
 //! (games.jsonl, JSON and text files, a small opening book).
 
 pub mod pg;
+pub mod python;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -90,14 +91,27 @@ pub fn run_runner(cwd: &Path, args: &[&str]) -> Output {
 /// Starts `runner` with `args` in `cwd`: stdout discarded, stderr piped (read it with
 /// `wait_with_output`). For tests that signal, pause or kill the run while it plays.
 pub fn spawn_runner(cwd: &Path, args: &[&str]) -> Child {
+    spawn_runner_env(cwd, args, &[])
+}
+
+/// [`spawn_runner`] with environment variables added (the engines inherit them: e.g.
+/// `BADENGINE_HOLD`, see badengine).
+pub fn spawn_runner_env(cwd: &Path, args: &[&str], env: &[(&str, String)]) -> Child {
     Command::new(runner_bin())
         .current_dir(cwd)
         .args(args)
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .expect("starting runner")
+}
+
+/// `BADENGINE_HOLD` for a run into `out`: its engines stop answering once `n` games are
+/// recorded, so the run is still going, with at least `n` games, when the test looks.
+pub fn hold_after_games(out: &Path, n: usize) -> (&'static str, String) {
+    ("BADENGINE_HOLD", format!("{}:{n}", out.join("games.jsonl").display()))
 }
 
 /// `runner match` between the engine specs `a` and `b` with `extra` arguments, quiet, into
@@ -217,7 +231,9 @@ pub fn processes_with(token: &str) -> Vec<u32> {
     out
 }
 
-/// Polls `done` every 20 ms until it holds or `limit` passes; returns whether it held.
+/// Polls `done` every 20 ms until it holds or `limit` passes; returns whether it held. Tests
+/// wait through [`wait_for`], which fails naming what it waited for; this form is for callers
+/// that must clean up before failing.
 pub fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
     let start = Instant::now();
     while start.elapsed() < limit {
@@ -227,6 +243,115 @@ pub fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
         std::thread::sleep(Duration::from_millis(20));
     }
     done()
+}
+
+/// Waits until `done` holds, polling every 20 ms; when `limit` passes first, the test fails
+/// saying it waited `limit` for `what` (e.g. "4 games in run/games.jsonl").
+pub fn wait_for(what: &str, limit: Duration, done: impl FnMut() -> bool) {
+    assert!(wait_until(limit, done), "waited {limit:?} for {what}, in vain");
+}
+
+/// Waits for `child` to exit, at most `limit`; past it the child is killed and the test fails
+/// naming `what` (e.g. "the resumed run").
+pub fn wait_exit(child: &mut Child, what: &str, limit: Duration) -> std::process::ExitStatus {
+    let mut status = None;
+    if !wait_until(limit, || {
+        status = child.try_wait().ok().flatten();
+        status.is_some()
+    }) {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("waited {limit:?} for {what} to exit, in vain (killed)");
+    }
+    status.expect("an exit status")
+}
+
+/// Waits until `dir`'s games.jsonl holds at least `n` games, at most `limit` (the test fails
+/// naming the file otherwise); returns the games.
+pub fn wait_for_games(dir: &Path, n: usize, limit: Duration) -> Vec<serde_json::Value> {
+    let what = format!("{n} games in {}", dir.join("games.jsonl").display());
+    let mut games = Vec::new();
+    wait_for(&what, limit, || {
+        games = read_games(dir);
+        games.len() >= n
+    });
+    games
+}
+
+/// A whole-test deadline: while the guard lives, a thread watches the clock, and when the test
+/// runs past `limit` it writes `test NAME ran past LIMIT` to stderr and aborts the test process.
+/// A hung run then fails the suite, naming the test, instead of hanging it. Create one at the
+/// start of each end-to-end test that drives processes; limits are generous (about ten times a
+/// test's usual time on a loaded two-core machine), never tight.
+pub struct Watchdog {
+    done: Option<std::sync::mpsc::Sender<()>>,
+}
+
+/// Starts a [`Watchdog`] for the test `name` (dropped at the test's end, or as it unwinds).
+pub fn watchdog(name: &str, limit: Duration) -> Watchdog {
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    let name = name.to_string();
+    std::thread::spawn(move || {
+        if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(limit) {
+            // Straight to the stream: the test harness captures `eprintln!` and would lose it.
+            use std::io::Write as _;
+            let _ = writeln!(std::io::stderr(), "test {name} ran past {limit:?}: aborting");
+            std::process::abort();
+        }
+    });
+    Watchdog { done: Some(tx) }
+}
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        // Dropping the sender wakes the thread with `Disconnected`: the test ended in time.
+        self.done.take();
+    }
+}
+
+/// The lines of every `*.uci.log` (the `--debug-log` protocol logs) under `dir`/logs.
+pub fn protocol_lines(dir: &Path) -> Vec<String> {
+    let mut lines = Vec::new();
+    for e in std::fs::read_dir(dir.join("logs")).into_iter().flatten().flatten() {
+        if e.file_name().to_string_lossy().ends_with(".uci.log") {
+            let text = std::fs::read_to_string(e.path()).unwrap_or_default();
+            lines.extend(text.lines().map(String::from));
+        }
+    }
+    lines
+}
+
+/// `runner sweep` of Debian's stockfish over its `Skill Level`, 0 and 20 (the sweep tests add
+/// their limits, games and folder).
+pub fn stockfish_skill_sweep() -> Vec<String> {
+    debian_engine("stockfish");
+    let args = ["sweep", "--engine", "name=sf,cmd=/usr/games/stockfish", "--param", "Skill Level"];
+    let mut v: Vec<String> = args.map(String::from).to_vec();
+    v.extend(["--values", "0,20"].map(String::from));
+    v
+}
+
+/// A racing sweep ([`stockfish_skill_sweep`] with `--adaptive`, 32 games at 400 nodes) whose
+/// first point is hopeless and is dropped: the local sweep and the fleet's both run it.
+pub fn stockfish_racing_sweep() -> Vec<String> {
+    let mut v = stockfish_skill_sweep();
+    let racing = [
+        "--nodes",
+        "400",
+        "--maxmoves",
+        "60",
+        "--games",
+        "32",
+        "--adaptive",
+        "--adaptive-min-pairs",
+        "4",
+        "--seed",
+        "5",
+        "--progress",
+        "quiet",
+    ];
+    v.extend(racing.map(String::from));
+    v
 }
 
 /// Debian's Chromium, the browser the page tests open run pages in (`.ci/run` installs it).
@@ -263,17 +388,7 @@ pub fn browse(url: &str, work: &Path, screenshot: Option<&Path>) -> Browsed {
         .stdout(std::fs::File::create(&out).expect("chromium stdout file"))
         .stderr(std::fs::File::create(&err).expect("chromium stderr file"));
     let mut child = cmd.spawn().expect("starting chromium");
-    let mut status = None;
-    wait_until(Duration::from_secs(120), || {
-        status = child.try_wait().ok().flatten();
-        status.is_some()
-    });
-    if status.is_none() {
-        let _ = child.kill();
-        let _ = child.wait();
-        panic!("chromium did not finish {url} within 120 s");
-    }
-    let status = status.expect("status");
+    let status = wait_exit(&mut child, &format!("chromium on {url}"), Duration::from_secs(120));
     let log = std::fs::read_to_string(&err).unwrap_or_default();
     assert!(status.success(), "chromium failed on {url} ({status}):\n{log}");
     let console = log

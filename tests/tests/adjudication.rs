@@ -1,4 +1,4 @@
-//! Issue 27.3: `--draw` and `--resign` end games at the ply cutechess-cli would, played by
+//! `--draw` and `--resign` end games at the ply cutechess-cli would, played by
 //! scripted engines (`badengine script FILE`: a move and a score for every ply).
 //!
 //! How the counters work (as cutechess-cli's adjudicator counts; see play/adjudication.rs):

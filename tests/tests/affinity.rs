@@ -1,11 +1,16 @@
-//! Issue 27.2: `--affinity` pins each concurrency slot's engines to one CPU. The engines
+//! `--affinity` pins each concurrency slot's engines to one CPU. The engines
 //! (`badengine cpus`) read their own `Cpus_allowed_list` from /proc/self/status at every `go`
 //! and report it as their score, so games.jsonl shows where each move was thought.
 
 use std::collections::BTreeSet;
+use std::io::Read as _;
 use std::path::Path;
+use std::time::Duration;
 
-use e2e::{bad_spec, fails_before_any_game, match_args, read_json, run_games, scratch, write_book};
+use e2e::{
+    bad_spec, fails_before_any_game, match_args, read_games, read_json, run_games, scratch,
+    spawn_runner_env, wait_exit, watchdog, write_book,
+};
 
 /// The CPUs this test process may run on (its own `Cpus_allowed_list`, e.g. `0-1`).
 fn allowed() -> Vec<usize> {
@@ -42,10 +47,13 @@ fn game_cpus(games: &[serde_json::Value]) -> Vec<i64> {
 }
 
 /// Two slots on the first two allowed CPUs: every move of every game was thought on a single
-/// CPU, the same for both engines, one of the two given; both slots played. run.json and
-/// summary.json name the CPUs.
+/// CPU, the same for both engines, one of the two given; both slots played (each engine's first
+/// `go` waits until engines on both CPUs have started, `BADENGINE_MEET`, so neither slot can play
+/// every game alone). run.json and summary.json name the CPUs.
 #[test]
 fn each_slot_pins_both_engines_of_its_games_to_its_cpu() {
+    let _watchdog =
+        watchdog("each_slot_pins_both_engines_of_its_games_to_its_cpu", Duration::from_secs(600));
     let cpus = allowed();
     assert!(cpus.len() >= 2, "this test needs 2 CPUs, the machine gives {cpus:?}");
     let dir = scratch("affinity");
@@ -67,7 +75,18 @@ fn each_slot_pins_both_engines_of_its_games_to_its_cpu() {
         "30",
     ];
     let out = dir.join("out");
-    let games = run_games(&dir, &match_args(&a, &b, "out", &extra), &out);
+    let meet = dir.join("meet");
+    std::fs::create_dir(&meet).unwrap();
+    let mut child = spawn_runner_env(
+        &dir,
+        &match_args(&a, &b, "out", &extra),
+        &[("BADENGINE_MEET", format!("{}:2", meet.display()))],
+    );
+    let status = wait_exit(&mut child, "the run on two slots", Duration::from_secs(300));
+    let mut err = String::new();
+    let _ = child.stderr.take().map(|mut e| e.read_to_string(&mut err));
+    assert!(status.success(), "{err}");
+    let games = read_games(&out);
     assert_eq!(games.len(), 16);
     let used: BTreeSet<i64> = game_cpus(&games).into_iter().collect();
     let want: BTreeSet<i64> = [cpus[0] as i64, cpus[1] as i64].into();

@@ -1,4 +1,4 @@
-//! Opening books and Chess960 (issue 12, items 5, 6, 7 and the books part of 14): finished
+//! Opening books and Chess960: finished
 //! openings are skipped with a line naming the book and line; unreadable or illegal PGN moves
 //! and non-UTF-8 books are errors naming the file; `--variant fischerandom` plays Chess960 with
 //! engines that declare `UCI_Chess960` (castling written king-takes-rook on the pipe, the PGN
@@ -8,6 +8,7 @@
 use std::path::Path;
 use std::process::Output;
 
+use e2e::python::python_chess;
 use e2e::{bad_spec, debian_engine, engine_bin, read_games, run_runner, scratch, stderr};
 
 /// `runner match` between two engines over `book`, a few quiet games at a node limit.
@@ -164,20 +165,8 @@ while True:
         b.push(m)
 print(n, castles)
 "#;
-    let o = std::process::Command::new("python3")
-        .arg("-c")
-        .arg(script)
-        .arg(pgn)
-        .output()
-        .expect("python3 with python-chess (pip install chess) checks the PGN");
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        !err.contains("No module named 'chess'"),
-        "python-chess is not installed (pip install chess==1.11.2; .ci/run installs it): this \
-         test checks the PGN with it"
-    );
-    assert!(o.status.success(), "python-chess rejected the PGN: {err}");
-    String::from_utf8_lossy(&o.stdout).trim().to_string()
+    let pgn = pgn.to_string_lossy();
+    python_chess("python-chess rejected the PGN", script, &[&pgn], None)
 }
 
 #[test]
@@ -288,7 +277,7 @@ fn runner_book_writes_the_960_start_positions() {
     assert!(s.lines().all(|l| lines.contains(&l)));
 }
 
-/// Issue 13: `runner book --from` plays named human lines, scores them with an engine and keeps
+/// `runner book --from` plays named human lines, scores them with an engine and keeps
 /// those in the window, writing `eco`, `c0`, `ce` and the counters; `--uho` keeps the unbalanced
 /// ones instead; a bad line is refused naming its file and line.
 #[test]
@@ -345,7 +334,7 @@ fn books_from_named_lines_carry_eco_name_and_score() {
     assert!(!dir.join("x.epd").exists());
 }
 
-/// Issue 25 item 2 (the tools' outputs): `runner book --out` never writes through a symbolic
+/// `runner book --out` never writes through a symbolic
 /// link (it used to overwrite the link's target).
 #[test]
 fn book_out_refuses_a_symlink() {

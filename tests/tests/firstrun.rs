@@ -1,4 +1,4 @@
-//! End-to-end tests of what a first run shows (issue 18): progress lines that name the point, an
+//! End-to-end tests of what a first run shows: progress lines that name the point, an
 //! undeclared swept option refused before any game, figures that agree with summary.json, honest
 //! small samples, a match's own table layout, tables on disk while a run goes, and the wording
 //! items (PGN rounds, log names, headers). Games are depth-limited, so the file runs in seconds.
@@ -7,8 +7,9 @@ use std::fs;
 use std::io::Read as _;
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::time::Duration;
 
-use e2e::{bad_spec, read_games, run_runner, runner_bin, scratch};
+use e2e::{bad_spec, read_games, run_runner, runner_bin, scratch, wait_until, watchdog};
 
 /// A small EPD book with three different openings.
 fn book(dir: &Path) -> String {
@@ -96,7 +97,7 @@ fn small_match(dir: &Path, out: &Path, games: &str, extra: &[&str]) -> std::proc
     run_runner(dir, &args)
 }
 
-/// 18.2: every plain progress line of a sweep names the point it reports on.
+/// Every plain progress line of a sweep names the point it reports on.
 #[test]
 fn sweep_progress_lines_name_the_point() {
     let dir = scratch("fr-progress");
@@ -111,7 +112,7 @@ fn sweep_progress_lines_name_the_point() {
     }
 }
 
-/// 18.4: a swept option the engine does not declare stops the sweep before any game.
+/// A swept option the engine does not declare stops the sweep before any game.
 #[test]
 fn sweeping_an_undeclared_option_is_an_error_before_any_game() {
     let dir = scratch("fr-undeclared");
@@ -143,7 +144,7 @@ fn sweeping_an_undeclared_option_is_an_error_before_any_game() {
     assert!(read_games(&out).is_empty(), "no game may be played");
 }
 
-/// 18.5: the printed Elo interval is the asymmetric one of summary.json, and the score says it
+/// The printed Elo interval is the asymmetric one of summary.json, and the score says it
 /// counts complete pairs.
 #[test]
 fn printed_figures_match_summary_json() {
@@ -162,7 +163,7 @@ fn printed_figures_match_summary_json() {
     assert!(stdout.contains("complete pair"), "say what the score counts: {stdout}");
 }
 
-/// 18.6: two games are not presented as certain.
+/// Two games are not presented as certain.
 #[test]
 fn tiny_samples_say_they_are_not_meaningful() {
     let dir = scratch("fr-small");
@@ -182,7 +183,7 @@ fn tiny_samples_say_they_are_not_meaningful() {
     assert!(!md.contains("| 100.0 |") && !stdout.contains(" 100.0 "), "{md}\n{stdout}");
 }
 
-/// 18.8: a match writes table.md, and `runner report` keeps a match layout.
+/// A match writes table.md, and `runner report` keeps a match layout.
 #[test]
 fn a_match_has_its_own_table_and_report_layout() {
     let dir = scratch("fr-match-report");
@@ -194,7 +195,7 @@ fn a_match_has_its_own_table_and_report_layout() {
         assert!(!md.contains(sweep_word), "sweep layout in a match: {md}");
     }
     assert!(md.contains("mpc") && md.contains("nompc"), "{md}");
-    // 18.7: a match's plot is the running score, not a one-dot sweep chart with a "best" point.
+    // A match's plot is the running score, not a one-dot sweep chart with a "best" point.
     let svg = fs::read_to_string(out.join("plot.svg")).expect("a match writes plot.svg");
     assert!(svg.contains("complete game pair") && !svg.contains("best in red"), "{svg}");
     assert!(!svg.contains("Best:") && !svg.contains("Only "), "{svg}");
@@ -207,12 +208,13 @@ fn a_match_has_its_own_table_and_report_layout() {
     assert_eq!(fs::read_to_string(out.join("table.md")).unwrap(), md, "report rewrites the same");
 }
 
-/// 18.9: the table is on disk while the run is still going. The second engine never answers its
+/// The table is on disk while the run is still going. The second engine never answers its
 /// 13th `go`, so the run stays alive (stall timeout far away) after a few finished games; the
 /// test waits for table.md while the runner is alive, then kills it. No clock is involved: the
 /// runner cannot finish before the test looks.
 #[test]
 fn table_is_written_while_the_run_goes() {
+    let _watchdog = watchdog("table_is_written_while_the_run_goes", Duration::from_secs(600));
     let dir = scratch("fr-live");
     let out = dir.join("run");
     let book = book(&dir);
@@ -248,17 +250,11 @@ fn table_is_written_while_the_run_goes() {
         .spawn()
         .expect("runner");
     let table = out.join("table.md");
-    let mut seen = false;
-    loop {
-        if table.is_file() {
-            seen = true;
-            break;
-        }
-        if child.try_wait().expect("wait").is_some() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    let mut exited = None;
+    let seen = wait_until(Duration::from_secs(300), || {
+        exited = child.try_wait().expect("wait");
+        table.is_file() || exited.is_some()
+    });
     let alive = child.try_wait().expect("wait").is_none();
     let _ = child.kill();
     let _ = child.wait();
@@ -266,13 +262,17 @@ fn table_is_written_while_the_run_goes() {
     if let Some(mut e) = child.stderr.take() {
         let _ = e.read_to_string(&mut err);
     }
-    assert!(seen && alive, "table.md must appear while the run goes (alive {alive}): {err}");
+    assert!(seen, "waited 300 s for table.md or the run's end, in vain: {err}");
+    assert!(
+        table.is_file() && alive,
+        "table.md must appear while the run goes ({exited:?}): {err}"
+    );
     let md = fs::read_to_string(&table).unwrap();
     assert!(md.contains("good") && md.contains("hang"), "{md}");
     assert!(!dir.join("run").join("table.md.tmp").exists(), "written atomically");
 }
 
-/// 18.10: PGN rounds are unique across a sweep's points; log names are clean.
+/// PGN rounds are unique across a sweep's points; log names are clean.
 #[test]
 fn sweep_rounds_are_unique_and_log_names_clean() {
     let dir = scratch("fr-rounds");
@@ -292,7 +292,7 @@ fn sweep_rounds_are_unique_and_log_names_clean() {
     }
 }
 
-/// 18.10: the match header names the pairing once.
+/// The match header names the pairing once.
 #[test]
 fn match_header_is_not_doubled() {
     let dir = scratch("fr-header");
@@ -304,7 +304,7 @@ fn match_header_is_not_doubled() {
     assert!(stdout.contains("mpc vs nompc"), "{stdout}");
 }
 
-/// 18.10: a draws floor below the observed draw ratio is said to be the conservative choice.
+/// A draws floor below the observed draw ratio is said to be the conservative choice.
 #[test]
 fn draws_floor_below_observed_draws_is_explained() {
     let dir = scratch("fr-floor");

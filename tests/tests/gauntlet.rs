@@ -187,7 +187,7 @@ fn bad_gauntlets_fail_before_any_game() {
     run("dup", with(&["--engine", &bad_spec("a", "mate", None)]), "two engines are named \"a\"");
 }
 
-/// Issue 25 item 5 (the tables' path): `runner report` on a tournament folder reads its
+/// `runner report` on a tournament folder reads its
 /// summary.json only as a regular file, never through a symbolic link (it used to follow one).
 #[test]
 fn report_refuses_a_symlinked_summary_of_a_tournament() {

@@ -1,9 +1,10 @@
-//! Issue 27 items 1 and 5: per-engine limits and time odds (`--engine ...,tc=,nodes=,...`, a clock
+//! Per-engine limits and time odds (`--engine ...,tc=,nodes=,...`, a clock
 //! with a node cap), and the scheduling options (`--repeat`, `--noswap`, `--reverse`,
 //! `--book-start`, `--wait`), end to end with badengine.
 
 use std::path::Path;
 
+use e2e::python::python_chess;
 use e2e::{bad_spec, read_games, read_json, read_text, run_runner, scratch, stderr};
 
 /// The `go` lines the runner sent to the engines whose log files start with `stem`.
@@ -39,26 +40,14 @@ while True:
     tags = ["White", "Black", "TimeControl", "WhiteTimeControl", "BlackTimeControl", "Result"]
     print("\t".join(str(h.get(t)) for t in tags))
 "#;
-    let o = std::process::Command::new("python3")
-        .arg("-c")
-        .arg(script)
-        .arg(pgn)
-        .output()
-        .expect("python3 with python-chess (pip install chess) reads the PGN");
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        !err.contains("No module named 'chess'"),
-        "python-chess is not installed (pip install chess==1.11.2; .ci/run installs it): this \
-         test reads the PGN with it"
-    );
-    assert!(o.status.success(), "python-chess rejected the PGN: {err}");
-    String::from_utf8_lossy(&o.stdout)
+    let pgn = pgn.to_string_lossy();
+    python_chess("python-chess rejected the PGN", script, &[&pgn], None)
         .lines()
         .map(|l| l.split('\t').map(str::to_string).collect())
         .collect()
 }
 
-/// Item 1: an engine's own `tc=` and `nodes=` replace the run's `--tc 60+1 --nodes 777`; the other
+/// An engine's own `tc=` and `nodes=` replace the run's `--tc 60+1 --nodes 777`; the other
 /// engine plays the run's clock with its node cap. Each reaches `go` (`go wtime .. btime .. winc
 /// .. binc .. nodes N`), run.json holds them, games.jsonl has each game's per-side limits, and the
 /// PGN has WhiteTimeControl/BlackTimeControl, read back by python-chess.
@@ -141,7 +130,7 @@ fn per_engine_limits_and_time_odds_reach_go_and_the_records() {
     }
 }
 
-/// Item 1: equal limits keep the one `TimeControl` tag; `--each` gives keys to every engine
+/// Equal limits keep the one `TimeControl` tag; `--each` gives keys to every engine
 /// (an engine's own key wins); a changed per-engine limit is a changed plan on `--resume`; bad
 /// keys are refused in one line before any game.
 #[test]
@@ -243,7 +232,7 @@ fn schedule_of(name: &str, extra: &[&str]) -> (Vec<(u64, bool)>, String, serde_j
     (seen, text, read_json(&dir.join("out/run.json")))
 }
 
-/// Item 5: each scheduling option's openings and colours, its place in run.json and the hash,
+/// Each scheduling option's openings and colours, its place in run.json and the hash,
 /// and the statistics: trinomial (with the reason said) when games are not colour-reversed pairs.
 #[test]
 fn scheduling_options_set_openings_colours_and_statistics() {
@@ -285,7 +274,7 @@ fn scheduling_options_set_openings_colours_and_statistics() {
     assert_eq!(distinct.len(), hashes.len(), "{hashes:?}");
 }
 
-/// Item 5: a changed scheduling option is a changed plan on `--resume`; bad values are refused.
+/// A changed scheduling option is a changed plan on `--resume`; bad values are refused.
 #[test]
 fn scheduling_changes_are_refused_on_resume() {
     let dir = scratch("sched-resume");

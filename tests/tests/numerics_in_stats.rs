@@ -1,4 +1,4 @@
-//! Issue 25, "numerics in one place": model fits live in the `stats` crate (nalgebra for linear
+//! Numerics in one place: model fits live in the `stats` crate (nalgebra for linear
 //! algebra, rand_distr for normal draws). The runner only reads data and writes tables, so its
 //! sources must hold no hand-written elimination, inversion or normal sampler.
 

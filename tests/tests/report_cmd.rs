@@ -1,4 +1,4 @@
-//! `runner report DIR` on folders it must be careful with (issue 25): special files planted in
+//! `runner report DIR` on folders it must be careful with: special files planted in
 //! a results folder (a FIFO, a link to /dev/zero) and a run that is still going.
 
 use std::path::Path;
@@ -32,18 +32,9 @@ fn runner_within(dir: &Path, args: &[&str]) -> Output {
         .stderr(std::fs::File::create(&err).unwrap())
         .spawn()
         .expect("starting runner");
-    let mut status = None;
-    wait_until(Duration::from_secs(60), || {
-        status = child.try_wait().ok().flatten();
-        status.is_some()
-    });
-    if status.is_none() {
-        let _ = child.kill();
-        let _ = child.wait();
-        panic!("runner {args:?} hung: not finished within 60 s");
-    }
+    let status = wait_exit(&mut child, &format!("runner {args:?}"), Duration::from_secs(60));
     Output {
-        status: status.unwrap(),
+        status,
         stdout: std::fs::read(&out).unwrap_or_default(),
         stderr: std::fs::read(&err).unwrap_or_default(),
     }
@@ -89,7 +80,7 @@ fn report_skips_a_fifo_or_a_link_to_dev_zero() {
 }
 
 /// While a runner holds run.lock, `runner report` writes nothing: its view of the folder is
-/// older than the run's own last files, which it used to replace (issue 25: the run lost its
+/// older than the run's own last files, which it used to replace (the run lost its
 /// final page in 4 of 6 tries). The lock is held here by the test, as a runner would.
 #[test]
 fn report_on_a_locked_run_writes_nothing() {
@@ -122,6 +113,8 @@ fn report_on_a_locked_run_writes_nothing() {
 /// report.html says it ended and its table.md counts every game, and no temporary file is left.
 #[test]
 fn report_during_a_live_run_leaves_the_final_files() {
+    let _watchdog =
+        watchdog("report_during_a_live_run_leaves_the_final_files", Duration::from_secs(600));
     let dir = scratch("report-live-run");
     let book = write_book(&dir, 4);
     let a = format!("name=A,cmd={}", engine_bin().display());
@@ -136,8 +129,7 @@ fn report_during_a_live_run_leaves_the_final_files() {
         .spawn()
         .expect("starting the run");
     let out = dir.join("out");
-    let started = wait_until(Duration::from_secs(120), || out.join("games.jsonl").is_file());
-    assert!(started, "the run wrote no game");
+    wait_for("out/games.jsonl", Duration::from_secs(300), || out.join("games.jsonl").is_file());
     let mut reports = 0;
     let mut status = None;
     while status.is_none() && reports < 2000 {
@@ -150,7 +142,7 @@ fn report_during_a_live_run_leaves_the_final_files() {
     }
     let status = match status {
         Some(s) => s,
-        None => child.wait().expect("the run's status"),
+        None => wait_exit(&mut child, "the run", Duration::from_secs(600)),
     };
     assert!(status.success(), "the run failed");
     assert!(reports >= 2, "no report ran during the run");

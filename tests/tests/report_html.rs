@@ -152,7 +152,7 @@ fn runs_write_their_page_live_and_at_the_end() {
     }
 }
 
-/// Issue 25: a results folder comes from anywhere, and its plot.svg once closed `</svg>` early
+/// A results folder comes from anywhere, and its plot.svg once closed `</svg>` early
 /// and added an `<object>` whose `data:` HTML document ran a script inside the page. Planted
 /// files must not run anything, while the page's own script still runs (its policy names it).
 #[test]

@@ -125,7 +125,7 @@ fn engines_by_name_from_a_file_with_each_options_and_protocol_logs() {
     assert_eq!(read_games(&dir.join("out")).len(), 2);
 }
 
-/// Issue 25 items 9 and 10: numbers and names that would corrupt a run's records are refused in
+/// Numbers and names that would corrupt a run's records are refused in
 /// one line before any game (each of these was accepted before, and played).
 #[test]
 fn absurd_numbers_and_colliding_names_are_refused_before_any_game() {

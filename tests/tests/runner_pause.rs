@@ -4,24 +4,40 @@
 use std::process::Command;
 use std::time::Duration;
 
-use e2e::{bad_spec, match_args, read_games, read_json, scratch, spawn_runner, wait_until};
+use e2e::{
+    bad_spec, match_args, protocol_lines, read_games, read_json, scratch, spawn_runner, wait_for,
+    watchdog,
+};
 
 #[test]
 fn a_paused_runner_replays_the_game_in_flight() {
+    let _watchdog =
+        watchdog("a_paused_runner_replays_the_game_in_flight", Duration::from_secs(600));
     let dir = scratch("pause");
     let out = dir.join("run");
     let out_s = out.to_string_lossy().into_owned();
-    // 50 ms a move for up to 60 plies: a game lasts seconds, so the pause lands inside one.
+    // 50 ms a move for up to 60 plies: a game lasts seconds.
     let (a, b) = (bad_spec("a", "slow", Some(50)), bad_spec("b", "slow", Some(50)));
     let extra = ["--tc", "1+0.05", "--games", "4", "--maxmoves", "30", "--concurrency", "1"];
     let args = match_args(&a, &b, &out_s, &extra);
-    let child = spawn_runner(&dir, &[&args[..], &["--seed", "1"]].concat());
+    let args = [&args[..], &["--seed", "1", "--debug-log"]].concat();
+    let child = spawn_runner(&dir, &args);
     let pid = child.id().to_string();
-    assert!(wait_until(Duration::from_secs(120), || !read_games(&out).is_empty()), "no game");
-    // Well inside the next game, whose engines now stay unanswered for 3 s: a 1 s clock falls.
-    std::thread::sleep(Duration::from_millis(500));
+    // Stopped while an engine of the second game thinks: the first game is recorded and the
+    // protocol logs hold at least two `go` lines more than its moves.
+    wait_for("the second game's second move", Duration::from_secs(300), || {
+        let games = read_games(&out);
+        assert!(games.len() < 2, "the second game ended before the test saw it start");
+        let Some(first) = games.first() else { return false };
+        let moves = first["plies"].as_u64().unwrap() - first["book_plies"].as_u64().unwrap();
+        let gos = protocol_lines(&out).iter().filter(|l| l.starts_with("> go")).count() as u64;
+        gos >= moves + 2
+    });
     assert!(Command::new("kill").args(["-STOP", &pid]).status().unwrap().success());
+    // The engines now stay unanswered for 3 s (the length of the pause, not a wait): a 1 s
+    // clock falls.
     std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(read_games(&out).len(), 1, "the pause fell inside the second game");
     assert!(Command::new("kill").args(["-CONT", &pid]).status().unwrap().success());
     let o = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);

@@ -1,29 +1,11 @@
-//! `--pgnout`, `--epdout`, `--event`, `--site` (issue 27.4) and `--output cutechess|fastchess`
-//! (issue 27.6): the extra files are read back with python-chess, the output lines with the
-//! regular expressions a script would use.
+//! `--pgnout`, `--epdout`, `--event`, `--site` and `--output cutechess|fastchess`: the extra
+//! files are read back with python-chess, the output lines with the regular expressions a script
+//! would use.
 
 use std::path::Path;
-use std::process::Command;
 
+use e2e::python::python_chess;
 use e2e::*;
-
-/// Runs python3 with `script` and `args`; python-chess missing is a failure naming it.
-fn python(script: &str, args: &[&str]) -> String {
-    let o = Command::new("python3")
-        .arg("-c")
-        .arg(script)
-        .args(args)
-        .output()
-        .expect("python3 (with python-chess: pip install chess) reads the files");
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        !err.contains("No module named 'chess'"),
-        "python-chess is not installed (pip install chess==1.11.2; .ci/run installs it): this \
-         test reads the PGN with it"
-    );
-    assert!(o.status.success(), "python check failed: {err}");
-    String::from_utf8_lossy(&o.stdout).trim().to_string()
-}
 
 /// Reads a PGN with python-chess: every game without errors, Event/Site as given, the moves
 /// (replayed legally) equal to games.jsonl's, comments as the variant says; the EPD file's
@@ -48,7 +30,7 @@ while True:
     n += 1
     assert not g.errors, g.errors
     h = g.headers
-    assert h["Event"] == "Issue 27 cup" and h["Site"] == "Test site", h
+    assert h["Event"] == "Spring cup" and h["Site"] == "Test site", h
     rec = by_round[h["Round"]]
     assert h["White"] == rec["white"] and h["Result"] == rec["result"], (h, rec)
     board = g.board()
@@ -98,7 +80,7 @@ fn play(dir: &Path, name: &str, extra: &[&str]) -> std::process::Output {
         "--maxmoves",
         "25",
         "--event",
-        "Issue 27 cup",
+        "Spring cup",
         "--site",
         "Test site",
     ]);
@@ -126,14 +108,16 @@ fn every_pgnout_variant_reads_cleanly_in_python_chess() {
         let pgn = dir.join(format!("extra/{mode}.pgn"));
         let jsonl = dir.join(&out).join("games.jsonl");
         let epd = dir.join(&epd);
-        let n = python(
+        let n = python_chess(
+            "python-chess rejected the files",
             CHECK,
             &[pgn.to_str().unwrap(), jsonl.to_str().unwrap(), epd.to_str().unwrap(), mode],
+            None,
         );
         assert_eq!(n, "4", "{mode}");
         // The run folder's games.pgn has the tags too, and its own comments.
         let own = read_text(&dir.join(&out).join("games.pgn"));
-        assert!(own.contains("[Event \"Issue 27 cup\"]\n[Site \"Test site\"]"), "{own}");
+        assert!(own.contains("[Event \"Spring cup\"]\n[Site \"Test site\"]"), "{own}");
     }
     // The engine's info lines reached games.jsonl.
     let records = read_games(&dir.join("run-all"));
@@ -189,18 +173,7 @@ else:
 "#;
 
 fn parse(style: &str, stdout: &str) -> String {
-    let mut child = Command::new("python3")
-        .args(["-c", PARSE, style])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("python3 parses the lines");
-    use std::io::Write as _;
-    child.stdin.take().unwrap().write_all(stdout.as_bytes()).unwrap();
-    let o = child.wait_with_output().unwrap();
-    assert!(o.status.success(), "{}\n{stdout}", String::from_utf8_lossy(&o.stderr));
-    String::from_utf8_lossy(&o.stdout).trim().to_string()
+    python_chess("the output lines did not parse", PARSE, &[style], Some(stdout))
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! Issue 25 item 6: a closed stdout or stderr (`runner ... | head -1`) never panics the runner
+//! A closed stdout or stderr (`runner ... | head -1`) never panics the runner
 //! (exit 101): a run ends as on SIGTERM, with its games and final files consistent, and a
 //! command that only prints drops its text.
 

@@ -1,5 +1,5 @@
 //! Engine processes, the UCI pipe, clocks and the game loop under faults and bad input: each test
-//! here reproduces one hardening item (issue 12 items 1, 8, 9, 11-15; issue 17 items 3 and 6).
+//! here reproduces a failure the runner once had.
 //! Waits are bounded far above what the behaviour needs (seconds against minutes), never tight.
 
 use std::path::{Path, PathBuf};
@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use e2e::{
     bad_spec, badengine_bin, match_args, processes_with, read_games, run_runner, scratch,
-    spawn_runner, wait_until,
+    spawn_runner, wait_until, watchdog,
 };
 
 fn text(o: &Output) -> String {
@@ -34,7 +34,7 @@ fn kill_pids(pids: &[u32]) {
     }
 }
 
-/// 12.1: a depth the common UCI parsers cannot hold (vampirc-uci keeps it in a u8) is refused
+/// A depth the common UCI parsers cannot hold (vampirc-uci keeps it in a u8) is refused
 /// before any game, instead of every game becoming a crash loss.
 #[test]
 fn a_depth_beyond_uci_parsers_is_refused() {
@@ -47,7 +47,7 @@ fn a_depth_beyond_uci_parsers_is_refused() {
     assert!(read_games(&out).is_empty());
 }
 
-/// 12.1: an engine that crashes in every game stops the run after `--fault-limit` games in a
+/// An engine that crashes in every game stops the run after `--fault-limit` games in a
 /// row (default 5) with a line naming it, instead of a normal-looking 50% result.
 #[test]
 fn an_engine_crashing_in_every_game_stops_the_run() {
@@ -65,7 +65,7 @@ fn an_engine_crashing_in_every_game_stops_the_run() {
     assert!((5..20).contains(&played), "{played} games");
 }
 
-/// 12.1: faults below the limit are kept but said loudly, in the output and summary.json.
+/// Faults below the limit are kept but said loudly, in the output and summary.json.
 #[test]
 fn crashes_below_the_limit_are_warned_about() {
     let dir = scratch("crashwarn");
@@ -79,9 +79,10 @@ fn crashes_below_the_limit_are_warned_about() {
     assert!(warnings.iter().any(|w| w.as_str().is_some_and(|w| w.contains("bad"))), "{warnings:?}");
 }
 
-/// 12.8: kill -9 of the runner takes its engines with it, even one that reads no input.
+/// Kill -9 of the runner takes its engines with it, even one that reads no input.
 #[test]
 fn no_engine_survives_a_killed_runner() {
+    let _watchdog = watchdog("no_engine_survives_a_killed_runner", Duration::from_secs(600));
     let dir = scratch("pdeathsig");
     let token = format!("pdeath-token-{}", std::process::id());
     let spec = |name: &str| {
@@ -112,7 +113,7 @@ fn no_engine_survives_a_killed_runner() {
     assert!(gone, "engines outlived the runner: {left:?}");
 }
 
-/// 12.9: output without a newline is capped (1 MiB); beyond it the engine loses by garbage
+/// Output without a newline is capped (1 MiB); beyond it the engine loses by garbage
 /// output, instead of the runner buffering it without limit.
 #[test]
 fn an_endless_line_is_garbage_output() {
@@ -131,7 +132,7 @@ fn an_endless_line_is_garbage_output() {
     }
 }
 
-/// 12.11: time values that overflow the clock arithmetic are refused with one line.
+/// Time values that overflow the clock arithmetic are refused with one line.
 #[test]
 fn huge_time_values_are_refused() {
     let dir = scratch("timemargin");
@@ -150,7 +151,7 @@ fn huge_time_values_are_refused() {
     }
 }
 
-/// 12.12: control characters in anything sent on the UCI pipe are refused before any game:
+/// Control characters in anything sent on the UCI pipe are refused before any game:
 /// option names and values from the command line or an engines file, and engine names.
 #[test]
 fn control_characters_for_the_pipe_are_refused() {
@@ -184,10 +185,12 @@ fn control_characters_for_the_pipe_are_refused() {
     }
 }
 
-/// 12.13: Ctrl-C while engines are still starting stops the run at once, not after the start
+/// Ctrl-C while engines are still starting stops the run at once, not after the start
 /// timeout.
 #[test]
 fn ctrl_c_during_a_slow_handshake_stops_at_once() {
+    let _watchdog =
+        watchdog("ctrl_c_during_a_slow_handshake_stops_at_once", Duration::from_secs(600));
     let dir = scratch("slowstart");
     let token = format!("slowstart-token-{}", std::process::id());
     let spec = |name: &str| {
@@ -216,7 +219,7 @@ fn ctrl_c_during_a_slow_handshake_stops_at_once() {
     assert_eq!(status.code(), Some(130));
 }
 
-/// 12.14: a missing working directory is named as such, not as a missing binary.
+/// A missing working directory is named as such, not as a missing binary.
 #[test]
 fn a_missing_engine_directory_is_named() {
     let dir = scratch("nodir");
@@ -230,7 +233,7 @@ fn a_missing_engine_directory_is_named() {
     assert!(!err.contains("cannot start"), "{err}");
 }
 
-/// 12.14: an engine that fails to start points to its stderr log.
+/// An engine that fails to start points to its stderr log.
 #[test]
 fn a_start_failure_points_to_the_stderr_log() {
     let dir = scratch("nouci");
@@ -245,9 +248,11 @@ fn a_start_failure_points_to_the_stderr_log() {
     assert!(log.is_file());
 }
 
-/// 12.15: an interrupted run counts the CPU time of the engines it was playing with.
+/// An interrupted run counts the CPU time of the engines it was playing with.
 #[test]
 fn an_interrupted_summary_counts_the_engines_cpu() {
+    let _watchdog =
+        watchdog("an_interrupted_summary_counts_the_engines_cpu", Duration::from_secs(600));
     let dir = scratch("cpuint");
     let (a, b) = (bad_spec("a", "burn", Some(20)), bad_spec("b", "burn", Some(20)));
     let out = dir.join("run");
@@ -271,7 +276,7 @@ fn an_interrupted_summary_counts_the_engines_cpu() {
     assert!(cpu >= 0.5, "{}", s["runner_overhead"]);
 }
 
-/// 12.15: summary.json records the bestmove->go turnaround's p99 and maximum.
+/// Summary.json records the bestmove->go turnaround's p99 and maximum.
 #[test]
 fn the_summary_records_turnaround_p99_and_max() {
     let dir = scratch("turnaround");
@@ -284,7 +289,7 @@ fn the_summary_records_turnaround_p99_and_max() {
     assert!(p99 <= max, "{r}");
 }
 
-/// 17.3: losing on time against a side that cannot mate is a draw; the record says how the
+/// Losing on time against a side that cannot mate is a draw; the record says how the
 /// flag fell (think time against the clock and margin).
 #[test]
 fn a_time_forfeit_against_a_bare_king_is_a_draw() {
@@ -316,7 +321,7 @@ fn a_time_forfeit_against_a_bare_king_is_a_draw() {
     }
 }
 
-/// 17.6: an engine whose reported depth stays at 1-2 under a clock is warned about.
+/// An engine whose reported depth stays at 1-2 under a clock is warned about.
 #[test]
 fn a_starved_engine_is_warned_about() {
     let dir = scratch("starved");
@@ -335,10 +340,11 @@ fn a_starved_engine_is_warned_about() {
     assert!(!text(&o).contains("depth"), "{}", text(&o));
 }
 
-/// Issue 25 item 4: a grandchild that left the engine's process group and session (`setsid`, a
+/// A grandchild that left the engine's process group and session (`setsid`, a
 /// daemon) does not outlive the run: the runner inherits it (child subreaper) and kills it.
 #[test]
 fn a_daemonized_grandchild_dies_with_the_run() {
+    let _watchdog = watchdog("a_daemonized_grandchild_dies_with_the_run", Duration::from_secs(600));
     let dir = scratch("daemon");
     let pids_dir = dir.join("pids");
     std::fs::create_dir_all(&pids_dir).expect("pids dir");

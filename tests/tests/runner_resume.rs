@@ -2,29 +2,32 @@
 
 use std::collections::HashSet;
 use std::io::Write;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use e2e::{bad_spec, match_args, read_games, run_runner, scratch, spawn_runner};
+use e2e::{
+    bad_spec, hold_after_games, match_args, read_games, run_runner, scratch, spawn_runner_env,
+    wait_for_games, watchdog,
+};
 
 #[test]
 fn killed_run_resumes_without_losing_or_repeating_games() {
+    let _watchdog =
+        watchdog("killed_run_resumes_without_losing_or_repeating_games", Duration::from_secs(600));
     let dir = scratch("resume");
     let out = dir.join("run");
     let out_s = out.to_string_lossy().into_owned();
-    // Each move takes ~3 ms, each game up to 40 plies: long enough to be killed mid-run.
+    // Each move takes ~3 ms, each game up to 40 plies; the engines stop answering once 4 games
+    // are recorded, so the kill lands mid-run however slow the machine.
     let a = bad_spec("a", "slow", Some(3));
     let b = bad_spec("b", "slow", Some(3));
     let extra = ["--nodes", "1", "--games", "24", "--concurrency", "2", "--maxmoves", "20"];
     let args = match_args(&a, &b, &out_s, &[&extra[..], &["--seed", "5"]].concat());
-    let mut child = spawn_runner(&dir, &args);
-    let start = Instant::now();
-    while read_games(&out).len() < 4 && start.elapsed() < Duration::from_secs(60) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let mut child = spawn_runner_env(&dir, &args, &[hold_after_games(&out, 4)]);
+    wait_for_games(&out, 4, Duration::from_secs(300));
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     let before = read_games(&out);
-    assert!(before.len() >= 4 && before.len() < 24, "killed too late: {} games", before.len());
+    assert!(before.len() >= 4 && before.len() < 24, "{} games before the kill", before.len());
 
     // Simulate a line cut short by the kill.
     let mut f = std::fs::OpenOptions::new().append(true).open(out.join("games.jsonl")).unwrap();

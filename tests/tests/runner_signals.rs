@@ -2,14 +2,17 @@
 //! run can be resumed.
 
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use e2e::{
-    badengine_bin, match_args, processes_with, read_games, run_runner, scratch, spawn_runner,
+    badengine_bin, hold_after_games, match_args, processes_with, read_games, run_runner, scratch,
+    spawn_runner_env, wait_for, wait_for_games, watchdog,
 };
 
 #[test]
 fn sigterm_kills_engines_and_keeps_files_consistent() {
+    let _watchdog =
+        watchdog("sigterm_kills_engines_and_keeps_files_consistent", Duration::from_secs(600));
     let dir = scratch("sigterm");
     let out = dir.join("run");
     let out_s = out.to_string_lossy().into_owned();
@@ -20,22 +23,19 @@ fn sigterm_kills_engines_and_keeps_files_consistent() {
     let (a, b) = (spec("a"), spec("b"));
     let extra = ["--nodes", "1", "--games", "40", "--maxmoves", "20", "--concurrency", "2"];
     let args = match_args(&a, &b, &out_s, &extra);
-    let child = spawn_runner(&dir, &args);
-    let start = Instant::now();
-    while read_games(&out).len() < 2 && start.elapsed() < Duration::from_secs(60) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    // The engines stop answering once 2 games are recorded: the run is still going at the
+    // SIGTERM, however slow the machine.
+    let child = spawn_runner_env(&dir, &args, &[hold_after_games(&out, 2)]);
+    wait_for_games(&out, 2, Duration::from_secs(300));
     assert!(!processes_with(&token).is_empty(), "engines are running");
     let status = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
     assert!(status.success());
     let o = child.wait_with_output().unwrap();
     assert_eq!(o.status.code(), Some(130), "{}", String::from_utf8_lossy(&o.stderr));
     // Engines are killed with their process groups.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !processes_with(&token).is_empty() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert!(processes_with(&token).is_empty(), "engine processes left behind");
+    wait_for("the engine processes to end", Duration::from_secs(60), || {
+        processes_with(&token).is_empty()
+    });
     let played = read_games(&out);
     assert!(played.len() < 40);
     let pgn = std::fs::read_to_string(out.join("games.pgn")).unwrap();

@@ -8,10 +8,13 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Child, Command, Output};
+use std::time::Duration;
 
-use e2e::{bad_spec, read_games, run_runner, runner_bin, scratch};
+use e2e::{
+    bad_spec, ok, read_games, run_runner, runner_bin, scratch, spawn_runner, spawn_runner_env,
+    stderr, watchdog,
+};
 use serde_json::Value;
 
 /// A two-line EPD book in `dir`.
@@ -64,34 +67,26 @@ fn run(dir: &Path, args: &[String]) -> Output {
 }
 
 fn spawn(dir: &Path, args: &[String]) -> Child {
-    Command::new(runner_bin())
-        .current_dir(dir)
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    spawn_runner(dir, &args)
 }
 
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn ok(o: Output, what: &str) -> Output {
-    assert!(o.status.success(), "{what} failed: {}", stderr(&o));
-    o
+/// [`spawn`] with engines that stop answering once `hold_at` games are recorded in `hold_file`
+/// (a games.jsonl, or a folder of runs: badengine's `BADENGINE_HOLD`), so the run is still
+/// going when the test looks, whatever the machine's load.
+fn spawn_held(dir: &Path, args: &[String], hold_file: &Path, hold_at: usize) -> Child {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let hold = ("BADENGINE_HOLD", format!("{}:{hold_at}", hold_file.display()));
+    spawn_runner_env(dir, &args, &[hold])
 }
 
 fn out_flag(p: &Path) -> [String; 2] {
     ["--out".into(), p.display().to_string()]
 }
 
-/// Waits (up to a minute, polling) until `out` holds at least `n` games.
+/// Waits until `out` holds at least `n` games (the test fails past 5 minutes).
 fn wait_for_games(out: &Path, n: usize) {
-    let start = Instant::now();
-    while read_games(out).len() < n && start.elapsed() < Duration::from_secs(60) {
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    e2e::wait_for_games(out, n, Duration::from_secs(300));
 }
 
 fn pgn_games(out: &Path) -> usize {
@@ -113,16 +108,21 @@ fn key(line: &str) -> (u64, u64, u64) {
     (n("pairing"), n("pair"), n("game"))
 }
 
-/// Issue 12.2: a resumed run appends its new games to the games.pgn it rewrote, so a kill -9
+/// A resumed run appends its new games to the games.pgn it rewrote, so a kill -9
 /// leaves the PGN holding the games of games.jsonl (the one game being written may be missing:
 /// the jsonl line is written and synced first).
 #[test]
 fn killed_resumed_run_keeps_games_pgn_in_step_with_games_jsonl() {
+    let _watchdog = watchdog(
+        "killed_resumed_run_keeps_games_pgn_in_step_with_games_jsonl",
+        Duration::from_secs(600),
+    );
     let dir = scratch("store-pgn-resume");
     let out = dir.join("run");
     let (a, b) = (bad_spec("a", "slow", Some(3)), bad_spec("b", "slow", Some(3)));
     let mut args = match_args(&dir, &a, &b, "60", &out_flag(&out));
-    let mut child = spawn(&dir, &args);
+    let jsonl = out.join("games.jsonl");
+    let mut child = spawn_held(&dir, &args, &jsonl, 4);
     wait_for_games(&out, 4);
     child.kill().unwrap();
     child.wait().unwrap();
@@ -130,7 +130,7 @@ fn killed_resumed_run_keeps_games_pgn_in_step_with_games_jsonl() {
     assert!((4..60).contains(&before), "killed at {before} games");
 
     args.push("--resume".into());
-    let mut child = spawn(&dir, &args);
+    let mut child = spawn_held(&dir, &args, &jsonl, before + 6);
     wait_for_games(&out, before + 6);
     child.kill().unwrap();
     child.wait().unwrap();
@@ -143,7 +143,7 @@ fn killed_resumed_run_keeps_games_pgn_in_step_with_games_jsonl() {
     );
 }
 
-/// Issue 12.3: a game of another run (same seed and schedule, another opponent) is refused on
+/// A game of another run (same seed and schedule, another opponent) is refused on
 /// --resume, and so is a record without a plan hash (written by an older runner).
 #[test]
 fn resume_refuses_games_of_another_run() {
@@ -187,7 +187,7 @@ fn resume_refuses_games_of_another_run() {
     assert_eq!(read_games(&mine).len(), 4);
 }
 
-/// Issue 12.3: `runner merge` refuses a shard holding a game of another run.
+/// `runner merge` refuses a shard holding a game of another run.
 #[test]
 fn merge_refuses_games_of_another_run() {
     let dir = scratch("store-foreign-merge");
@@ -209,7 +209,7 @@ fn merge_refuses_games_of_another_run() {
     assert!(stderr(&o).contains("another run"), "{}", stderr(&o));
 }
 
-/// Issue 12.4: a shard whose games.jsonl was emptied does not merge as an SPRT stop (the plan has
+/// A shard whose games.jsonl was emptied does not merge as an SPRT stop (the plan has
 /// no SPRT); the merge says which shard lacks how many games.
 #[test]
 fn emptied_shard_merges_as_incomplete_naming_what_is_missing() {
@@ -239,7 +239,7 @@ fn emptied_shard_merges_as_incomplete_naming_what_is_missing() {
     }
 }
 
-/// Issue 12.10: game counts that cannot be scheduled are refused with one line, before any
+/// Game counts that cannot be scheduled are refused with one line, before any
 /// folder is made (no panic, no allocation abort).
 #[test]
 fn huge_game_counts_are_refused_with_one_line() {
@@ -300,11 +300,12 @@ fn stamp(offset: i64) -> String {
     String::from_utf8(o.unwrap().stdout).unwrap().trim().to_string()
 }
 
-/// Issue 18.1: a run never reuses an existing folder of `results/` (here: folders of a run that
+/// A run never reuses an existing folder of `results/` (here: folders of a run that
 /// is starting, made for every second of the next two minutes), and two runs started together
 /// get two folders, each consistent (run.json names the engines of its games).
 #[test]
 fn runs_get_their_own_folders() {
+    let _watchdog = watchdog("runs_get_their_own_folders", Duration::from_secs(600));
     let dir = scratch("store-unique");
     let results = dir.join("results");
     fs::create_dir_all(&results).unwrap();
@@ -369,7 +370,7 @@ fn runs_get_their_own_folders() {
     assert_eq!(seen, ["a b", "c d"]);
 }
 
-/// Issue 18.1: a run whose engine cannot start leaves no run behind in `results/` (no folder
+/// A run whose engine cannot start leaves no run behind in `results/` (no folder
 /// holding a run.json that a later run or a bare --resume would pick up).
 #[test]
 fn failed_start_leaves_no_run_folder() {
@@ -390,17 +391,20 @@ fn failed_start_leaves_no_run_folder() {
     assert_eq!(read_games(&runs[0]).len(), 2);
 }
 
-/// Issue 18.1: while a run writes its folder, a second runner on it (a new run or a --resume) is
+/// While a run writes its folder, a second runner on it (a new run or a --resume) is
 /// refused with one line; once the first is killed, --resume works (the lock dies with it).
 #[test]
 fn a_folder_in_use_is_refused_and_released_by_a_kill() {
+    let _watchdog =
+        watchdog("a_folder_in_use_is_refused_and_released_by_a_kill", Duration::from_secs(600));
     let dir = scratch("store-lock");
     let out = dir.join("run");
     let (a, b) = (bad_spec("a", "slow", Some(3)), bad_spec("b", "slow", Some(3)));
     let args = match_args(&dir, &a, &b, "400", &out_flag(&out));
     let mut resume = args.clone();
     resume.push("--resume".into());
-    let mut child = spawn(&dir, &args);
+    let jsonl = out.join("games.jsonl");
+    let mut child = spawn_held(&dir, &args, &jsonl, 1);
     wait_for_games(&out, 1);
     for second in [&resume, &args] {
         let o = run(&dir, second);
@@ -414,29 +418,30 @@ fn a_folder_in_use_is_refused_and_released_by_a_kill() {
     let played = read_games(&out).len();
     assert!(played < 400);
     // Resume briefly, to see that the lock was released; then stop it.
-    let mut child = spawn(&dir, &resume);
+    let mut child = spawn_held(&dir, &resume, &jsonl, played + 1);
     wait_for_games(&out, played + 1);
     child.kill().unwrap();
     child.wait().unwrap();
     assert!(read_games(&out).len() > played);
 }
 
-/// Issue 18.3: an interrupted run prints the exact command that resumes it (with `--out`, even
+/// An interrupted run prints the exact command that resumes it (with `--out`, even
 /// when the folder was chosen by the runner); that command says how many games were played.
 #[test]
 fn stop_message_prints_the_exact_resume_command() {
+    let _watchdog =
+        watchdog("stop_message_prints_the_exact_resume_command", Duration::from_secs(600));
     let dir = scratch("store-hint");
     let (a, b) = (bad_spec("a", "slow", Some(3)), bad_spec("b", "slow", Some(3)));
     let args = match_args(&dir, &a, &b, "40", NONE);
-    let child = spawn(&dir, &args);
-    let start = Instant::now();
-    let folder = loop {
-        if let Some(f) = result_folders(&dir).into_iter().find(|f| read_games(f).len() >= 2) {
-            break f;
-        }
-        assert!(start.elapsed() < Duration::from_secs(60), "no games played");
-        std::thread::sleep(Duration::from_millis(10));
-    };
+    // The folder is the runner's choice: the engines hold at 2 games in any run of results/.
+    let child = spawn_held(&dir, &args, &dir.join("results"), 2);
+    let mut folder = None;
+    e2e::wait_for("2 games in a folder of results/", Duration::from_secs(300), || {
+        folder = result_folders(&dir).into_iter().find(|f| read_games(f).len() >= 2);
+        folder.is_some()
+    });
+    let folder = folder.expect("the run's folder");
     let status = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
     assert!(status.success());
     let o = child.wait_with_output().unwrap();
@@ -458,7 +463,7 @@ fn stop_message_prints_the_exact_resume_command() {
     assert_eq!(read_games(&folder).len(), 40);
 }
 
-/// Issue 25.2: files of a run folder that are symlinks to files elsewhere are refused in one
+/// Files of a run folder that are symlinks to files elsewhere are refused in one
 /// line naming them, never written through (the outside file keeps its text, an outside
 /// folder stays empty).
 #[test]
@@ -497,7 +502,7 @@ fn symlinks_in_the_run_folder_are_never_written_through() {
     }
 }
 
-/// Issue 25.3: `runner match --out` and `runner merge --out` into a folder of the user's own
+/// `runner match --out` and `runner merge --out` into a folder of the user's own
 /// files (not a run) are refused in one line, before any engine starts, and leave them alone.
 #[test]
 fn a_folder_that_is_not_a_run_is_refused() {
@@ -555,7 +560,7 @@ fn merge(dir: &Path, shard: &Path) -> Output {
     run_runner(dir, &["merge", shard.to_str().unwrap(), "--out", merged.to_str().unwrap()])
 }
 
-/// Issue 25.11: two different records of one game in a shard are an error naming the game and
+/// Two different records of one game in a shard are an error naming the game and
 /// both lines (the merge used to keep the first silently).
 #[test]
 fn merge_refuses_two_different_records_of_one_game() {
@@ -573,7 +578,7 @@ fn merge_refuses_two_different_records_of_one_game() {
     assert_eq!(e.trim().lines().count(), 1, "{e}");
 }
 
-/// Issue 25.11: an exact copy of a game is merged once, with a warning (it used to be dropped
+/// An exact copy of a game is merged once, with a warning (it used to be dropped
 /// without a word).
 #[test]
 fn merge_keeps_an_exact_copy_once_with_a_warning() {
@@ -590,7 +595,7 @@ fn merge_keeps_an_exact_copy_once_with_a_warning() {
 /// A damage done to a record: what it is, the edit, what the refusal says.
 type Edit = (&'static str, fn(&mut Value), &'static str);
 
-/// Issue 25.11: `runner report` and `--resume` refuse the same records with the same message: a
+/// `runner report` and `--resume` refuse the same records with the same message: a
 /// game of another run, a player the plan does not seat there, a draw by checkmate. (The report
 /// used to count them all; resume took the wrong name and the impossible result.)
 #[test]

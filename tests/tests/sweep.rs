@@ -4,7 +4,7 @@
 use std::fs;
 use std::path::Path;
 
-use e2e::{debian_engine, read_games, read_json as json, run_runner, scratch, stderr, stdout};
+use e2e::{read_games, read_json as json, run_runner, scratch, stderr, stdout};
 
 /// A small EPD book with three different openings.
 fn book(dir: &Path) -> String {
@@ -260,36 +260,15 @@ fn bad_sweep_arguments_are_one_line_errors_before_any_game() {
 
 #[test]
 fn sweeping_an_external_engine_option_sends_it_with_setoption() {
-    debian_engine("stockfish");
     let dir = scratch("sweep-sf");
     let out = dir.join("sf");
-    let o = run_runner(
-        &dir,
-        &[
-            "sweep",
-            "--engine",
-            "name=sf,cmd=/usr/games/stockfish",
-            "--param",
-            "Skill Level",
-            "--values",
-            "0,20",
-            "--fixed",
-            "Hash=8",
-            "--nodes",
-            "300",
-            "--maxmoves",
-            "20",
-            "--games",
-            "2",
-            "--seed",
-            "3",
-            "--debug-log",
-            "--progress",
-            "quiet",
-            "--out",
-            out.to_str().unwrap(),
-        ],
-    );
+    let mut args = e2e::stockfish_skill_sweep();
+    let limits = ["--fixed", "Hash=8", "--nodes", "300", "--maxmoves", "20", "--games", "2"];
+    args.extend(limits.map(String::from));
+    let rest =
+        ["--seed", "3", "--debug-log", "--progress", "quiet", "--out", out.to_str().unwrap()];
+    args.extend(rest.map(String::from));
+    let o = run_runner(&dir, &args.iter().map(String::as_str).collect::<Vec<_>>());
     assert!(o.status.success(), "{}", text(&o).1);
     let run = json(&out.join("run.json"));
     let engines = run["plan"]["engines"].as_array().unwrap();
@@ -309,38 +288,11 @@ fn sweeping_an_external_engine_option_sends_it_with_setoption() {
 
 #[test]
 fn adaptive_sweep_drops_a_hopeless_point_and_report_agrees() {
-    debian_engine("stockfish");
     let dir = scratch("sweep-race");
     let out = dir.join("race");
-    let o = run_runner(
-        &dir,
-        &[
-            "sweep",
-            "--engine",
-            "name=sf,cmd=/usr/games/stockfish",
-            "--param",
-            "Skill Level",
-            "--values",
-            "0,20",
-            "--nodes",
-            "400",
-            "--maxmoves",
-            "60",
-            "--games",
-            "32",
-            "--adaptive",
-            "--adaptive-min-pairs",
-            "4",
-            "--seed",
-            "5",
-            "--concurrency",
-            "2",
-            "--progress",
-            "quiet",
-            "--out",
-            out.to_str().unwrap(),
-        ],
-    );
+    let mut args = e2e::stockfish_racing_sweep();
+    args.extend(["--concurrency", "2", "--out", out.to_str().unwrap()].map(String::from));
+    let o = run_runner(&dir, &args.iter().map(String::as_str).collect::<Vec<_>>());
     let (stdout, stderr) = text(&o);
     assert!(o.status.success(), "{stderr}");
     let summary = json(&out.join("summary.json"));
@@ -358,7 +310,7 @@ fn adaptive_sweep_drops_a_hopeless_point_and_report_agrees() {
     assert_eq!(before, fs::read_to_string(out.join("table.md")).unwrap());
 }
 
-/// Issue 13 section 2: the quadratic fitted across the points of a sweep of `badengine tunable`
+/// The quadratic fitted across the points of a sweep of `badengine tunable`
 /// (option X, strongest at 37) brackets the true optimum. 6 points x 20 games (10 pairs, the
 /// fewest the fit accepts), seed 2: deterministic (the engine's moves depend on the position and
 /// X only; --depth 1, one game at a time; the random-walk book, which does not change when the

@@ -6,16 +6,15 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use e2e::{
-    bad_spec, fails_before_any_game, ok_stdout, read_games, read_json, run_runner, runner_bin,
-    scratch, stderr,
+    bad_spec, fails_before_any_game, hold_after_games, ok_stdout, read_games, read_json,
+    run_runner, scratch, spawn_runner_env, stderr, wait_for_games, watchdog,
 };
 
-/// The tuned parameter: c_end 10 as in the issue, r_end 0.1 (the issue's 0.002 moves X by
-/// about 0.02 per game point at the end: see runner/README.md).
+/// The tuned parameter: c_end 10, r_end 0.1 (an r_end of 0.002 moves X by about 0.02 per game
+/// point at the end: see runner/README.md).
 const PARAM: &str = "X,80,0,100,10,0.1";
 const GAMES: &str = "100";
 
@@ -47,6 +46,8 @@ fn final_x(out: &Path) -> f64 {
 
 #[test]
 fn spsa_finds_the_optimum_of_the_tunable_engine() {
+    let _watchdog =
+        watchdog("spsa_finds_the_optimum_of_the_tunable_engine", Duration::from_secs(600));
     let dir = scratch("tune-optimum");
     let engine = bad_spec("t", "tunable", None);
     let out = dir.join("run");
@@ -70,6 +71,7 @@ fn spsa_finds_the_optimum_of_the_tunable_engine() {
 
 #[test]
 fn killed_tune_resumes_to_the_same_values() {
+    let _watchdog = watchdog("killed_tune_resumes_to_the_same_values", Duration::from_secs(900));
     let dir = scratch("tune-resume");
     let engine = bad_spec("t", "tunable", None);
     let whole = dir.join("whole");
@@ -77,21 +79,19 @@ fn killed_tune_resumes_to_the_same_values() {
 
     let out = dir.join("killed");
     let out_s = out.to_string_lossy().into_owned();
-    let mut child = Command::new(runner_bin())
-        .current_dir(&dir)
-        .args(tune_args(&engine, "3", &out_s))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let start = Instant::now();
-    while read_games(&out).len() < 7 && start.elapsed() < Duration::from_secs(120) {
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    // The engines stop answering once 7 games are recorded: the run is still going when the
+    // test kills it, however slow the machine (within the 10 s clock of the held move).
+    let mut child =
+        spawn_runner_env(&dir, &tune_args(&engine, "3", &out_s), &[hold_after_games(&out, 7)]);
+    wait_for_games(&out, 7, Duration::from_secs(300));
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     let games = read_games(&out);
-    assert!(games.len() >= 7 && games.len() < 100, "killed too late: {} games", games.len());
+    assert!(games.len() >= 7 && games.len() < 100, "{} games before the kill", games.len());
+    assert!(
+        games.iter().all(|g| g["termination"] != "time-forfeit"),
+        "a held engine lost on time before the kill"
+    );
     // Leave a pair half played (its second game dropped) and both files with a line cut short
     // by the kill.
     let jsonl = out.join("games.jsonl");

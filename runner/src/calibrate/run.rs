@@ -5,7 +5,6 @@
 
 use std::collections::HashSet;
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -20,9 +19,8 @@ use crate::plan::engine_spec::EngineSpec;
 use crate::plan::positions::{Stage, TestPosition};
 use crate::play::cancel::Cancel;
 use crate::play::probe::{Limit, ScoreMode, SearchReport};
-use crate::play::probe_pool::{EngineSetup, Job, PoolConfig, check_setups, spawn_pool};
-use crate::report::counter::Progress;
-use crate::report::html::live::LivePage;
+use crate::play::probe_pool::{EngineSetup, Job, PoolConfig, check_setups};
+use crate::run::probes::{ProbeOutput, prepare_folder, probe};
 
 /// Everything a calibration run needs.
 #[derive(Clone, Debug)]
@@ -62,15 +60,12 @@ pub struct CalibrateOutcome {
     pub out: PathBuf,
 }
 
+/// Runs the calibration: the positions not yet in searches.jsonl searched with MPC off (a
+/// resume continues the stored ones), then every pair fitted and the files written.
 pub async fn run(plan: CalibratePlan, cancel: Cancel) -> Result<CalibrateOutcome> {
     let started = Instant::now();
     let out = &plan.out;
-    if !plan.resume {
-        // A folder of the user's files is refused before any engine starts.
-        crate::store::dir::check_new_out(out, &|d| d.join("plan.json").is_file())?;
-    }
-    crate::store::files::create_dir_all(out)?;
-    crate::store::files::create_subdir(out, Path::new("logs"))?;
+    prepare_folder(out, !plan.resume)?;
     let depths = needed_depths(&plan.pairs);
     let max_depth = *depths.last().context("no depths")?;
     let plan_file = PlanFile {
@@ -121,19 +116,21 @@ pub async fn run(plan: CalibratePlan, cancel: Cancel) -> Result<CalibrateOutcome
             searchmoves: Vec::new(),
         })
         .collect();
-    let mut file = crate::store::files::open_append(&searches_path)?;
-    let mut page = LivePage::new(out.to_path_buf());
-    let mut progress = Progress::new("calibrate", plan.positions.len() as u64, done.len() as u64);
-    let (mut rx, handle) = spawn_pool(setups, jobs, cfg, cancel.clone());
-    let mut faults = records.iter().filter(|r| r.fault.is_some()).count();
-    while let Some(res) = rx.recv().await {
+    let output = ProbeOutput {
+        out,
+        records: &searches_path,
+        label: "calibrate",
+        total: plan.positions.len() as u64,
+        already: done.len() as u64,
+        faults: records.iter().filter(|r| r.fault.is_some()).count(),
+    };
+    let probed = probe(output, setups, jobs, cfg, cancel, |res| {
         let pos = &plan.positions[res.position];
-        let rec = match res.outcome {
-            Ok(reports) => record_from_reports(pos, &reports, plan.mode),
+        match res.outcome {
+            Ok(reports) => (record_from_reports(pos, &reports, plan.mode), None),
             Err(fault) => {
-                faults += 1;
-                progress.println(&format!("position {} skipped: {fault}", pos.index + 1));
-                PositionRecord {
+                let message = format!("position {} skipped: {fault}", pos.index + 1);
+                let rec = PositionRecord {
                     index: pos.index,
                     fen: pos.fen.clone(),
                     stage: pos.stage,
@@ -141,25 +138,18 @@ pub async fn run(plan: CalibratePlan, cancel: Cancel) -> Result<CalibrateOutcome
                     nodes: None,
                     wall_ms: 0,
                     fault: Some(fault),
-                }
+                };
+                (rec, Some(message))
             }
-        };
-        let mut line = serde_json::to_string(&rec)?;
-        line.push('\n');
-        file.write_all(line.as_bytes())
-            .and_then(|_| file.flush())
-            .with_context(|| format!("writing {}", searches_path.display()))?;
-        records.push(rec);
-        progress.inc(&format!("{faults} faults"));
-        page.refresh_due();
-    }
-    progress.finish();
-    let pool_result = handle.await.context("calibration workers")?;
+        }
+    })
+    .await?;
+    records.extend(probed.records);
     let partial = records.len() < plan.positions.len();
     records.sort_by_key(|r| r.index);
-    let outcome = write_results(&plan, &records, faults, partial, started.elapsed())?;
-    page.wait();
-    pool_result?;
+    let outcome = write_results(&plan, &records, probed.faults, partial, started.elapsed())?;
+    probed.page.wait();
+    probed.pool?;
     Ok(outcome)
 }
 

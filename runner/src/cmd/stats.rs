@@ -92,7 +92,7 @@ fn table(s: &Summary, opts: &Options) -> String {
     let mut rows: Vec<(&str, String)> = Vec::new();
     let wdl = match (s.wins, s.draws, s.losses) {
         (Some(w), Some(d), Some(l)) => format!("(W {w}  D {d}  L {l})"),
-        // Issue 17: a DD+WL pair is two draws or a win and a loss.
+        // A DD+WL pair is two draws or a win and a loss.
         _ => "(W/D/L not known from pentanomial counts)".to_string(),
     };
     rows.push(("games", format!("{}  {wdl}", s.games)));
@@ -244,7 +244,7 @@ mod tests {
         assert!(v["elo"].is_null());
     }
 
-    /// Issue 17: pentanomial counts alone do not know W/D/L; the fixed-sample test uses the
+    /// Pentanomial counts alone do not know W/D/L; the fixed-sample test uses the
     /// pair variance (Var(S) = 5.5 here, z = 1 / sqrt(5.5), p = 0.3349).
     #[test]
     fn pentanomial_only_says_wdl_unknown() {
@@ -258,13 +258,13 @@ mod tests {
         let v: serde_json::Value = serde_json::from_str(&render(&a).unwrap()).unwrap();
         assert!(v["draws"].is_null() && v["draw_ratio"].is_null(), "{v}");
         assert_eq!(v["test_basis"], "pair_variance");
-        // The issue-16 counts: a finite LLR and H0 instead of an error.
+        // Lopsided counts that once made the solver fail: a finite LLR and H0, not an error.
         let a = parse(&["--penta", "403,642,0,10,0", "--sprt", "elo0=0,elo1=5"]).unwrap();
         let out = render(&a).unwrap();
         assert!(out.contains("LLR -17.94") && out.contains("H0"), "{out}");
     }
 
-    /// Issue 18.6/18.10: six won pairs do not make LOS a certainty; a draws floor below the
+    /// Six won pairs do not make LOS a certainty; a draws floor below the
     /// observed draws is explained.
     #[test]
     fn los_never_prints_certainty_and_the_floor_is_explained() {

@@ -46,7 +46,7 @@ fn refusal(extra: &str) -> String {
 }
 
 #[test]
-fn the_issues_example_translates_in_full() {
+fn a_full_sprt_command_line_translates_in_full() {
     let (argv, notes) = run("-engine cmd=X name=Y option.Hash=16 -engine cmd=Z name=W \
          -each tc=10+0.1 -openings file=B.epd format=epd order=random -games 2 -rounds 500 \
          -concurrency 8 -sprt elo0=0 elo1=5 alpha=0.05 beta=0.05 model=normalized \

@@ -292,7 +292,7 @@ mod tests {
         assert_eq!(cat.engines.len(), 2);
     }
 
-    /// Issue 27.1: an entry may carry the engine's limits; bad ones name the entry.
+    /// An entry may carry the engine's limits; bad ones name the entry.
     #[test]
     fn entries_carry_limits() {
         let mut cat = EngineCatalog::default();

@@ -192,7 +192,7 @@ pub fn plan_differences(old: &RunPlan, new: &RunPlan) -> Vec<String> {
 mod tests {
     use super::*;
 
-    /// Issue 12.10: counts that cannot be scheduled are refused with one line, not a panic.
+    /// Counts that cannot be scheduled are refused with one line, not a panic.
     #[test]
     fn huge_game_counts_are_refused() {
         assert_eq!(game_pairs(7, 3).unwrap(), 4);

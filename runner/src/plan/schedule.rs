@@ -252,7 +252,7 @@ mod tests {
         assert_ne!(jobs, build_schedule(3, 4, 10, BookOrder::Random, 8, &d));
     }
 
-    /// Issue 27.5: each scheduling option's openings and colours.
+    /// Each scheduling option's openings and colours.
     #[test]
     fn scheduling_options_give_openings_and_colours() {
         let seq = BookOrder::Sequential;

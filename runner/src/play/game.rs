@@ -544,7 +544,7 @@ mod tests {
             go_command(&side(n, None, None), &[Clock::new(None), Clock::new(None)], Color::Black),
             "go nodes 500"
         );
-        // Issue 27.1: a clock with a node cap, and time odds.
+        // A clock with a node cap, and time odds.
         let fast = TimeControl::parse_tc("2+0.02").unwrap();
         let odds = [Clock::new(Some(tc)), Clock::new(Some(fast))];
         assert_eq!(

@@ -3,7 +3,6 @@
 //! run's HTML page). Uses `plan`, `play` (game facts such as results and terminations) and
 //! `store` (the records).
 
-pub mod counter;
 pub mod figures;
 pub mod html;
 pub mod match_files;

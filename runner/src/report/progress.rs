@@ -1,4 +1,5 @@
-//! Progress display: an indicatif bar on a terminal, plain periodic lines otherwise (CI logs).
+//! Progress display, of games (runs) and of positions (the tools that search positions): an
+//! indicatif bar on a terminal, plain periodic lines otherwise (CI logs).
 
 use std::io::IsTerminal as _;
 use std::time::{Duration, Instant};
@@ -103,10 +104,13 @@ pub struct Progress {
     last_line: Instant,
     interval: Duration,
     total: u64,
+    /// Items done so far (the last `update`, or counted by `inc`).
+    done: u64,
     unit: &'static str,
 }
 
 impl Progress {
+    /// `done` of `total_games` were played before (a resumed run).
     pub fn new(mode: ProgressMode, total_games: u64, done: u64) -> Progress {
         let use_bar = mode == ProgressMode::Auto && std::io::stderr().is_terminal();
         let bar = use_bar.then(|| {
@@ -123,8 +127,16 @@ impl Progress {
             last_line: Instant::now(),
             interval: Duration::from_secs(5),
             total: total_games,
+            done,
             unit: "games",
         }
+    }
+
+    /// The display of a tool that searches positions one at a time (`runner calibrate`,
+    /// `runner searchtest`, the oracle): plain lines name `label`; `already` were searched
+    /// before (a resumed calibration). Count with [`Progress::inc`].
+    pub fn positions(label: &'static str, total: u64, already: u64) -> Progress {
+        Progress::new(ProgressMode::Auto, total, already).with_unit(label)
     }
 
     /// Names what is counted in plain progress lines (default "games").
@@ -240,8 +252,14 @@ impl Progress {
         }
     }
 
-    /// Called after each finished game.
+    /// One more item done; `status` is a short running summary.
+    pub fn inc(&mut self, status: &str) {
+        self.update(self.done + 1, status);
+    }
+
+    /// Called after each finished game, with the games done so far.
     pub fn update(&mut self, done: u64, status: &str) {
+        self.done = done;
         if let Some(b) = &self.bar {
             b.set_position(done);
             b.set_message(status.to_string());
@@ -319,7 +337,7 @@ mod tests {
         assert!(s.starts_with("W-D-L 1-1-0, 1 pair: score 75.0%"), "{s}");
     }
 
-    /// Issue 25: on a 160-column terminal the sweep's line wrapped ("... leader t_mid=0.8 75.0%
+    /// On a 160-column terminal a sweep's line once wrapped ("... leader t_mid=0.8 75.0%
     /// over" / "1 pair"). Fitted to 80, 120 and 160 columns, the whole bar line stays within the
     /// width, and the point with its most important figures stays.
     #[test]
@@ -356,7 +374,7 @@ mod tests {
                 assert!(line.contains(k), "{width}: {k} kept in {line}");
             }
         }
-        // Without an SPRT (the sweep of the issue), 80 columns keep the point and its score.
+        // Without an SPRT, 80 columns keep the point and its score.
         let parts = Progress::run_status_parts(&labels, &t, 1, None, true);
         let line = bar_line(&fit(&parts, 80 - prefix));
         assert!(line.chars().count() <= 80, "{line}");

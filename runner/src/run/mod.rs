@@ -3,11 +3,15 @@
 //! worker pool, records each finished game as it arrives, stops on an SPRT decision, a game hook
 //! or a signal, and summarises. Uses `plan`, `play`, `store`, `report` and the run's argument
 //! groups of `cli` ([`args`]); experiments and `cmd/` use it.
+//!
+//! [`probes`] is the tools' counterpart: a run of position probes (calibrate, searchtest), each
+//! result appended to a JSONL file as it arrives, with progress and page kept current.
 
 pub mod args;
 mod collect;
 pub mod live;
 pub(crate) mod prepare;
+pub mod probes;
 pub use prepare::{check_plan_engines, start_options, start_options_without_logs};
 #[cfg(test)]
 mod store_fuzz;

@@ -12,20 +12,17 @@ pub mod summary;
 pub mod table;
 pub mod variant;
 
-use std::io::Write;
-use std::path::Path;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 
 use crate::plan::engine_spec::{EngineSpec, set_option};
 use crate::plan::positions::{Stage, TestPosition};
 use crate::play::cancel::Cancel;
 use crate::play::probe::Limit;
-use crate::play::probe_pool::{EngineSetup, Job, PoolConfig, check_setups, spawn_pool};
-use crate::report::counter::Progress;
-use crate::report::html::live::LivePage;
+use crate::play::probe_pool::{EngineSetup, Job, JobResult, PoolConfig, check_setups};
+use crate::run::probes::{ProbeOutput, probe};
 use summary::{SearchRecord, VariantSummary, parse_mpc_counters, summarize};
 use variant::Variant;
 
@@ -61,26 +58,12 @@ pub struct SearchTestOutcome {
 /// interleaved, so a stopped run compares like with like), each search after `ucinewgame`.
 pub async fn run(plan: SearchTestPlan, cancel: Cancel) -> Result<SearchTestOutcome> {
     let out = &plan.out;
-    // A folder of the user's files is refused before any engine starts.
-    crate::store::dir::check_new_out(out, &|d| d.join("plan.json").is_file())?;
-    crate::store::files::create_dir_all(out)?;
-    crate::store::files::create_subdir(out, Path::new("logs"))?;
+    crate::run::probes::prepare_folder(out, true)?;
     let searches_path = out.join("searches.jsonl");
     if searches_path.exists() {
         bail!("{} already holds a search test: choose another --out", out.display());
     }
-    let setups: Vec<EngineSetup> = plan
-        .variants
-        .iter()
-        .map(|v| {
-            let mut spec = plan.engine.clone();
-            for (k, val) in &v.options {
-                set_option(&mut spec.options, k, val);
-            }
-            spec.name = format!("{}-{}", plan.engine.name, v.name);
-            EngineSetup { label: v.name.clone(), spec, if_declared: Vec::new() }
-        })
-        .collect();
+    let setups = setups(&plan);
     let cfg = PoolConfig {
         concurrency: plan.concurrency.max(1),
         start_timeout: plan.start_timeout,
@@ -97,25 +80,63 @@ pub async fn run(plan: SearchTestPlan, cancel: Cancel) -> Result<SearchTestOutco
         Some(o) => Some(oracle::check(o).await?),
         None => None,
     };
+    write_plan(&plan, cfg.concurrency)?;
+
+    let jobs = jobs(&plan);
+    let output = ProbeOutput {
+        out,
+        records: &searches_path,
+        label: "searchtest",
+        total: jobs.len() as u64,
+        already: 0,
+        faults: 0,
+    };
+    let probed = probe(output, setups, jobs, cfg, cancel.clone(), |res| record(&plan, res)).await?;
+    let records = probed.records;
+    let outcome = write_results(&plan, &records, probed.faults, oracle_id, &cancel).await?;
+    probed.page.wait();
+    probed.pool?;
+    Ok(outcome)
+}
+
+/// One engine setup per variant: the engine with the variant's options, named after both.
+fn setups(plan: &SearchTestPlan) -> Vec<EngineSetup> {
+    plan.variants
+        .iter()
+        .map(|v| {
+            let mut spec = plan.engine.clone();
+            for (k, val) in &v.options {
+                set_option(&mut spec.options, k, val);
+            }
+            spec.name = format!("{}-{}", plan.engine.name, v.name);
+            EngineSetup { label: v.name.clone(), spec, if_declared: Vec::new() }
+        })
+        .collect()
+}
+
+/// plan.json (and positions.epd when the positions were drawn).
+fn write_plan(plan: &SearchTestPlan, concurrency: usize) -> Result<()> {
     let plan_json = serde_json::json!({
         "engine": plan.engine,
         "variants": plan.variants,
         "positions_file": plan.positions_file.display().to_string(),
         "positions": plan.positions.len(),
         "limit": plan.limit,
-        "concurrency": cfg.concurrency,
+        "concurrency": concurrency,
         "oracle": plan.oracle.as_ref().map(|o| &o.spec),
     });
     if let Some(epd) = &plan.positions_epd {
-        crate::store::files::write_file(&out.join("positions.epd"), epd.as_bytes())?;
+        crate::store::files::write_file(&plan.out.join("positions.epd"), epd.as_bytes())?;
     }
     crate::store::files::write_file(
-        &out.join("plan.json"),
+        &plan.out.join("plan.json"),
         (serde_json::to_string_pretty(&plan_json)? + "\n").as_bytes(),
-    )?;
+    )
+}
 
-    let jobs: Vec<Job> = plan
-        .positions
+/// Every position by every variant, position by position.
+fn jobs(plan: &SearchTestPlan) -> Vec<Job> {
+    plan.positions
         .iter()
         .flat_map(|p| {
             plan.variants.iter().enumerate().map(move |(v, var)| Job {
@@ -126,69 +147,52 @@ pub async fn run(plan: SearchTestPlan, cancel: Cancel) -> Result<SearchTestOutco
                 searchmoves: Vec::new(),
             })
         })
-        .collect();
-    let total = jobs.len() as u64;
-    let mut file = crate::store::files::create_file(&searches_path)?;
-    let mut page = LivePage::new(out.to_path_buf());
-    let mut progress = Progress::new("searchtest", total, 0);
-    let (mut rx, handle) = spawn_pool(setups, jobs, cfg, cancel.clone());
-    let mut records = Vec::new();
-    let mut faults = 0;
-    while let Some(res) = rx.recv().await {
-        let pos = &plan.positions[res.position];
-        let name = plan.variants[res.setup].name.clone();
-        let mut rec = SearchRecord {
-            position: pos.index,
-            variant: res.setup,
-            variant_name: name,
-            stage: pos.stage,
-            depth: None,
-            score: None,
-            nodes: None,
-            bestmove: String::new(),
-            wall_ms: 0,
-            mpc: Default::default(),
-            fault: None,
-        };
-        match res.outcome {
-            Ok(reports) => {
-                if let Some(r) = reports.first() {
-                    rec.depth = r.depth;
-                    rec.score = r.score;
-                    rec.nodes = r.nodes;
-                    rec.bestmove.clone_from(&r.bestmove);
-                    rec.wall_ms = r.wall_ms;
-                    rec.mpc = parse_mpc_counters(&r.strings);
-                }
-            }
-            Err(fault) => {
-                faults += 1;
-                progress.println(&format!(
-                    "position {} variant {} skipped: {fault}",
-                    pos.index + 1,
-                    rec.variant_name
-                ));
-                rec.fault = Some(fault);
+        .collect()
+}
+
+/// The record of one search, with the line to show when it is a fault.
+fn record(plan: &SearchTestPlan, res: JobResult) -> (SearchRecord, Option<String>) {
+    let pos = &plan.positions[res.position];
+    let mut rec = SearchRecord {
+        position: pos.index,
+        variant: res.setup,
+        variant_name: plan.variants[res.setup].name.clone(),
+        stage: pos.stage,
+        depth: None,
+        score: None,
+        nodes: None,
+        bestmove: String::new(),
+        wall_ms: 0,
+        mpc: Default::default(),
+        fault: None,
+    };
+    let mut message = None;
+    match res.outcome {
+        Ok(reports) => {
+            if let Some(r) = reports.first() {
+                rec.depth = r.depth;
+                rec.score = r.score;
+                rec.nodes = r.nodes;
+                rec.bestmove.clone_from(&r.bestmove);
+                rec.wall_ms = r.wall_ms;
+                rec.mpc = parse_mpc_counters(&r.strings);
             }
         }
-        let mut line = serde_json::to_string(&rec)?;
-        line.push('\n');
-        file.write_all(line.as_bytes())
-            .and_then(|_| file.flush())
-            .with_context(|| format!("writing {}", searches_path.display()))?;
-        records.push(rec);
-        progress.inc(&format!("{faults} faults"));
-        page.refresh_due();
+        Err(fault) => {
+            message = Some(format!(
+                "position {} variant {} skipped: {fault}",
+                pos.index + 1,
+                rec.variant_name
+            ));
+            rec.fault = Some(fault);
+        }
     }
-    progress.finish();
-    let pool_result = handle.await.context("search test workers")?;
-    let partial = (records.len() as u64) < total;
-    let names: Vec<(String, Vec<(String, String)>)> =
-        plan.variants.iter().map(|v| (v.name.clone(), variant::shown_options(v))).collect();
-    let summaries = summarize(&records, &names);
-    let fixed_time = matches!(plan.limit, Limit::Movetime(_));
-    let mut table = table::markdown(&summaries, fixed_time);
-    let heading = match plan.limit {
+    (rec, message)
+}
+
+/// The heading of table.md: what was measured and what the columns mean.
+fn heading(limit: Limit) -> String {
+    match limit {
         Limit::Movetime(ms) => format!(
             "# Search test: fixed time, {ms} ms per position\n\nDepth = deepest iteration with an \
              exact score; depth gain = mean depth minus the first variant's."
@@ -203,7 +207,27 @@ pub async fn run(plan: SearchTestPlan, cancel: Cancel) -> Result<SearchTestOutco
              variant's (totals); same move / same value: best move / final score equal to the \
              first variant's."
         ),
-    };
+    }
+}
+
+/// Summarises the records and writes table.md, table.csv, summary.json, and with EPD `bm`/`am`
+/// the suite's solve rates, with `--oracle` (unless stopped) the oracle's files.
+async fn write_results(
+    plan: &SearchTestPlan,
+    records: &[SearchRecord],
+    faults: usize,
+    oracle_id: Option<Option<String>>,
+    cancel: &Cancel,
+) -> Result<SearchTestOutcome> {
+    let out = &plan.out;
+    let total = plan.positions.len() * plan.variants.len();
+    let partial = records.len() < total;
+    let names: Vec<(String, Vec<(String, String)>)> =
+        plan.variants.iter().map(|v| (v.name.clone(), variant::shown_options(v))).collect();
+    let summaries = summarize(records, &names);
+    let fixed_time = matches!(plan.limit, Limit::Movetime(_));
+    let mut table = table::markdown(&summaries, fixed_time);
+    let heading = heading(plan.limit);
     let mut doc = format!(
         "{heading}\n\nEngine `{}`; {} of {} positions from `{}` searched by every variant{}.\n\n{table}",
         plan.engine.name,
@@ -227,7 +251,7 @@ pub async fn run(plan: SearchTestPlan, cancel: Cancel) -> Result<SearchTestOutco
     let variant_names: Vec<String> = plan.variants.iter().map(|v| v.name.clone()).collect();
     let mut suite_json = serde_json::Value::Null;
     if !plan.move_ops.is_empty() {
-        let rows = suite::solve_rates(&records, &plan.positions, &plan.move_ops, &variant_names);
+        let rows = suite::solve_rates(records, &plan.positions, &plan.move_ops, &variant_names);
         let text = format!(
             "\n# Test suite: EPD bm/am\n\nA position is solved when the variant plays one of its \
              `bm` moves (if any) and none of its `am` moves. Interval: Wilson 95 %.\n\n{}",
@@ -241,27 +265,10 @@ pub async fn run(plan: SearchTestPlan, cancel: Cancel) -> Result<SearchTestOutco
     if let (Some(op), Some(id_name)) = (&plan.oracle, oracle_id)
         && !cancel.is_cancelled()
     {
-        let (moves, orun) =
-            oracle::score_moves(op, id_name, &plan.positions, &records, &cancel).await?;
-        let mut lines = String::new();
-        for m in &moves {
-            lines.push_str(&serde_json::to_string(m)?);
-            lines.push('\n');
-        }
-        write("oracle-moves.jsonl", lines)?;
-        let (all, stages) = oracle_report::summarize_by_stage(&moves, &variant_names);
-        let text = oracle_report::document(op, &orun, &all, &stages);
+        let (text, json) = oracle_section(plan, op, id_name, records, cancel).await?;
         doc.push_str(&text);
         table.push_str(&text);
-        oracle_json = serde_json::json!({
-            "oracle": op.spec,
-            "run": orun,
-            "mate_mapping": oracle_spec::MAPPING_NOTE,
-            "summary": all,
-            "by_stage": stages,
-        });
-        write("oracle.json", serde_json::to_string_pretty(&oracle_json)? + "\n")?;
-        oracle_plot::write_plot(&out.join("oracle.svg"), &all, &stages)?;
+        oracle_json = json;
     }
     write("table.md", doc)?;
     write("table.csv", table::csv(&summaries))?;
@@ -279,7 +286,38 @@ pub async fn run(plan: SearchTestPlan, cancel: Cancel) -> Result<SearchTestOutco
         "suite": suite_json,
     });
     write("summary.json", serde_json::to_string_pretty(&summary)? + "\n")?;
-    page.wait();
-    pool_result?;
     Ok(SearchTestOutcome { summaries, table, partial, out: out.clone() })
+}
+
+/// The oracle's part: every chosen move scored by the oracle, oracle-moves.jsonl, oracle.json
+/// and oracle.svg written; returns the text added to the tables and oracle.json's value.
+async fn oracle_section(
+    plan: &SearchTestPlan,
+    op: &oracle::OraclePlan,
+    id_name: Option<String>,
+    records: &[SearchRecord],
+    cancel: &Cancel,
+) -> Result<(String, serde_json::Value)> {
+    let out = &plan.out;
+    let (moves, orun) = oracle::score_moves(op, id_name, &plan.positions, records, cancel).await?;
+    let mut lines = String::new();
+    for m in &moves {
+        lines.push_str(&serde_json::to_string(m)?);
+        lines.push('\n');
+    }
+    crate::store::files::write_file(&out.join("oracle-moves.jsonl"), lines.as_bytes())?;
+    let variant_names: Vec<String> = plan.variants.iter().map(|v| v.name.clone()).collect();
+    let (all, stages) = oracle_report::summarize_by_stage(&moves, &variant_names);
+    let text = oracle_report::document(op, &orun, &all, &stages);
+    let json = serde_json::json!({
+        "oracle": op.spec,
+        "run": orun,
+        "mate_mapping": oracle_spec::MAPPING_NOTE,
+        "summary": all,
+        "by_stage": stages,
+    });
+    let pretty = serde_json::to_string_pretty(&json)? + "\n";
+    crate::store::files::write_file(&out.join("oracle.json"), pretty.as_bytes())?;
+    oracle_plot::write_plot(&out.join("oracle.svg"), &all, &stages)?;
+    Ok((text, json))
 }

@@ -15,7 +15,7 @@ use shakmaty::uci::UciMove;
 use crate::plan::positions::{Stage, TestPosition, chess_from_fen};
 use crate::play::cancel::Cancel;
 use crate::play::probe_pool::{EngineSetup, Job, PoolConfig, spawn_pool, start_engine};
-use crate::report::counter::Progress;
+use crate::report::progress::Progress;
 use crate::searchtest::oracle_cache::{CacheLine, OracleCache, oracle_identity};
 use crate::searchtest::oracle_spec::{OracleSpec, bounded_cp};
 use crate::searchtest::summary::SearchRecord;
@@ -225,7 +225,7 @@ async fn search_missing(
             searchmoves: if m.is_empty() { Vec::new() } else { vec![m.clone()] },
         })
         .collect();
-    let mut progress = Progress::new("oracle", jobs.len() as u64, 0);
+    let mut progress = Progress::positions("oracle", jobs.len() as u64, 0);
     let (mut rx, handle) = spawn_pool(vec![setup], jobs, cfg, cancel.clone());
     while let Some(res) = rx.recv().await {
         let (i, m) = missing[res.position];

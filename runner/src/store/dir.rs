@@ -265,7 +265,7 @@ mod tests {
         fs::remove_dir_all(&base).unwrap();
     }
 
-    /// Issue 25.3: a folder of the user's files is not a run folder.
+    /// A folder of the user's files is not a run folder.
     #[test]
     fn a_folder_of_other_files_is_refused() {
         let base = tmp("foreign");

@@ -187,7 +187,7 @@ mod tests {
         d
     }
 
-    /// Issue 25.2: symlinks in a run folder are refused, never written through.
+    /// Symlinks in a run folder are refused, never written through.
     #[test]
     fn symlinks_are_refused_never_followed() {
         let d = tmp("symlink");
@@ -358,7 +358,7 @@ mod read_tests {
         assert!(e.contains("is a directory"), "{e}");
     }
 
-    /// Issue 25: a live run and `runner report` both wrote `table.md.tmp`; one truncated the
+    /// A live run and `runner report` both wrote `table.md.tmp`; one truncated the
     /// other's half-written file and renamed it away. Another writer's temporary file (here the
     /// old shared name, mid-write) is left alone.
     #[test]

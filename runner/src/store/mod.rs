@@ -698,7 +698,7 @@ pub(crate) mod tests {
         fs::remove_dir_all(&dir).unwrap();
     }
 
-    /// Issue 12.2: games appended after a resume reach the games.pgn the resume rewrote.
+    /// Games appended after a resume reach the games.pgn the resume rewrote.
     #[test]
     fn games_after_a_resume_reach_the_rewritten_pgn() {
         let dir = std::env::temp_dir().join(format!("store-pgn-append-{}", std::process::id()));
@@ -727,7 +727,7 @@ pub(crate) mod tests {
         }
     }
 
-    /// Issue 12.14: a full disk names the file (the temporary file of a rewrite too:
+    /// A full disk names the file (the temporary file of a rewrite too:
     /// `files::tests::temporary_files_are_new_and_cleaned_up`).
     #[test]
     fn a_full_disk_names_the_file() {
@@ -775,7 +775,7 @@ pub(crate) mod tests {
         assert_eq!(r.first_score(), GameScore::Draw);
     }
 
-    /// Issue 27: per-engine limits, caps beside a clock and scheduling options are in the plan
+    /// Per-engine limits, caps beside a clock and scheduling options are in the plan
     /// and change its hash; a plan without them keeps the hash it had (no new keys in its JSON).
     #[test]
     fn limits_and_scheduling_change_the_hash() {

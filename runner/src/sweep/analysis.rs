@@ -1,18 +1,30 @@
 //! From each point's counts to the sweep's table: a `stats::Summary` per point, significance
 //! after Holm's correction across points, the SPRT verdict when asked, racing status, and the best
-//! point with its probability of being best (see [`super::best`]).
+//! point (the highest estimated score) with its probability of being best
+//! (`stats::selection::prob_best`, which says how it is computed and its caveats).
 
 use serde::{Deserialize, Serialize};
 
+use stats::selection::prob_best;
 use stats::{Counts, Options, Penta, ScoreMoments, SprtSpec, Summary, Verdict, Wdl};
 
 use crate::report::figures::too_few;
 use crate::report::summary::summarize_or_na;
 
-use super::best::{argmax, prob_best};
 use super::racing::Dropped;
 use super::surface::Surface;
 use super::values::Point;
+
+/// Index of the highest mean (the first one on ties).
+fn argmax(means: &[f64]) -> Option<usize> {
+    let mut best: Option<usize> = None;
+    for (i, &m) in means.iter().enumerate() {
+        if best.is_none_or(|b| m > means[b]) {
+            best = Some(i);
+        }
+    }
+    best
+}
 
 /// The counts of one point, from the swept engine's view, over complete game pairs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -252,6 +264,12 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn argmax_takes_the_first_of_ties() {
+        assert_eq!(argmax(&[0.1, 0.3, 0.3]), Some(1));
+        assert_eq!(argmax(&[]), None);
+    }
+
+    #[test]
     fn rows_best_and_holm() {
         let (params, points, c) = sample();
         let a = analyze(&params, &points, &c, &[], &AnalysisOptions::default()).unwrap();
@@ -329,7 +347,7 @@ pub(crate) mod tests {
 
     #[test]
     fn a_statistics_failure_is_n_a_not_an_error() {
-        // Issue 16: stats::summarize refuses the options (a draws floor above 1); the analysis
+        // stats::summarize refuses the options (a draws floor above 1); the analysis
         // still has every row, with the counts kept, the figures n/a and the reason listed.
         let (params, points, c) = sample();
         let opts = AnalysisOptions { draws_floor: Some(1.5), ..AnalysisOptions::default() };

@@ -5,7 +5,7 @@
 //! pairing per point, `crate::run` plays them (with a game hook under `--adaptive`), and the outputs
 //! are computed from the store alone: [`tracker`] replays the stored games (counts per point,
 //! racing and SPRT stops), [`analysis`] summarises every point with the `stats` crate and applies
-//! Holm's correction, [`best`] says which point is best and how sure we are, [`surface`] fits one
+//! Holm's correction and says which point is best and how sure we are, [`surface`] fits one
 //! quadratic (in Elo) across the points and gives its optimum with a bootstrap interval, [`table`]
 //! and [`plot`] render, [`report`] writes the files. `runner report DIR` runs the same path again.
 //!
@@ -15,7 +15,6 @@
 
 pub mod analysis;
 pub mod args;
-pub mod best;
 pub mod plan;
 pub mod plot;
 pub mod racing;

@@ -10,7 +10,8 @@
 //!   `z = (m_best - m_i) / sqrt(s_best^2 + s_i^2)` (a one-sided Welch-type z test of "i is worse
 //!   than the best").
 //! - `i` is dropped when `z > Phi^-1(1 - alpha / (k - 1))`, `k` the number of active points:
-//!   a Bonferroni correction over the `k - 1` comparisons made at that look.
+//!   a Bonferroni correction over the `k - 1` comparisons made at that look
+//!   (`stats::selection::drop_threshold`).
 //!
 //! Honest caveat: the test is repeated after every pair, which inflates the chance of dropping a
 //! point that is in fact as good as the best above `alpha` (the usual cost of peeking; racing
@@ -18,7 +19,6 @@
 //! factor keep it modest; a dropped point's figures stay in the table, marked as dropped.
 
 use serde::{Deserialize, Serialize};
-use statrs::distribution::{ContinuousCDF, Normal};
 
 use stats::{Penta, ScoreMoments};
 
@@ -104,8 +104,7 @@ impl Race {
             return Vec::new();
         };
         let (mb, sb) = est[best].unwrap_or((0.0, 0.0));
-        let q = 1.0 - self.config.alpha / (k - 1) as f64;
-        let crit = Normal::standard().inverse_cdf(q.clamp(0.5, 1.0 - 1e-15));
+        let crit = stats::selection::drop_threshold(self.config.alpha, k - 1);
         let mut out = Vec::new();
         for (i, e) in est.iter().enumerate() {
             let Some((mi, si)) = *e else { continue };

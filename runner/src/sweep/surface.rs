@@ -1,5 +1,5 @@
 //! One estimate across the points of a sweep: a quadratic fitted to every point's Elo, its
-//! optimum, and a 95 % interval for the optimum (issue 13, section 2).
+//! optimum, and a 95 % interval for the optimum.
 //!
 //! **Data.** Each point contributes its mean pair score `s` and standard error `se_s` from its
 //! pentanomial counts (`stats::ScoreMoments`, the numbers behind the table), turned into logistic

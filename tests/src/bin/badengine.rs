@@ -26,6 +26,16 @@
 //!   plays as `good` without a score;
 //! - `cpus`: plays as `good` and reports as its score the CPU it may run on (its own
 //!   `Cpus_allowed_list` in /proc/self/status), or -1 when that is not a single CPU.
+//!
+//! Two environment variables make a test wait on events instead of timing (the plan of a run
+//! does not hold them, so a resume can run without them):
+//! - `BADENGINE_HOLD=FILE:N`: a `go` that finds at least N lines in FILE (a run's games.jsonl;
+//!   for a folder, in the games.jsonl of its subfolders) is never answered, nor anything after
+//!   it, as in `hang`: the run cannot finish, and a test can stop it with N games recorded
+//!   whatever the machine's load;
+//! - `BADENGINE_MEET=DIR:N`: at its first `go` the engine leaves a file named for its CPUs in DIR
+//!   and waits (at most 120 s) until DIR holds N files: with `--affinity`, a slot's first game
+//!   cannot end before the other slots have started theirs.
 
 #[path = "badengine/tunable.rs"]
 mod tunable;
@@ -57,12 +67,31 @@ fn main() {
         _ => Vec::new(),
     };
     let mut plies = 0usize;
+    let hold = std::env::var("BADENGINE_HOLD").ok().and_then(|v| {
+        let (file, n) = v.rsplit_once(':')?;
+        Some((file.to_string(), n.parse::<usize>().ok()?))
+    });
+    let mut meet = std::env::var("BADENGINE_MEET").ok().and_then(|v| {
+        let (dir, n) = v.rsplit_once(':')?;
+        Some((dir.to_string(), n.parse::<usize>().ok()?))
+    });
     for line in stdin.lock().lines() {
         let Ok(line) = line else { break };
         let line = line.trim();
         let cmd = line.split_whitespace().next().unwrap_or("");
         if hung && cmd != "quit" {
             continue;
+        }
+        if cmd == "go" {
+            if let Some((dir, n)) = meet.take() {
+                meet_others(&dir, n);
+            }
+            if let Some((file, n)) = &hold
+                && recorded_lines(file) >= *n
+            {
+                hung = true;
+                continue;
+            }
         }
         match cmd {
             "uci" if mode == "nouci" => eprintln!("badengine: not answering uci"),
@@ -268,6 +297,37 @@ fn own_cpu() -> i64 {
         .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or(-1)
+}
+
+/// `BADENGINE_HOLD`'s count: the lines of `path`, or for a folder those of the games.jsonl of
+/// its subfolders.
+fn recorded_lines(path: &str) -> usize {
+    let lines = |p: &std::path::Path| std::fs::read_to_string(p).map_or(0, |t| t.lines().count());
+    let path = std::path::Path::new(path);
+    if !path.is_dir() {
+        return lines(path);
+    }
+    let subfolders = std::fs::read_dir(path).into_iter().flatten().flatten();
+    subfolders.map(|e| lines(&e.path().join("games.jsonl"))).sum()
+}
+
+/// `BADENGINE_MEET`: leaves `DIR/cpus-<Cpus_allowed_list>` and waits until `dir` holds `n`
+/// files, at most 120 s.
+fn meet_others(dir: &str, n: usize) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let cpus = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .map_or("unknown", str::trim)
+        .to_string();
+    let _ = std::fs::write(std::path::Path::new(dir).join(format!("cpus-{cpus}")), b"");
+    let start = std::time::Instant::now();
+    while start.elapsed() < Duration::from_secs(120) {
+        if std::fs::read_dir(dir).map_or(0, |d| d.count()) >= n {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
 
 /// CPU time (user + system) this process has used so far.

@@ -70,7 +70,7 @@ pub fn files_section(files: &RunFiles) -> String {
 mod tests {
     use super::*;
 
-    /// The attacks of issue 25: markup that closes `</svg>` early and adds an `<object>` with a
+    /// Attacks through a plot file: markup that closes `</svg>` early and adds an `<object>` with a
     /// `data:` HTML document, a `<meta http-equiv="refresh">`, a `<base href>`, a link to
     /// `java&#x09;script:`; and the older ones (script, event handler). None of it may reach the
     /// page as markup: the file is one base64 `data:` URL inside an `<img>`.

@@ -4,7 +4,7 @@
 //!
 //! Every move is chosen by a two-ply material search (mates seen at both plies, ties broken at
 //! random): the best move, except that with probability `((X - 37) / 160)^2` it plays a blunder,
-//! the move that search likes least. (The example, a uniformly random move with
+//! the move that search likes least. (A first form, a uniformly random move with
 //! probability `min(1, ((X - 37) / 50)^2)`, was measured first: 200 games each against X = 50 gave
 //! Elo -676, -69, +135 (X = 37), -215, -727, -849 at X = 0, 20, 37, 60, 80, 100, scores of 1-2% at
 //! the ends, where a fitted curve learns nothing. The blunder form falls off more gently: -230,
