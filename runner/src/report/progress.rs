@@ -37,12 +37,11 @@ fn bar_prefix_len(done: u64, total: u64) -> usize {
     10 + 30 + 2 + done.to_string().len() + 1 + total.to_string().len() + 1
 }
 
-/// The width of the terminal on stderr, if it is one.
+/// The width of the terminal on stderr, if it is one (asked of `console`, the terminal crate
+/// the bar's indicatif draws with).
 fn terminal_width() -> Option<usize> {
-    let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
-    // SAFETY: TIOCGWINSZ fills the winsize it is given; stderr's descriptor stays open.
-    let ok = unsafe { libc::ioctl(libc::STDERR_FILENO, libc::TIOCGWINSZ, &mut ws) } == 0;
-    (ok && ws.ws_col > 0).then_some(usize::from(ws.ws_col))
+    let (_rows, cols) = console::Term::stderr().size_checked()?;
+    (cols > 0).then_some(usize::from(cols))
 }
 
 /// A piece of a status line: its text, the separator before it (unless it comes first), and
