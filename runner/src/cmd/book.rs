@@ -13,7 +13,7 @@ use crate::cli::BookGenArgs;
 use crate::plan::engines::resolve_engines;
 use crate::play::cancel::{Cancel, cancel_on_signals};
 use crate::play::worker::default_concurrency;
-use crate::report::progress::{Progress, ProgressMode};
+use crate::report::progress::Progress;
 use crate::run::INTERRUPTED;
 use crate::store::files::write_output;
 
@@ -90,7 +90,7 @@ pub async fn run(args: &BookGenArgs) -> Result<u8> {
     let cancel = Cancel::new();
     cancel_on_signals(cancel.clone(), INTERRUPTED);
     let progress = Arc::new(BookProgress::default());
-    let mode = ProgressMode::parse(&args.progress);
+    let mode = args.progress;
     let started = Instant::now();
     let display = {
         let progress = progress.clone();

@@ -8,25 +8,8 @@ use stats::{ScoreMoments, SprtSpec};
 
 use crate::report::summary::{PairingTally, Tally};
 
-/// How progress is shown.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ProgressMode {
-    /// A bar when stderr is a terminal, else plain lines.
-    Auto,
-    Plain,
-    Quiet,
-}
-
-impl ProgressMode {
-    /// `--progress plain|quiet|auto` (anything else: auto).
-    pub fn parse(text: &str) -> ProgressMode {
-        match text {
-            "plain" => ProgressMode::Plain,
-            "quiet" => ProgressMode::Quiet,
-            _ => ProgressMode::Auto,
-        }
-    }
-}
+/// How progress is shown: `--progress`, a clap value (an unknown one is refused there).
+pub use crate::cli::ProgressMode;
 
 /// The bar's line: `00:01:02 [=====>    ] 41/48 ` then the status.
 const BAR_TEMPLATE: &str = "{elapsed_precise} [{bar:30}] {pos}/{len} {msg}";

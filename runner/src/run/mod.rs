@@ -97,7 +97,7 @@ impl RunOptions {
             stall_timeout: secs(x.stall_timeout, "--stall-timeout")?,
             handshake_timeout: secs(x.start_timeout, "--start-timeout")?,
             protocol_log: x.debug_log,
-            progress: ProgressMode::parse(&x.progress),
+            progress: x.progress,
             fault_limit: x.fault_limit,
             required_options: Vec::new(),
             files: OutputFiles::from_flags(x.pgnout.as_deref(), x.epdout.as_deref())?,
