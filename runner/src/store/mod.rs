@@ -471,7 +471,7 @@ impl Store {
 }
 
 /// The results directory of a run: `out`, or on `resume` the newest run under results/, or a
-/// new directory `results/<local timestamp>`.
+/// new directory `results/<UTC timestamp>` ([`folder_stamp`]).
 pub fn results_dir(out: Option<&Path>, resume: bool) -> Result<PathBuf> {
     if let Some(o) = out {
         return Ok(o.to_path_buf());
@@ -487,12 +487,19 @@ pub fn results_dir(out: Option<&Path>, resume: bool) -> Result<PathBuf> {
             .pop()
             .ok_or_else(|| anyhow!("--resume without --out: no run found in results/"));
     }
-    Ok(PathBuf::from("results").join(chrono::Local::now().format("%Y%m%d-%H%M%S").to_string()))
+    Ok(PathBuf::from("results").join(folder_stamp(chrono::Utc::now())))
 }
 
-/// A tool's default output directory `results/<what>-<UTC timestamp>`.
+/// A tool's default output directory `results/<what>-<UTC timestamp>` ([`folder_stamp`]).
 pub fn default_out(what: &str) -> PathBuf {
-    PathBuf::from("results").join(format!("{what}-{}", chrono::Utc::now().format("%Y%m%d-%H%M%S")))
+    PathBuf::from("results").join(format!("{what}-{}", folder_stamp(chrono::Utc::now())))
+}
+
+/// The one clock of default results folders: UTC, `20261127-220000Z` (the `Z` says so; the
+/// names of one kind sort by time, and a folder named in local time by an older runner, without
+/// the `Z`, sorts before a UTC one of the same digits).
+pub fn folder_stamp(now: chrono::DateTime<chrono::Utc>) -> String {
+    now.format("%Y%m%d-%H%M%SZ").to_string()
 }
 
 /// The seed of a run: `seed`, else on `resume` the one stored in `dir`, else a random one.
@@ -677,6 +684,22 @@ pub(crate) mod tests {
             depth: None,
             scheduling: Default::default(),
         }
+    }
+
+    #[test]
+    fn default_folders_are_named_in_utc_and_sort_by_time() {
+        use chrono::TimeZone as _;
+        let at = |s| chrono::Utc.timestamp_opt(s, 0).unwrap();
+        assert_eq!(folder_stamp(at(0)), "19700101-000000Z");
+        let stamps: Vec<String> = [59, 60, 3_599, 86_400, 1_000_000_000]
+            .into_iter()
+            .map(|s| folder_stamp(at(s)))
+            .collect();
+        let mut sorted = stamps.clone();
+        sorted.sort();
+        assert_eq!(sorted, stamps);
+        assert!(default_out("calibrate").to_string_lossy().ends_with('Z'));
+        assert!(results_dir(None, false).unwrap().to_string_lossy().ends_with('Z'));
     }
 
     #[test]
