@@ -6,6 +6,7 @@
 use anyhow::Result;
 
 use crate::cli::MergeArgs;
+use crate::exit::Exit;
 use crate::gauntlet::files::write_tables;
 use crate::report::summary::write_merged_summary;
 use crate::store::merge::{Merged, merge_dirs};
@@ -35,7 +36,7 @@ fn write_reports(m: &Merged) -> Result<String> {
 }
 
 /// `runner merge`. Returns the process exit code.
-pub fn run(args: &MergeArgs) -> Result<u8> {
+pub fn run(args: &MergeArgs) -> Result<Exit> {
     let m = merge_dirs(&args.dirs, &args.out, &sweep_json)?;
     out!("{}", write_reports(&m)?);
     outln!(
@@ -71,5 +72,5 @@ pub fn run(args: &MergeArgs) -> Result<u8> {
         );
     }
     outln!("results: {}", m.dir.display());
-    Ok(0)
+    Ok(Exit::Done)
 }

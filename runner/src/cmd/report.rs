@@ -19,6 +19,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 
 use crate::cli::ReportArgs;
+use crate::exit::Exit;
 use crate::gauntlet;
 use crate::report::html::write_report_noting;
 use crate::report::match_files;
@@ -29,7 +30,7 @@ use crate::sweep::plan::SweepPlan;
 use crate::sweep::report::write_sweep_stopped_by;
 
 /// `runner report DIR`.
-pub fn run(args: &ReportArgs) -> Result<u8> {
+pub fn run(args: &ReportArgs) -> Result<Exit> {
     let _shared = match reading_lock(&args.dir)? {
         Lock::Shared(f) => f,
         Lock::Running(who) => {
@@ -42,7 +43,7 @@ pub fn run(args: &ReportArgs) -> Result<u8> {
             if !args.html {
                 print_live_table(&args.dir)?;
             }
-            return Ok(0);
+            return Ok(Exit::Done);
         }
     };
     if args.html {
@@ -51,7 +52,7 @@ pub fn run(args: &ReportArgs) -> Result<u8> {
             errln!("warning: {n}");
         }
         outln!("written: {}", path.display());
-        return Ok(0);
+        return Ok(Exit::Done);
     }
     tables(args)
 }
@@ -105,7 +106,7 @@ fn print_live_table(dir: &Path) -> Result<()> {
 }
 
 /// Re-prints the table and rewrites table.md, table.csv and plot.svg (and a sweep's files).
-fn tables(args: &ReportArgs) -> Result<u8> {
+fn tables(args: &ReportArgs) -> Result<Exit> {
     let dir = &args.dir;
     let run = read_run_file(dir)
         .with_context(|| format!("{} is not a results directory", dir.display()))?;
@@ -134,9 +135,9 @@ fn tables(args: &ReportArgs) -> Result<u8> {
             let tables = gauntlet::files::write_tables(dir, &plan, &records, anchor, anchor_elo)?;
             outln!("{}", tables.markdown());
             outln!("written: table.md, table.csv, ratings.csv in {}", dir.display());
-            return Ok(0);
+            return Ok(Exit::Done);
         }
     }
     outln!("written: table.md, table.csv, plot.svg in {}", dir.display());
-    Ok(0)
+    Ok(Exit::Done)
 }
