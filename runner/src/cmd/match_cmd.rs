@@ -32,7 +32,7 @@ pub fn match_plan(args: &MatchArgs) -> Result<(RunPlan, Vec<Opening>, RunOptions
 pub async fn run(args: &MatchArgs) -> Result<Exit> {
     let (plan, openings, opts, dir) = match_plan(args)?;
     let settings = GameSettings::of_plan(&plan, opts.stall_timeout);
-    let tournament = plan.kind != "match";
+    let tournament = plan.kind.is_tournament();
     let anchor = gauntlet::files::anchor_index(&plan, args.tournament.anchor.as_deref())?;
     let cancel = Cancel::new();
     cancel_on_signals(cancel.clone(), INTERRUPTED);

@@ -21,6 +21,7 @@ use anyhow::{Context, Result};
 use crate::cli::ReportArgs;
 use crate::exit::Exit;
 use crate::gauntlet;
+use crate::plan::run_plan::RunKind;
 use crate::report::html::write_report_noting;
 use crate::report::match_files;
 use crate::report::summary::{Tally, format_pairing};
@@ -93,7 +94,7 @@ fn print_live_table(dir: &Path) -> Result<()> {
     let run = read_run_file(dir)
         .with_context(|| format!("{} is not a results directory", dir.display()))?;
     let plan = run.plan;
-    if plan.kind != "match" || SweepPlan::load(dir)?.is_some() {
+    if plan.kind != RunKind::Match || SweepPlan::load(dir)?.is_some() {
         return Ok(());
     }
     let records = read_records(dir, &plan)?;
@@ -118,7 +119,7 @@ fn tables(args: &ReportArgs) -> Result<Exit> {
                 write_sweep_stopped_by(dir, &sweep, &plan, &records, &stored_stopped_by(dir))?;
             out!("{table}");
         }
-        None if plan.kind == "match" => {
+        None if plan.kind == RunKind::Match => {
             let names: Vec<String> = plan.engines.iter().map(|e| e.name.clone()).collect();
             let t = Tally::of_records(plan.pairings.len(), &records);
             for (p, pt) in plan.pairings.iter().zip(&t.pairings) {

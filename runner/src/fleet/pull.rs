@@ -22,6 +22,7 @@ use super::decide::DROPPED;
 use super::queue::{self, GameOrder};
 use super::submission::{Experiment, Submission};
 use crate::gauntlet::files::write_tables;
+use crate::plan::run_plan::RunKind;
 use crate::report::html::write_report;
 use crate::report::match_files;
 use crate::report::summary::write_gathered_summary;
@@ -151,7 +152,7 @@ pub fn write_folder(
         Experiment::Match { anchor, anchor_elo } => {
             let mut text =
                 write_gathered_summary(out, plan, &records, stopped_by, ("fleet", origin))?;
-            if plan.kind == "match" {
+            if plan.kind == RunKind::Match {
                 match_files::write(out, plan, &records)?;
             } else {
                 let tables = write_tables(out, plan, &records, *anchor, *anchor_elo)?;
@@ -402,7 +403,7 @@ mod tests {
             unreachable!()
         };
         let sub = rt().block_on(crate::fleet::submission::submission_of_match(&m)).unwrap();
-        assert_eq!(sub.plan().kind, "gauntlet");
+        assert_eq!(sub.plan().kind, RunKind::Gauntlet);
         let n = sub.schedule().len();
         let out = d.join("gauntlet");
         let text = write_folder(

@@ -407,13 +407,13 @@ mod tests {
     use super::*;
     use crate::plan::adjudication::Adjudication;
     use crate::plan::openings::BookOrder;
-    use crate::plan::run_plan::BookInfo;
+    use crate::plan::run_plan::{BookInfo, RunKind};
     use crate::plan::schedule::{Pairing, Shard};
     use crate::plan::time_control::TimeControl;
 
     fn plan(shard: Option<(usize, usize)>, seed: u64) -> RunPlan {
         RunPlan {
-            kind: "match".into(),
+            kind: RunKind::Match,
             engines: crate::store::tests::plan().engines,
             pairings: vec![Pairing { label: "A vs B".into(), first: 0, second: 1, tc: None }],
             tc: TimeControl::Depth { depth: 2 },

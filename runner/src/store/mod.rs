@@ -666,7 +666,7 @@ pub(crate) mod tests {
 
     pub(crate) fn plan() -> RunPlan {
         RunPlan {
-            kind: "match".into(),
+            kind: crate::plan::run_plan::RunKind::Match,
             engines: ["A", "B"].map(engine).to_vec(),
             pairings: vec![Pairing { label: "A vs B".into(), first: 0, second: 1, tc: None }],
             tc: TimeControl::Nodes { nodes: 100 },
@@ -684,6 +684,36 @@ pub(crate) mod tests {
             depth: None,
             scheduling: Default::default(),
         }
+    }
+
+    /// A run.json of runner 0.1.0, written while the plan's kind was a string: it reads through
+    /// `read_run_file`, its kind is the enum's, and its plan keeps the hash stored with it (so
+    /// `--resume` and `runner merge` still take the run).
+    #[test]
+    fn a_run_json_of_an_older_runner_reads_and_keeps_its_hash() {
+        use crate::plan::run_plan::RunKind;
+        let dir = std::env::temp_dir().join(format!("store-old-run-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        let text = include_str!("../../tests/data/run-0.1.0-round-robin.json");
+        fs::write(dir.join(RUN_FILE), text).unwrap();
+        let run = read_run_file(&dir).unwrap();
+        assert_eq!(run.plan.kind, RunKind::RoundRobin);
+        assert_eq!(run.plan.hash(), run.plan_hash);
+        // Every kind is stored as the string runners always wrote.
+        for (kind, name) in [
+            (RunKind::Match, "match"),
+            (RunKind::Gauntlet, "gauntlet"),
+            (RunKind::RoundRobin, "round-robin"),
+            (RunKind::Sweep, "sweep"),
+            (RunKind::Tune, "tune"),
+        ] {
+            assert_eq!(serde_json::to_value(kind).unwrap(), name);
+            assert_eq!(serde_json::from_value::<RunKind>(name.into()).unwrap(), kind);
+            assert_eq!(kind.to_string(), name);
+        }
+        assert!(serde_json::from_value::<RunKind>("matches".into()).is_err());
+        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
