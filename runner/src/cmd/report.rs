@@ -129,10 +129,8 @@ fn tables(args: &ReportArgs) -> Result<Exit> {
         }
         None => {
             // A gauntlet or round-robin: its own tables, anchored as the run was.
-            let (anchor, anchor_elo) = read_summary(dir)
-                .and_then(|s| s.pointer("/gauntlet/ratings/0/ratings").cloned())
-                .and_then(|r| Some((r["anchor"].as_u64()? as usize, r["anchor_elo"].as_f64()?)))
-                .unwrap_or((0, 0.0));
+            let (anchor, anchor_elo) =
+                read_summary(dir).and_then(|s| s.ratings_anchor()).unwrap_or((0, 0.0));
             let tables = gauntlet::files::write_tables(dir, &plan, &records, anchor, anchor_elo)?;
             outln!("{}", tables.markdown());
             outln!("written: table.md, table.csv, ratings.csv in {}", dir.display());

@@ -238,15 +238,12 @@ async fn finish(
     store.rewrite_pgn(&records).context("rewriting games.pgn")?;
     let engine_names: Vec<String> = plan.engines.iter().map(|e| e.name.clone()).collect();
     let mut summary = summary_json(&plan.pairings, &engine_names, &tally, plan.sprt, stop.as_str());
-    summary["runner_overhead"] = serde_json::to_value(&overhead)?;
-    if let Some(cpus) = &opts.affinity {
-        summary["affinity"] = serde_json::json!(cpus);
-    }
+    summary.runner_overhead = Some(overhead.clone());
+    summary.affinity = opts.affinity.clone();
     let mut warned = warnings::fault_warnings(&records);
     warned.extend(warnings::starvation_warnings(plan, &records));
     // Replayed games were already warned about as they happened; the summary keeps them too.
-    let stored: Vec<&String> = warned.iter().chain(&replayed).collect();
-    summary["warnings"] = serde_json::to_value(&stored)?;
+    summary.warnings = Some(warned.iter().chain(&replayed).cloned().collect());
     store.write_summary(&summary)?;
     let mut report = String::new();
     for w in &warned {

@@ -12,6 +12,7 @@ pub mod summary;
 pub mod table;
 pub mod variant;
 
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 use std::path::PathBuf;
@@ -26,6 +27,7 @@ use crate::play::probe::Limit;
 use crate::play::probe_pool::{EngineSetup, Job, PoolConfig, check_setups, spawn_pool};
 use crate::report::counter::Progress;
 use crate::report::html::live::LivePage;
+use crate::store::formats::{SearchtestPlanFile, SearchtestSummary};
 use summary::{SearchRecord, VariantSummary, parse_mpc_counters, summarize};
 use variant::Variant;
 
@@ -97,15 +99,15 @@ pub async fn run(plan: SearchTestPlan, cancel: Cancel) -> Result<SearchTestOutco
         Some(o) => Some(oracle::check(o).await?),
         None => None,
     };
-    let plan_json = serde_json::json!({
-        "engine": plan.engine,
-        "variants": plan.variants,
-        "positions_file": plan.positions_file.display().to_string(),
-        "positions": plan.positions.len(),
-        "limit": plan.limit,
-        "concurrency": cfg.concurrency,
-        "oracle": plan.oracle.as_ref().map(|o| &o.spec),
-    });
+    let plan_json = SearchtestPlanFile {
+        engine: plan.engine.clone(),
+        variants: plan.variants.clone(),
+        positions_file: plan.positions_file.display().to_string(),
+        positions: plan.positions.len(),
+        limit: plan.limit,
+        concurrency: cfg.concurrency,
+        oracle: plan.oracle.as_ref().map(|o| serde_json::to_value(&o.spec)).transpose()?,
+    };
     if let Some(epd) = &plan.positions_epd {
         crate::store::files::write_file(&out.join("positions.epd"), epd.as_bytes())?;
     }
@@ -212,13 +214,13 @@ pub async fn run(plan: SearchTestPlan, cancel: Cancel) -> Result<SearchTestOutco
         plan.positions_file.display(),
         if partial { " (PARTIAL RUN)" } else { "" },
     );
-    let mut by_stage = serde_json::Map::new();
+    let mut by_stage = BTreeMap::new();
     for stage in Stage::ALL {
         let subset: Vec<SearchRecord> =
             records.iter().filter(|r| r.stage == stage).cloned().collect();
         let rows = summarize(&subset, &names);
         doc.push_str(&format!("\n## {stage} positions\n\n{}", table::markdown(&rows, fixed_time)));
-        by_stage.insert(stage.to_string(), serde_json::to_value(&rows)?);
+        by_stage.insert(stage.to_string(), rows);
     }
     let write = |name: &str, text: String| {
         let p = out.join(name);
@@ -265,19 +267,19 @@ pub async fn run(plan: SearchTestPlan, cancel: Cancel) -> Result<SearchTestOutco
     }
     write("table.md", doc)?;
     write("table.csv", table::csv(&summaries))?;
-    let summary = serde_json::json!({
-        "engine": plan.engine,
-        "limit": plan.limit,
-        "positions_file": plan.positions_file.display().to_string(),
-        "positions": plan.positions.len(),
-        "searches": records.len(),
-        "faults": faults,
-        "partial": partial,
-        "variants": summaries,
-        "by_stage": by_stage,
-        "oracle": oracle_json,
-        "suite": suite_json,
-    });
+    let summary = SearchtestSummary {
+        engine: plan.engine.clone(),
+        limit: plan.limit,
+        positions_file: plan.positions_file.display().to_string(),
+        positions: plan.positions.len(),
+        searches: records.len(),
+        faults,
+        partial,
+        variants: summaries.clone(),
+        by_stage,
+        oracle: oracle_json,
+        suite: suite_json,
+    };
     write("summary.json", serde_json::to_string_pretty(&summary)? + "\n")?;
     page.wait();
     pool_result?;
