@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use clap::{ArgGroup, Args, Parser, Subcommand};
+use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
 use stats::{Penta, SprtSpec, Wdl};
 
 use crate::plan::openings::BookOrder;
@@ -14,6 +14,18 @@ use crate::plan::tournament::Tournament;
 use crate::plan::variant::Variant;
 use crate::play::probe::ScoreMode;
 use crate::play::worker::default_concurrency;
+
+/// `--progress`: how progress is shown (`report/progress.rs` draws it).
+#[derive(ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ProgressMode {
+    /// A bar when stderr is a terminal, else plain lines.
+    #[default]
+    Auto,
+    /// Periodic lines (CI logs).
+    Plain,
+    /// Nothing but warnings and the final report.
+    Quiet,
+}
 
 #[derive(Parser, Debug)]
 #[command(
@@ -287,8 +299,8 @@ pub struct ExecArgs {
     #[arg(long)]
     pub debug_log: bool,
     /// Progress display: auto (bar on a terminal), plain (periodic lines), quiet.
-    #[arg(long, value_name = "MODE", default_value = "auto", value_parser = ["auto", "plain", "quiet"])]
-    pub progress: String,
+    #[arg(long, value_name = "MODE", value_enum, default_value_t = ProgressMode::Auto)]
+    pub progress: ProgressMode,
     /// Also write every game, as it ends, to this PGN file (fastchess's -pgnout):
     /// file=PATH[,append=true|false][,notation=san|lan|uci][,nodes=true][,seldepth=true]
     /// [,nps=true][,hashfull=true][,pv=true][,timeleft=true][,latency=true][,min=true].
@@ -634,8 +646,8 @@ pub struct BookGenArgs {
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Progress display: auto, plain or quiet.
-    #[arg(long, default_value = "auto", value_parser = ["auto", "plain", "quiet"])]
-    pub progress: String,
+    #[arg(long, value_name = "MODE", value_enum, default_value_t = ProgressMode::Auto)]
+    pub progress: ProgressMode,
 }
 
 #[derive(Args, Debug, Clone)]

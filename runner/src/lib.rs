@@ -3,7 +3,7 @@
 //!
 //! The folders are the layers of a run, lowest first, data flowing one way (the diagram in
 //! runner/README.md, the `LAYERS` table of runner/tests/layers.rs): [`out`] (printing that
-//! never panics) -> [`plan`] (what to play) -> [`play`] (engines and games) -> [`cli`]
+//! never panics) and [`exit`] (the exit codes) -> [`plan`] (what to play) -> [`play`] (engines and games) -> [`cli`]
 //! (argument groups) -> [`store`] (the results directory) -> [`report`] (summaries for people)
 //! -> [`run`] (the core that executes a plan through them) -> experiments ([`sweep`],
 //! [`gauntlet`], [`tune`]) and tools ([`calibrate`], [`searchtest`], [`book`], [`fastchess`]) -> [`fleet`] (one
@@ -17,6 +17,7 @@ pub mod book;
 pub mod calibrate;
 pub mod cli;
 pub mod cmd;
+pub mod exit;
 pub mod fastchess;
 pub mod fleet;
 pub mod gauntlet;

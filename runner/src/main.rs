@@ -2,13 +2,14 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use runner::cli::{Cli, Command};
+use runner::exit::Exit;
 
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
     let res = match &cli.command {
         Command::Match(args) => runner::cmd::match_cmd::run(args).await,
-        Command::Stats(args) => runner::cmd::stats::run(args).map(|()| 0),
+        Command::Stats(args) => runner::cmd::stats::run(args).map(|()| Exit::Done),
         Command::Sweep(args) => runner::cmd::sweep::run(args).await,
         Command::Tune(args) => runner::cmd::tune::run(args).await,
         Command::Report(args) => runner::cmd::report::run(args),
@@ -28,10 +29,10 @@ async fn main() -> ExitCode {
     // command, engines included.
     runner::play::orphans::reap_all(std::time::Duration::from_secs(2)).await;
     match res {
-        Ok(code) => ExitCode::from(code),
+        Ok(exit) => exit.into(),
         Err(e) => {
             runner::errln!("error: {e:#}");
-            ExitCode::FAILURE
+            Exit::Error.into()
         }
     }
 }

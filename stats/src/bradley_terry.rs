@@ -36,7 +36,7 @@ pub struct Meeting {
 }
 
 /// One engine's fitted rating and its record.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Rating {
     pub engine: usize,
     /// `None`: no games connect this engine to the anchor.
@@ -61,7 +61,7 @@ impl Rating {
 }
 
 /// The fit over all engines.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Ratings {
     pub anchor: usize,
     pub anchor_elo: f64,

@@ -219,7 +219,7 @@ impl std::fmt::Display for Verdict {
 }
 
 /// The state of an SPRT for given counts.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SprtResult {
     pub llr: f64,
     pub lower_bound: f64,

@@ -1,6 +1,6 @@
 //! Everything about a set of counts in one serializable record.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::counts::{Counts, Penta};
 use crate::error::StatsError;
@@ -29,7 +29,7 @@ impl Default for Options {
 
 /// What the variance of the fixed-sample test ([`crate::fixed_sample`]) was based on.
 /// Serialized as `"observed_draws"`, `"draws_floor"`, `"pair_variance"`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TestBasis {
     /// The observed draw ratio of the games (W/D/L known).
@@ -49,7 +49,7 @@ pub enum TestBasis {
 /// Pentanomial counts alone do not know wins, draws and losses (a DD+WL pair is two draws or
 /// a win and a loss): `wins`, `draws`, `losses` and `draw_ratio` are then `None`, and the
 /// fixed-sample test uses the pair-score variance (`test_basis` says which was used).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     pub games: u64,
     pub pairs: Option<u64>,

@@ -194,3 +194,17 @@ fn absurd_numbers_and_colliding_names_are_refused_before_any_game() {
         "contains \" vs \"",
     );
 }
+
+/// `--progress` takes auto, plain or quiet; anything else is refused by clap (exit 2, the values
+/// named), never silently taken as `auto`. `runner book` has the same option.
+#[test]
+fn an_unknown_progress_mode_is_refused() {
+    let dir = scratch("progress-bogus");
+    for cmd in ["match", "book"] {
+        let o = run_runner(&dir, &[cmd, "--progress", "bogus", "--out", "out"]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{cmd}: {err}");
+        assert!(err.contains("'bogus'") && err.contains("auto, plain, quiet"), "{cmd}: {err}");
+        assert!(!dir.join("out").exists(), "{cmd}: a folder was made");
+    }
+}

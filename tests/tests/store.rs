@@ -291,12 +291,12 @@ fn result_folders(dir: &Path) -> Vec<PathBuf> {
     v
 }
 
-/// `date +%Y%m%d-%H%M%S` for the current second plus `offset` seconds (local time, as the
-/// runner names folders).
+/// `date -u +%Y%m%d-%H%M%SZ` for the current second plus `offset` seconds (UTC, as the runner
+/// names folders).
 fn stamp(offset: i64) -> String {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
     let t = now.as_secs() as i64 + offset;
-    let o = Command::new("date").args(["-d", &format!("@{t}"), "+%Y%m%d-%H%M%S"]).output();
+    let o = Command::new("date").args(["-u", "-d", &format!("@{t}"), "+%Y%m%d-%H%M%SZ"]).output();
     String::from_utf8(o.unwrap().stdout).unwrap().trim().to_string()
 }
 

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use super::pairs::{DepthPair, PositionRecord, fit_all, needed_depths, pair_points};
@@ -21,6 +21,7 @@ use crate::play::cancel::Cancel;
 use crate::play::probe::{Limit, ScoreMode, SearchReport};
 use crate::play::probe_pool::{EngineSetup, Job, PoolConfig, check_setups};
 use crate::run::probes::{ProbeOutput, prepare_folder, probe};
+use crate::store::formats::{CalibratePlanFile, CalibrateSummary};
 
 /// Everything a calibration run needs.
 #[derive(Clone, Debug)]
@@ -36,17 +37,6 @@ pub struct CalibratePlan {
     /// logs folder is set by the run, under `out`).
     pub pool: PoolConfig,
     pub resume: bool,
-}
-
-/// What is written to plan.json and compared on resume.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-struct PlanFile {
-    engine: EngineSpec,
-    positions_file: String,
-    positions: usize,
-    positions_sha256: String,
-    depths: Vec<u32>,
-    mode: ScoreMode,
 }
 
 /// The result of a run (also on Ctrl-C: `partial`).
@@ -68,7 +58,7 @@ pub async fn run(plan: CalibratePlan, cancel: Cancel) -> Result<CalibrateOutcome
     prepare_folder(out, !plan.resume)?;
     let depths = needed_depths(&plan.pairs);
     let max_depth = *depths.last().context("no depths")?;
-    let plan_file = PlanFile {
+    let plan_file = CalibratePlanFile {
         engine: plan.engine.clone(),
         positions_file: plan.positions_file.display().to_string(),
         positions: plan.positions.len(),
@@ -165,7 +155,7 @@ fn positions_hash(positions: &[TestPosition]) -> String {
 /// Writes plan.json for a new run, or checks it and loads searches.jsonl for a resumed one.
 fn check_plan(
     out: &Path,
-    plan: &PlanFile,
+    plan: &CalibratePlanFile,
     resume: bool,
     searches: &Path,
 ) -> Result<Vec<PositionRecord>> {
@@ -183,7 +173,7 @@ fn check_plan(
         )?;
         return Ok(Vec::new());
     }
-    let old: PlanFile = match fs::read_to_string(&plan_path) {
+    let old: CalibratePlanFile = match fs::read_to_string(&plan_path) {
         Ok(text) => serde_json::from_str(&text)
             .with_context(|| format!("{} is not a calibration plan", plan_path.display()))?,
         Err(_) => {
@@ -327,22 +317,22 @@ fn write_results(
     );
     let doc = table::document(&rows, &how);
     write("table.md", doc)?;
-    let summary = serde_json::json!({
-        "engine": plan.engine,
-        "positions_file": plan.positions_file.display().to_string(),
-        "positions": plan.positions.len(),
-        "searched": searched,
-        "searched_middlegame": per_stage(Stage::Middlegame),
-        "searched_endgame": per_stage(Stage::Endgame),
-        "faults": faults,
-        "partial": partial,
-        "mode": plan.mode,
-        "pairs": pair_summaries,
-        "max_abs": plan.max_abs,
-        "elapsed_s": (elapsed.as_secs_f64() * 10.0).round() / 10.0,
-        "rows": rows,
-        "not_fitted": missing.iter().map(|(p, s, e)| format!("{p} {s}: {e}")).collect::<Vec<_>>(),
-    });
+    let summary = CalibrateSummary {
+        engine: plan.engine.clone(),
+        positions_file: plan.positions_file.display().to_string(),
+        positions: plan.positions.len(),
+        searched,
+        searched_middlegame: per_stage(Stage::Middlegame),
+        searched_endgame: per_stage(Stage::Endgame),
+        faults,
+        partial,
+        mode: plan.mode,
+        pairs: pair_summaries.iter().map(serde_json::to_value).collect::<Result<_, _>>()?,
+        max_abs: plan.max_abs,
+        elapsed_s: (elapsed.as_secs_f64() * 10.0).round() / 10.0,
+        rows: rows.iter().map(serde_json::to_value).collect::<Result<_, _>>()?,
+        not_fitted: missing.iter().map(|(p, s, e)| format!("{p} {s}: {e}")).collect(),
+    };
     write("summary.json", serde_json::to_string_pretty(&summary)? + "\n")?;
     Ok(CalibrateOutcome {
         table: table::markdown(&rows),

@@ -10,10 +10,11 @@ use anyhow::{Result, bail};
 use crate::book::lines::{SourceLine, read_sources};
 use crate::book::{BookGenConfig, BookProgress, Keep, chess960, generate};
 use crate::cli::BookGenArgs;
+use crate::exit::Exit;
 use crate::plan::engines::resolve_engines;
 use crate::play::cancel::{Cancel, cancel_on_signals};
 use crate::play::worker::default_concurrency;
-use crate::report::progress::{Progress, ProgressMode};
+use crate::report::progress::Progress;
 use crate::run::INTERRUPTED;
 use crate::store::files::write_output;
 
@@ -26,12 +27,12 @@ const DEFAULT_COUNT: usize = 4000;
 const DEFAULT_PLIES: usize = 8;
 
 /// `runner book --chess960`: the start positions, computed.
-fn chess960_book(args: &BookGenArgs) -> Result<u8> {
+fn chess960_book(args: &BookGenArgs) -> Result<Exit> {
     let out = args.out.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_960_OUT));
     let text = chess960::book_text(args.count, args.seed)?;
     write_output(&out, text.as_bytes())?;
     errln!("wrote {} Chess960 start positions to {}", text.lines().count(), out.display());
-    Ok(0)
+    Ok(Exit::Done)
 }
 
 /// `--uho MIN:MAX` and `--uho-side`, or the balanced `--window`.
@@ -53,7 +54,7 @@ fn keep(args: &BookGenArgs) -> Result<Keep> {
     }
 }
 
-pub async fn run(args: &BookGenArgs) -> Result<u8> {
+pub async fn run(args: &BookGenArgs) -> Result<Exit> {
     if args.chess960 {
         return chess960_book(args);
     }
@@ -90,7 +91,7 @@ pub async fn run(args: &BookGenArgs) -> Result<u8> {
     let cancel = Cancel::new();
     cancel_on_signals(cancel.clone(), INTERRUPTED);
     let progress = Arc::new(BookProgress::default());
-    let mode = ProgressMode::parse(&args.progress);
+    let mode = args.progress;
     let started = Instant::now();
     let display = {
         let progress = progress.clone();
@@ -132,5 +133,5 @@ pub async fn run(args: &BookGenArgs) -> Result<u8> {
         if cancel.is_cancelled() { " — interrupted, the book is partial" } else { "" }
     );
     let short = !from_lines && book.len() < count;
-    Ok(if (short || book.is_empty()) && !cancel.is_cancelled() { 1 } else { 0 })
+    Ok(if (short || book.is_empty()) && !cancel.is_cancelled() { Exit::Error } else { Exit::Done })
 }

@@ -9,6 +9,7 @@ use anyhow::{Result, anyhow, bail};
 use crate::calibrate::pairs::parse_pairs;
 use crate::calibrate::run::{CalibratePlan, run as run_calibration};
 use crate::cli::CalibrateArgs;
+use crate::exit::Exit;
 use crate::plan::engines::resolve_engine;
 use crate::plan::positions::{
     SampleOptions, Stage, epd_text, positions_for_run, sample_from_games,
@@ -21,10 +22,11 @@ use crate::report::html::live::LivePage;
 use crate::store::default_out;
 use crate::store::files::write_output;
 
-/// Runs the command; the exit code is 0, or 130 when stopped by a signal (partial results).
-pub async fn run(args: &CalibrateArgs) -> Result<u8> {
+/// Runs the command; the exit code is `Done`, or `Interrupted` when stopped by a signal
+/// (partial results).
+pub async fn run(args: &CalibrateArgs) -> Result<Exit> {
     if let (Some(games), Some(out)) = (&args.sample_from, &args.write_positions) {
-        return sample(args, games, out).map(|()| 0);
+        return sample(args, games, out).map(|()| Exit::Done);
     }
     let pairs = parse_pairs(&args.pairs).map_err(|e| anyhow!("--pairs: {e}"))?;
     if args.max_abs <= 0 {
@@ -72,7 +74,7 @@ pub async fn run(args: &CalibrateArgs) -> Result<u8> {
         outcome.out.display()
     );
     LivePage::new(outcome.out.clone()).finish_or_warn();
-    Ok(if cancel.is_cancelled() { 130 } else { 0 })
+    Ok(Exit::done_unless(cancel.is_cancelled()))
 }
 
 fn sample(args: &CalibrateArgs, games: &Path, out: &Path) -> Result<()> {

@@ -4,12 +4,13 @@
 use anyhow::{Result, bail};
 
 use crate::cli::CancelArgs;
+use crate::exit::Exit;
 use crate::fleet::connect::connect;
 use crate::fleet::queue::cancel;
 use crate::fleet::schema;
 
 /// `runner cancel`. Returns the process exit code.
-pub async fn run(args: &CancelArgs) -> Result<u8> {
+pub async fn run(args: &CancelArgs) -> Result<Exit> {
     let (_, db) = connect(args.db.db.as_deref()).await?;
     schema::check(&db).await?;
     match cancel(&db, args.run).await?.as_deref() {
@@ -17,5 +18,5 @@ pub async fn run(args: &CancelArgs) -> Result<u8> {
         Some("active") => outln!("run {} cancelled", args.run),
         Some(state) => outln!("run {} is already {state}: nothing to cancel", args.run),
     }
-    Ok(0)
+    Ok(Exit::Done)
 }

@@ -4,11 +4,12 @@
 use anyhow::Result;
 
 use crate::cli::{DbAction, DbArgs};
+use crate::exit::Exit;
 use crate::fleet::connect::connect;
 use crate::fleet::schema::{VERSION, init};
 
 /// `runner db`. Returns the process exit code.
-pub async fn run(args: &DbArgs) -> Result<u8> {
+pub async fn run(args: &DbArgs) -> Result<Exit> {
     match &args.action {
         DbAction::Init(db) => {
             let (target, mut client) = connect(db.db.as_deref()).await?;
@@ -18,7 +19,7 @@ pub async fn run(args: &DbArgs) -> Result<u8> {
             } else {
                 outln!("fleet schema version {VERSION} ready in {target} (was {was})");
             }
-            Ok(0)
+            Ok(Exit::Done)
         }
     }
 }

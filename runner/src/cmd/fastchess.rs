@@ -5,14 +5,12 @@ use anyhow::Result;
 use clap::Parser;
 
 use crate::cli::{Cli, Command, FastchessArgs};
+use crate::exit::Exit;
 use crate::fastchess::{self, Env, Outcome};
 use crate::play::worker::default_concurrency;
 
-/// Exit code of a refused command line (as clap's).
-const REFUSED: u8 = 2;
-
 /// `runner fastchess`. Returns the process exit code.
-pub async fn run(args: &FastchessArgs) -> Result<u8> {
+pub async fn run(args: &FastchessArgs) -> Result<Exit> {
     let env = Env {
         cpus: default_concurrency(),
         stamp: chrono::Local::now().format("%Y%m%d_%H%M%S").to_string(),
@@ -21,13 +19,13 @@ pub async fn run(args: &FastchessArgs) -> Result<u8> {
         Ok(Outcome::Run { argv, notes }) => (argv, notes),
         Ok(Outcome::Print(text)) => {
             outln!("{text}");
-            return Ok(0);
+            return Ok(Exit::Done);
         }
         Err(lines) => {
             for line in lines {
                 errln!("error: {line}");
             }
-            return Ok(REFUSED);
+            return Ok(Exit::BadCommandLine);
         }
     };
     errln!("{}", fastchess::command_line(&argv));
@@ -41,7 +39,7 @@ pub async fn run(args: &FastchessArgs) -> Result<u8> {
             let text = e.to_string();
             let first = text.lines().next().unwrap_or("the command above is not valid");
             errln!("{first}");
-            return Ok(REFUSED);
+            return Ok(Exit::BadCommandLine);
         }
     };
     match cli.command {

@@ -4,6 +4,7 @@
 use anyhow::Result;
 
 use crate::cli::MatchArgs;
+use crate::exit::Exit;
 use crate::gauntlet;
 use crate::plan::openings::Opening;
 use crate::plan::run_plan::RunPlan;
@@ -28,10 +29,10 @@ pub fn match_plan(args: &MatchArgs) -> Result<(RunPlan, Vec<Opening>, RunOptions
 }
 
 /// `runner match`. Returns the process exit code.
-pub async fn run(args: &MatchArgs) -> Result<u8> {
+pub async fn run(args: &MatchArgs) -> Result<Exit> {
     let (plan, openings, opts, dir) = match_plan(args)?;
     let settings = GameSettings::of_plan(&plan, opts.stall_timeout);
-    let tournament = plan.kind != "match";
+    let tournament = plan.kind.is_tournament();
     let anchor = gauntlet::files::anchor_index(&plan, args.tournament.anchor.as_deref())?;
     let cancel = Cancel::new();
     cancel_on_signals(cancel.clone(), INTERRUPTED);
@@ -127,8 +128,8 @@ pub async fn run(args: &MatchArgs) -> Result<u8> {
     Ok(match outcome.stop {
         StopReason::Interrupted => {
             errln!("run interrupted: continue it with:\n  {}", resume_command(&outcome.dir));
-            130
+            Exit::Interrupted
         }
-        _ => 0,
+        _ => Exit::Done,
     })
 }

@@ -6,7 +6,9 @@
 use anyhow::Result;
 
 use crate::cli::MergeArgs;
+use crate::exit::Exit;
 use crate::gauntlet::files::write_tables;
+use crate::plan::run_plan::RunKind;
 use crate::report::summary::write_merged_summary;
 use crate::store::merge::{Merged, merge_dirs};
 use crate::sweep::plan::SweepPlan;
@@ -25,7 +27,7 @@ fn write_reports(m: &Merged) -> Result<String> {
         return write_merged_sweep(out, &sweep, plan, records, &m.stopped_by, m.merge_info.clone());
     }
     let mut text = write_merged_summary(out, plan, records, &m.stopped_by, m.merge_info.clone())?;
-    if plan.kind != "match" {
+    if plan.kind != RunKind::Match {
         // A gauntlet or round-robin: its tables, anchored as the shards were.
         let tables = write_tables(out, plan, records, m.anchor.0, m.anchor.1)?;
         text.push('\n');
@@ -35,7 +37,7 @@ fn write_reports(m: &Merged) -> Result<String> {
 }
 
 /// `runner merge`. Returns the process exit code.
-pub fn run(args: &MergeArgs) -> Result<u8> {
+pub fn run(args: &MergeArgs) -> Result<Exit> {
     let m = merge_dirs(&args.dirs, &args.out, &sweep_json)?;
     out!("{}", write_reports(&m)?);
     outln!(
@@ -71,5 +73,5 @@ pub fn run(args: &MergeArgs) -> Result<u8> {
         );
     }
     outln!("results: {}", m.dir.display());
-    Ok(0)
+    Ok(Exit::Done)
 }

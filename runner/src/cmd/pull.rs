@@ -4,16 +4,17 @@
 use anyhow::Result;
 
 use crate::cli::PullArgs;
+use crate::exit::Exit;
 use crate::fleet::connect::connect;
 use crate::fleet::pull::pull;
 use crate::fleet::schema;
 
 /// `runner pull`. Returns the process exit code.
-pub async fn run(args: &PullArgs) -> Result<u8> {
+pub async fn run(args: &PullArgs) -> Result<Exit> {
     let (_, db) = connect(args.db.db.as_deref()).await?;
     schema::check(&db).await?;
     let text = pull(&db, args.run, &args.out).await?;
     out!("{text}");
     outln!("results: {}", args.out.display());
-    Ok(0)
+    Ok(Exit::Done)
 }

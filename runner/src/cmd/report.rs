@@ -19,7 +19,9 @@ use std::path::Path;
 use anyhow::{Context, Result};
 
 use crate::cli::ReportArgs;
+use crate::exit::Exit;
 use crate::gauntlet;
+use crate::plan::run_plan::RunKind;
 use crate::report::html::write_report_noting;
 use crate::report::match_files;
 use crate::report::summary::{Tally, format_pairing};
@@ -29,7 +31,7 @@ use crate::sweep::plan::SweepPlan;
 use crate::sweep::report::write_sweep_stopped_by;
 
 /// `runner report DIR`.
-pub fn run(args: &ReportArgs) -> Result<u8> {
+pub fn run(args: &ReportArgs) -> Result<Exit> {
     let _shared = match reading_lock(&args.dir)? {
         Lock::Shared(f) => f,
         Lock::Running(who) => {
@@ -42,7 +44,7 @@ pub fn run(args: &ReportArgs) -> Result<u8> {
             if !args.html {
                 print_live_table(&args.dir)?;
             }
-            return Ok(0);
+            return Ok(Exit::Done);
         }
     };
     if args.html {
@@ -51,7 +53,7 @@ pub fn run(args: &ReportArgs) -> Result<u8> {
             errln!("warning: {n}");
         }
         outln!("written: {}", path.display());
-        return Ok(0);
+        return Ok(Exit::Done);
     }
     tables(args)
 }
@@ -92,7 +94,7 @@ fn print_live_table(dir: &Path) -> Result<()> {
     let run = read_run_file(dir)
         .with_context(|| format!("{} is not a results directory", dir.display()))?;
     let plan = run.plan;
-    if plan.kind != "match" || SweepPlan::load(dir)?.is_some() {
+    if plan.kind != RunKind::Match || SweepPlan::load(dir)?.is_some() {
         return Ok(());
     }
     let records = read_records(dir, &plan)?;
@@ -105,7 +107,7 @@ fn print_live_table(dir: &Path) -> Result<()> {
 }
 
 /// Re-prints the table and rewrites table.md, table.csv and plot.svg (and a sweep's files).
-fn tables(args: &ReportArgs) -> Result<u8> {
+fn tables(args: &ReportArgs) -> Result<Exit> {
     let dir = &args.dir;
     let run = read_run_file(dir)
         .with_context(|| format!("{} is not a results directory", dir.display()))?;
@@ -117,7 +119,7 @@ fn tables(args: &ReportArgs) -> Result<u8> {
                 write_sweep_stopped_by(dir, &sweep, &plan, &records, &stored_stopped_by(dir))?;
             out!("{table}");
         }
-        None if plan.kind == "match" => {
+        None if plan.kind == RunKind::Match => {
             let names: Vec<String> = plan.engines.iter().map(|e| e.name.clone()).collect();
             let t = Tally::of_records(plan.pairings.len(), &records);
             for (p, pt) in plan.pairings.iter().zip(&t.pairings) {
@@ -127,16 +129,14 @@ fn tables(args: &ReportArgs) -> Result<u8> {
         }
         None => {
             // A gauntlet or round-robin: its own tables, anchored as the run was.
-            let (anchor, anchor_elo) = read_summary(dir)
-                .and_then(|s| s.pointer("/gauntlet/ratings/0/ratings").cloned())
-                .and_then(|r| Some((r["anchor"].as_u64()? as usize, r["anchor_elo"].as_f64()?)))
-                .unwrap_or((0, 0.0));
+            let (anchor, anchor_elo) =
+                read_summary(dir).and_then(|s| s.ratings_anchor()).unwrap_or((0, 0.0));
             let tables = gauntlet::files::write_tables(dir, &plan, &records, anchor, anchor_elo)?;
             outln!("{}", tables.markdown());
             outln!("written: table.md, table.csv, ratings.csv in {}", dir.display());
-            return Ok(0);
+            return Ok(Exit::Done);
         }
     }
     outln!("written: table.md, table.csv, plot.svg in {}", dir.display());
-    Ok(0)
+    Ok(Exit::Done)
 }

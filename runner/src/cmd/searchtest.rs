@@ -6,6 +6,7 @@ use std::time::Duration;
 use anyhow::{Result, anyhow, bail};
 
 use crate::cli::SearchTestArgs;
+use crate::exit::Exit;
 use crate::plan::engines::resolve_engine;
 use crate::plan::epd_ops::load_move_ops;
 use crate::plan::positions::{
@@ -22,8 +23,9 @@ use crate::searchtest::variant::parse_variants;
 use crate::searchtest::{SearchTestPlan, run as run_test};
 use crate::store::default_out;
 
-/// Runs the command; the exit code is 0, or 130 when stopped by a signal (partial results).
-pub async fn run(args: &SearchTestArgs) -> Result<u8> {
+/// Runs the command; the exit code is `Done`, or `Interrupted` when stopped by a signal
+/// (partial results).
+pub async fn run(args: &SearchTestArgs) -> Result<Exit> {
     let variants = parse_variants(&args.variants).map_err(|e| anyhow!("--variant: {e}"))?;
     let limit = match (args.movetime, args.depth, args.nodes) {
         (Some(ms), None, None) => Limit::Movetime(ms),
@@ -83,7 +85,7 @@ pub async fn run(args: &SearchTestArgs) -> Result<u8> {
         if outcome.partial { " - stopped early: partial results" } else { "" }
     );
     LivePage::new(outcome.out.clone()).finish_or_warn();
-    Ok(if cancel.is_cancelled() { 130 } else { 0 })
+    Ok(Exit::done_unless(cancel.is_cancelled()))
 }
 
 /// `--positions-from DIR`: a seeded, stage-balanced draw from the folder's games.jsonl (the

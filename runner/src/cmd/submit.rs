@@ -5,6 +5,7 @@
 use anyhow::Result;
 
 use crate::cli::{SubmitArgs, SubmitWhat};
+use crate::exit::Exit;
 use crate::fleet::connect::connect;
 use crate::fleet::schema;
 use crate::fleet::submission::{
@@ -12,7 +13,7 @@ use crate::fleet::submission::{
 };
 
 /// `runner submit`. Returns the process exit code.
-pub async fn run(args: &SubmitArgs) -> Result<u8> {
+pub async fn run(args: &SubmitArgs) -> Result<Exit> {
     let sub = match &args.what {
         SubmitWhat::Match(m) => submission_of_match(m).await?,
         SubmitWhat::Sweep(s) => submission_of_sweep(s).await?,
@@ -39,5 +40,5 @@ pub async fn run(args: &SubmitArgs) -> Result<u8> {
         sub.run.plan_hash.get(..12).unwrap_or(&sub.run.plan_hash)
     );
     outln!("run {id}");
-    Ok(0)
+    Ok(Exit::Done)
 }

@@ -12,6 +12,7 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 
 use crate::cli::SweepArgs;
+use crate::exit::Exit;
 use crate::play::cancel::{Cancel, cancel_on_signals};
 use crate::play::game::GameSettings;
 use crate::report::html::live::LivePage;
@@ -50,7 +51,7 @@ fn save_or_check(sweep: &SweepPlan, dir: &Path, resume: bool) -> Result<()> {
 }
 
 /// `runner sweep`. Returns the process exit code.
-pub async fn run(args: &SweepArgs) -> Result<u8> {
+pub async fn run(args: &SweepArgs) -> Result<Exit> {
     let x = &args.run.exec;
     let (sweep, plan, openings, out) = sweep_run_plan(args, || run::args::out_dir(x))?;
     let dir = run::args::take_dir(x, &out)?;
@@ -108,8 +109,8 @@ pub async fn run(args: &SweepArgs) -> Result<u8> {
     Ok(match stop {
         StopReason::Interrupted => {
             errln!("sweep interrupted: continue it with:\n  {}", resume_command(&out));
-            130
+            Exit::Interrupted
         }
-        _ => 0,
+        _ => Exit::Done,
     })
 }

@@ -10,6 +10,7 @@
 use anyhow::Result;
 
 use crate::cli::TuneArgs;
+use crate::exit::Exit;
 use crate::play::cancel::{Cancel, cancel_on_signals};
 use crate::play::game::GameSettings;
 use crate::run::{self, INTERRUPTED, RunOptions};
@@ -20,7 +21,7 @@ use crate::tune::log::LOG_FILE;
 use crate::tune::run::{TuneSetup, TuneState, run_tune};
 
 /// `runner tune`. Returns the process exit code.
-pub async fn run(args: &TuneArgs) -> Result<u8> {
+pub async fn run(args: &TuneArgs) -> Result<Exit> {
     let x = &args.run.exec;
     let TunePlan { plan, openings, params, big_a, out } =
         tune_plan(args, || run::args::out_dir(x))?;
@@ -55,7 +56,7 @@ pub async fn run(args: &TuneArgs) -> Result<u8> {
     outln!("results: {}", out.display());
     if outcome.interrupted {
         errln!("tune interrupted: continue it with:\n  {}", resume_command(&out));
-        return Ok(130);
+        return Ok(Exit::Interrupted);
     }
-    Ok(0)
+    Ok(Exit::Done)
 }

@@ -7,6 +7,7 @@ use std::time::Duration;
 use anyhow::Result;
 
 use crate::cli::WorkerArgs;
+use crate::exit::Exit;
 use crate::fleet::connect::{db_url, parse_target};
 use crate::fleet::link::Link;
 use crate::fleet::schema;
@@ -20,7 +21,7 @@ const STOPPING: &str =
     "stopping: games in flight are dropped and their pairs given back to the queue";
 
 /// `runner worker`. Returns the process exit code.
-pub async fn run(args: &WorkerArgs) -> Result<u8> {
+pub async fn run(args: &WorkerArgs) -> Result<Exit> {
     let target = parse_target(&db_url(args.db.as_deref())?)?;
     let client = target.connect().await?;
     schema::check(&client).await?;
@@ -42,5 +43,5 @@ pub async fn run(args: &WorkerArgs) -> Result<u8> {
         tally.refused,
         tally.stopped
     );
-    Ok(if cancel.is_cancelled() { 130 } else { 0 })
+    Ok(Exit::done_unless(cancel.is_cancelled()))
 }

@@ -15,17 +15,18 @@ use std::path::Path;
 
 use anyhow::{Context, Result, anyhow, bail};
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 use tokio_postgres::Client;
 
 use super::decide::DROPPED;
 use super::queue::{self, GameOrder};
 use super::submission::{Experiment, Submission};
 use crate::gauntlet::files::write_tables;
+use crate::plan::run_plan::RunKind;
 use crate::report::html::write_report;
 use crate::report::match_files;
 use crate::report::summary::write_gathered_summary;
 use crate::store::dir::{DirMode, RunDir, check_new_out};
+use crate::store::formats::{DroppedPairing, FleetOrigin, Origin};
 use crate::store::{GAMES_FILE, GameRecord, RUN_FILE, Store, read_run_file, write_atomic};
 use crate::sweep::report::write_gathered_sweep;
 use crate::tune::files::write_outputs;
@@ -131,27 +132,26 @@ pub fn write_folder(
     // games.pgn in schedule order.
     drop(Store::resume(out, plan).context("checking the pulled games")?);
     let scheduled = sub.schedule().len() * 2;
-    let dropped: Vec<Value> = state
+    let dropped: Vec<DroppedPairing> = state
         .dropped
         .iter()
         .map(|(p, why)| {
             let label = plan.pairings.get(*p).map(|x| x.label.as_str()).unwrap_or("?");
-            json!({"pairing": p, "label": label, "why": why})
+            DroppedPairing { pairing: *p, label: label.into(), why: why.clone() }
         })
         .collect();
-    let origin = json!({
-        "state": state.state.as_str(),
-        "stop_reason": state.stop_reason,
-        "games": records.len(),
-        "scheduled_games": scheduled,
-        "dropped": dropped,
+    let origin = Origin::Fleet(FleetOrigin {
+        state: state.state.as_str().into(),
+        stop_reason: state.stop_reason.clone(),
+        games: records.len(),
+        scheduled_games: scheduled,
+        dropped,
     });
     let stopped_by = state.state.stopped_by();
     let text = match &sub.experiment {
         Experiment::Match { anchor, anchor_elo } => {
-            let mut text =
-                write_gathered_summary(out, plan, &records, stopped_by, ("fleet", origin))?;
-            if plan.kind == "match" {
+            let mut text = write_gathered_summary(out, plan, &records, stopped_by, origin)?;
+            if plan.kind == RunKind::Match {
                 match_files::write(out, plan, &records)?;
             } else {
                 let tables = write_tables(out, plan, &records, *anchor, *anchor_elo)?;
@@ -160,17 +160,12 @@ pub fn write_folder(
             }
             text
         }
-        Experiment::Sweep { sweep, .. } => write_gathered_sweep(
-            out,
-            sweep,
-            plan,
-            &records,
-            (stopped_by, stopped_by),
-            ("fleet", origin),
-        )?,
+        Experiment::Sweep { sweep, .. } => {
+            write_gathered_sweep(out, sweep, plan, &records, (stopped_by, stopped_by), origin)?
+        }
         Experiment::Tune { .. } => {
             let tune = state.tune.unwrap_or_default();
-            write_gathered_summary(out, plan, &records, stopped_by, ("fleet", origin))?;
+            write_gathered_summary(out, plan, &records, stopped_by, origin)?;
             write_tune(out, sub, tune, records, stopped_by)?
         }
     };
@@ -279,6 +274,8 @@ fn check_out(out: &Path, sub: &Submission) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::Value;
+
     use super::*;
     use crate::cli::Command;
     use crate::fleet::submission::tests::{fake_engine, match_submission, parse, rt, scratch};
@@ -402,7 +399,7 @@ mod tests {
             unreachable!()
         };
         let sub = rt().block_on(crate::fleet::submission::submission_of_match(&m)).unwrap();
-        assert_eq!(sub.plan().kind, "gauntlet");
+        assert_eq!(sub.plan().kind, RunKind::Gauntlet);
         let n = sub.schedule().len();
         let out = d.join("gauntlet");
         let text = write_folder(

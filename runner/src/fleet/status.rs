@@ -189,12 +189,9 @@ mod tests {
         let mut plan = crate::store::tests::plan();
         plan.sprt = Some(stats::SprtSpec::parse("elo0=0,elo1=10").unwrap());
         let run = crate::store::RunFile {
-            format: 1,
             runner_version: "0".into(),
             created: "c".into(),
-            plan_hash: plan.hash(),
-            plan,
-            affinity: None,
+            ..crate::store::RunFile::new(plan)
         };
         serde_json::json!({
             "format": super::super::submission::SUBMISSION_FORMAT,

@@ -89,14 +89,7 @@ impl Submission {
             bail!("runner submit does not take --shard: the fleet's workers share the pairs");
         }
         let engines = identify_all(&plan.engines)?;
-        let run = RunFile {
-            format: 1,
-            runner_version: env!("CARGO_PKG_VERSION").into(),
-            created: chrono::Utc::now().to_rfc3339(),
-            plan_hash: plan.hash(),
-            plan,
-            affinity: None,
-        };
+        let run = RunFile::new(plan);
         Ok(Submission { format: SUBMISSION_FORMAT, run, openings, engines, settings, experiment })
     }
 

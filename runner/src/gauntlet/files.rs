@@ -8,7 +8,7 @@ use anyhow::{Context, Result, bail};
 use super::tables::{GauntletTables, build};
 use crate::plan::run_plan::RunPlan;
 use crate::store::files::{SMALL_CAP, read_regular_text};
-use crate::store::{GameRecord, SUMMARY_FILE, write_atomic};
+use crate::store::{GameRecord, RunSummary, SUMMARY_FILE, write_atomic, write_summary};
 
 pub const TABLE_MD: &str = "table.md";
 pub const TABLE_CSV: &str = "table.csv";
@@ -42,14 +42,12 @@ pub fn write_tables(
     write_atomic(&dir.join(RATINGS_CSV), tables.ratings_csv().as_bytes())?;
     let summary_path = dir.join(SUMMARY_FILE);
     // A folder may come from anywhere: summary.json is read only as a regular file, capped.
-    let mut summary: serde_json::Value = match read_regular_text(&summary_path, SMALL_CAP)? {
+    let mut summary: RunSummary = match read_regular_text(&summary_path, SMALL_CAP)? {
         Some(text) => serde_json::from_str(&text)
             .with_context(|| format!("cannot parse {}", summary_path.display()))?,
-        None => serde_json::json!({}),
+        None => RunSummary::default(),
     };
-    if let Some(obj) = summary.as_object_mut() {
-        obj.insert("gauntlet".into(), serde_json::to_value(&tables)?);
-    }
-    write_atomic(&summary_path, serde_json::to_string_pretty(&summary)?.as_bytes())?;
+    summary.gauntlet = Some(tables.clone());
+    write_summary(dir, &summary)?;
     Ok(tables)
 }

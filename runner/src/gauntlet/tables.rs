@@ -5,30 +5,17 @@
 
 use std::fmt::Write as _;
 
-use serde::Serialize;
-use stats::bradley_terry::{Meeting, RatingError, Ratings, fit};
-use stats::{Penta, Summary, Wdl};
+use stats::Summary;
+use stats::bradley_terry::{Meeting, RatingError, fit};
 
 use crate::plan::run_plan::RunPlan;
 use crate::plan::tournament::tc_label;
 use crate::report::summary::Tally;
 use crate::store::GameRecord;
 
-/// One pairing at one time control.
-#[derive(Clone, Debug, Serialize)]
-pub struct PairingRow {
-    /// `A vs B` (without the time control).
-    pub pairing: String,
-    pub tc: String,
-    pub first: String,
-    pub second: String,
-    /// Every finished game.
-    pub wdl: Wdl,
-    /// Complete pairs only.
-    pub penta: Penta,
-    /// Statistics over complete pairs (`None` before the first pair completes).
-    pub stats: Option<Summary>,
-}
+/// The tables as summary.json stores them (`gauntlet`): one pairing at one time control, the
+/// ratings of one time control, and everything a gauntlet prints and stores.
+pub use crate::store::formats::{GauntletTables, PairingRow, RatingsTable};
 
 impl PairingRow {
     /// The first engine's score: over complete pairs when there are any, else over all games.
@@ -38,23 +25,6 @@ impl PairingRow {
             (g > 0).then(|| (self.wdl.wins as f64 + 0.5 * self.wdl.draws as f64) / g as f64)
         })
     }
-}
-
-/// Ratings fitted over the games of one time control (or all).
-#[derive(Clone, Debug, Serialize)]
-pub struct RatingsTable {
-    /// A time control, or `all` when pooled over several.
-    pub tc: String,
-    pub ratings: Ratings,
-}
-
-/// Everything a gauntlet prints and stores.
-#[derive(Clone, Debug, Serialize)]
-pub struct GauntletTables {
-    pub engines: Vec<String>,
-    pub tcs: Vec<String>,
-    pub rows: Vec<PairingRow>,
-    pub ratings: Vec<RatingsTable>,
 }
 
 /// Builds the tables of `plan` from its finished games, anchoring ratings on engine `anchor`.

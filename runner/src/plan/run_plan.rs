@@ -16,7 +16,58 @@ use crate::plan::limits::SideLimit;
 use crate::plan::openings::BookOrder;
 use crate::plan::schedule::{Pairing, Scheduling, Shard};
 use crate::plan::time_control::TimeControl;
+use crate::plan::tournament::Tournament;
 use crate::plan::variant::Variant;
+
+/// What kind of run a plan is, stored in run.json as the strings runners always wrote there
+/// (`"match"`, `"gauntlet"`, `"round-robin"`, `"sweep"`, `"tune"`), so older run.json files
+/// still read and keep their hash.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RunKind {
+    /// Two engines (or one playing itself) at one time control.
+    Match,
+    /// More engines or time controls, gauntlet pairings.
+    Gauntlet,
+    /// More engines or time controls, everyone against everyone.
+    RoundRobin,
+    /// `runner sweep`: one pairing per point of the swept parameter.
+    Sweep,
+    /// `runner tune`: SPSA, the two perturbed engines of each iteration.
+    Tune,
+}
+
+impl RunKind {
+    /// The string stored in run.json and shown to the user.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunKind::Match => "match",
+            RunKind::Gauntlet => "gauntlet",
+            RunKind::RoundRobin => "round-robin",
+            RunKind::Sweep => "sweep",
+            RunKind::Tune => "tune",
+        }
+    }
+
+    /// The kind of a tournament's plan.
+    pub fn of_tournament(t: Tournament) -> RunKind {
+        match t {
+            Tournament::Gauntlet => RunKind::Gauntlet,
+            Tournament::RoundRobin => RunKind::RoundRobin,
+        }
+    }
+
+    /// A gauntlet or round-robin: its outputs are a tournament's tables and ratings.
+    pub fn is_tournament(self) -> bool {
+        matches!(self, RunKind::Gauntlet | RunKind::RoundRobin)
+    }
+}
+
+impl std::fmt::Display for RunKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 /// The opening book a run uses.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -33,8 +84,8 @@ pub struct BookInfo {
 /// same games; the plan's hash guards `--resume`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunPlan {
-    /// `"match"`, later `"sweep"`, ...
-    pub kind: String,
+    /// What kind of run this is (a match, a tournament, a sweep, a tune).
+    pub kind: RunKind,
     pub engines: Vec<EngineSpec>,
     pub pairings: Vec<Pairing>,
     pub tc: TimeControl,

@@ -73,7 +73,9 @@ pub fn cancel_on_signals(cancel: Cancel, message: &'static str) {
     // where nobody reads.
     let on_closed = cancel.clone();
     crate::out::on_failure(move || on_closed.cancel());
-    tokio::spawn(on_signals(rx, cancel, message, || std::process::exit(130)));
+    tokio::spawn(on_signals(rx, cancel, message, || {
+        std::process::exit(i32::from(crate::exit::Exit::Interrupted.code()))
+    }));
 }
 
 /// The first signal from `signals` cancels; the second calls `exit_now`.

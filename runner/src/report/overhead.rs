@@ -3,32 +3,10 @@
 
 use std::time::Duration;
 
-use serde::Serialize;
-
 use crate::play::uci::own_cpu_time;
 use crate::store::GameRecord;
-
-/// Figures of one run of the runner process (a resumed run counts only the games it played
-/// itself, not those of the earlier process).
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct OverheadReport {
-    pub games: u64,
-    pub moves: u64,
-    pub runner_cpu_s: Option<f64>,
-    pub engines_cpu_s: Option<f64>,
-    /// Runner CPU as a fraction of the engines' CPU.
-    pub runner_cpu_share: Option<f64>,
-    pub runner_cpu_per_game_ms: Option<f64>,
-    pub runner_cpu_per_move_us: Option<f64>,
-    pub turnaround_us_mean: Option<f64>,
-    /// 99th percentile over the moves this process played (within 1/64 above 1 ms; not known for
-    /// merged shards, whose records keep per-game figures only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub turnaround_us_p99: Option<u64>,
-    pub turnaround_us_max: Option<u64>,
-    /// Runner-measured minus engine-reported think time, mean over moves that report a time.
-    pub measured_minus_reported_ms_mean: Option<f64>,
-}
+/// Figures of one run of the runner process (summary.json `runner_overhead`).
+pub use crate::store::formats::OverheadReport;
 
 /// Accumulates [`OverheadReport`] figures as games finish.
 #[derive(Clone, Debug)]

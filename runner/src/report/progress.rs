@@ -9,25 +9,8 @@ use stats::{ScoreMoments, SprtSpec};
 
 use crate::report::summary::{PairingTally, Tally};
 
-/// How progress is shown.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ProgressMode {
-    /// A bar when stderr is a terminal, else plain lines.
-    Auto,
-    Plain,
-    Quiet,
-}
-
-impl ProgressMode {
-    /// `--progress plain|quiet|auto` (anything else: auto).
-    pub fn parse(text: &str) -> ProgressMode {
-        match text {
-            "plain" => ProgressMode::Plain,
-            "quiet" => ProgressMode::Quiet,
-            _ => ProgressMode::Auto,
-        }
-    }
-}
+/// How progress is shown: `--progress`, a clap value (an unknown one is refused there).
+pub use crate::cli::ProgressMode;
 
 /// The bar's line: `00:01:02 [=====>    ] 41/48 ` then the status.
 const BAR_TEMPLATE: &str = "{elapsed_precise} [{bar:30}] {pos}/{len} {msg}";
@@ -38,12 +21,11 @@ fn bar_prefix_len(done: u64, total: u64) -> usize {
     10 + 30 + 2 + done.to_string().len() + 1 + total.to_string().len() + 1
 }
 
-/// The width of the terminal on stderr, if it is one.
+/// The width of the terminal on stderr, if it is one (asked of `console`, the terminal crate
+/// the bar's indicatif draws with).
 fn terminal_width() -> Option<usize> {
-    let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
-    // SAFETY: TIOCGWINSZ fills the winsize it is given; stderr's descriptor stays open.
-    let ok = unsafe { libc::ioctl(libc::STDERR_FILENO, libc::TIOCGWINSZ, &mut ws) } == 0;
-    (ok && ws.ws_col > 0).then_some(usize::from(ws.ws_col))
+    let (_rows, cols) = console::Term::stderr().size_checked()?;
+    (cols > 0).then_some(usize::from(cols))
 }
 
 /// A piece of a status line: its text, the separator before it (unless it comes first), and

@@ -3,14 +3,14 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
-use serde::Serialize;
 use stats::{Counts, GameScore, Options, Penta, SprtSpec, Summary, Wdl};
 
 use crate::plan::run_plan::RunPlan;
 use crate::plan::schedule::Pairing;
 use crate::play::termination::Termination;
 use crate::report::overhead::merged_overhead;
-use crate::store::{GameRecord, SUMMARY_FILE, write_atomic};
+use crate::store::formats::{MergeInfo, Origin, PairingSummary, RunSummary};
+use crate::store::{GameRecord, write_summary};
 
 /// Running counts of one pairing, from its first engine's point of view.
 #[derive(Clone, Debug, Default)]
@@ -165,46 +165,33 @@ impl Tally {
     }
 }
 
-/// summary.json for one pairing.
-#[derive(Serialize)]
-struct PairingJson<'a> {
-    label: &'a str,
-    first: &'a str,
-    second: &'a str,
-    games: u64,
-    wins: u64,
-    draws: u64,
-    losses: u64,
-    unpaired_games: usize,
-    terminations: BTreeMap<&'static str, u64>,
-    stats: Option<Summary>,
-}
-
-/// The whole summary.json value.
+/// The summary.json of a run: how it stopped and each pairing's counts and statistics (the
+/// caller adds what the run measured or where its games came from).
 pub fn summary_json(
     pairings: &[Pairing],
     engine_names: &[String],
     tally: &Tally,
     sprt: Option<SprtSpec>,
     stopped_by: &str,
-) -> serde_json::Value {
-    let list: Vec<PairingJson> = pairings
+) -> RunSummary {
+    let name = |i: usize| engine_names.get(i).cloned().unwrap_or_else(|| "?".into());
+    let list: Vec<PairingSummary> = pairings
         .iter()
         .zip(&tally.pairings)
-        .map(|(p, t)| PairingJson {
-            label: &p.label,
-            first: engine_names.get(p.first).map(String::as_str).unwrap_or("?"),
-            second: engine_names.get(p.second).map(String::as_str).unwrap_or("?"),
+        .map(|(p, t)| PairingSummary {
+            label: p.label.clone(),
+            first: name(p.first),
+            second: name(p.second),
             games: t.wdl_all.games(),
             wins: t.wdl_all.wins,
             draws: t.wdl_all.draws,
             losses: t.wdl_all.losses,
             unpaired_games: t.unpaired(),
-            terminations: t.terminations.iter().map(|(k, v)| (k.json_str(), *v)).collect(),
+            terminations: t.terminations.clone(),
             stats: t.summarize(sprt),
         })
         .collect();
-    serde_json::json!({ "stopped_by": stopped_by, "pairings": list })
+    RunSummary { stopped_by: stopped_by.to_string(), pairings: list, ..RunSummary::default() }
 }
 
 /// The human-readable final summary of one pairing. W-D-L counts every game; the figures below
@@ -305,27 +292,27 @@ pub fn write_merged_summary(
     plan: &RunPlan,
     records: &[GameRecord],
     stopped_by: &str,
-    merge_info: serde_json::Value,
+    merge_info: MergeInfo,
 ) -> anyhow::Result<String> {
-    write_gathered_summary(out, plan, records, stopped_by, ("merge", merge_info))
+    write_gathered_summary(out, plan, records, stopped_by, Origin::Merge(merge_info))
 }
 
 /// Writes the summary.json of games gathered from elsewhere (merged shards, a fleet run pulled
-/// from its database): the runner's summary, the games' `runner_overhead`, and `origin` (key,
-/// value) saying where they come from. Returns the per-pairing text.
+/// from its database): the runner's summary, the games' `runner_overhead`, and `origin` saying
+/// where they come from. Returns the per-pairing text.
 pub fn write_gathered_summary(
     out: &Path,
     plan: &RunPlan,
     records: &[GameRecord],
     stopped_by: &str,
-    origin: (&str, serde_json::Value),
+    origin: Origin,
 ) -> anyhow::Result<String> {
     let names: Vec<String> = plan.engines.iter().map(|e| e.name.clone()).collect();
     let tally = Tally::of_records(plan.pairings.len(), records);
     let mut doc = summary_json(&plan.pairings, &names, &tally, plan.sprt, stopped_by);
-    doc["runner_overhead"] = serde_json::to_value(merged_overhead(records))?;
-    doc[origin.0] = origin.1;
-    write_atomic(&out.join(SUMMARY_FILE), serde_json::to_string_pretty(&doc)?.as_bytes())?;
+    doc.runner_overhead = Some(merged_overhead(records));
+    doc.set_origin(origin);
+    write_summary(out, &doc)?;
     Ok(plan
         .pairings
         .iter()

@@ -10,7 +10,7 @@ use crate::plan::adjudication::Adjudication;
 use crate::plan::engine_spec::EngineSpec;
 use crate::plan::engines::resolve_engines;
 use crate::plan::openings::{Opening, book_for_plan};
-use crate::plan::run_plan::{PgnTags, RunPlan, game_pairs, games_to_play};
+use crate::plan::run_plan::{PgnTags, RunKind, RunPlan, game_pairs, games_to_play};
 use crate::plan::schedule::{Pairing, Scheduling, Shard};
 use crate::plan::time_control::{TimeControl, limit_caps, time_controls};
 use crate::plan::tournament;
@@ -40,7 +40,7 @@ pub fn take_dir(x: &ExecArgs, out: &Path) -> Result<RunDir> {
 /// `--resume` without `--seed`).
 pub fn run_plan(
     args: &RunArgs,
-    kind: &str,
+    kind: RunKind,
     (engines, pairings): (Vec<EngineSpec>, Vec<Pairing>),
     tc: TimeControl,
     sprt: Option<stats::SprtSpec>,
@@ -66,7 +66,7 @@ pub fn run_plan(
     };
     scheduling.check(openings.len()).map_err(|e| anyhow!(e))?;
     let plan = RunPlan {
-        kind: kind.to_string(),
+        kind,
         engines,
         pairings,
         tc,
@@ -110,14 +110,14 @@ pub fn match_run_plan(
     let (kind, pairings) = if engines.len() <= 2 && tcs.len() == 1 {
         let second = engines.len() - 1;
         let label = format!("{} vs {}", engines[0].name, engines[second].name);
-        ("match", vec![Pairing { label, first: 0, second, tc: None }])
+        (RunKind::Match, vec![Pairing { label, first: 0, second, tc: None }])
     } else {
         if engines.len() < 2 {
             bail!("several --tc need two engines or more (give --engine twice or more)");
         }
         let names: Vec<String> = engines.iter().map(|e| e.name.clone()).collect();
         let pairings = tournament::pairings(&names, t.tournament, t.gauntlet_seats, &tcs)?;
-        (t.tournament.as_str(), pairings)
+        (RunKind::of_tournament(t.tournament), pairings)
     };
     let sprt = sprt(args.sprt.as_deref())?;
     let out = out()?;

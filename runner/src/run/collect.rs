@@ -11,7 +11,7 @@ use tokio::sync::mpsc;
 use super::live::LiveOutputs;
 use super::prepare::sprt_decided;
 use super::{GameHook, RunOptions};
-use crate::plan::run_plan::RunPlan;
+use crate::plan::run_plan::{RunKind, RunPlan};
 use crate::play::cancel::Cancel;
 use crate::play::worker::{FinishedGame, WorkerContext, WorkerEvent, worker_loop};
 use crate::report::overhead::OverheadMeter;
@@ -200,7 +200,7 @@ impl Collector<'_, '_, '_> {
                 self.progress.stdout(&line);
             }
         }
-        let leader = plan.kind == "sweep";
+        let leader = plan.kind == RunKind::Sweep;
         let status = Progress::run_status_parts(&self.labels, &self.tally, p, plan.sprt, leader);
         self.progress.update_parts(self.tally.games(), &status);
         self.write_live();

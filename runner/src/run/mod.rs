@@ -101,7 +101,7 @@ impl RunOptions {
             stall_timeout: secs(x.stall_timeout, "--stall-timeout")?,
             handshake_timeout: secs(x.start_timeout, "--start-timeout")?,
             protocol_log: x.debug_log,
-            progress: ProgressMode::parse(&x.progress),
+            progress: x.progress,
             fault_limit: x.fault_limit,
             required_options: Vec::new(),
             files: OutputFiles::from_flags(x.pgnout.as_deref(), x.epdout.as_deref())?,
@@ -242,15 +242,12 @@ async fn finish(
     store.rewrite_pgn(&records).context("rewriting games.pgn")?;
     let engine_names: Vec<String> = plan.engines.iter().map(|e| e.name.clone()).collect();
     let mut summary = summary_json(&plan.pairings, &engine_names, &tally, plan.sprt, stop.as_str());
-    summary["runner_overhead"] = serde_json::to_value(&overhead)?;
-    if let Some(cpus) = &opts.affinity {
-        summary["affinity"] = serde_json::json!(cpus);
-    }
+    summary.runner_overhead = Some(overhead.clone());
+    summary.affinity = opts.affinity.clone();
     let mut warned = warnings::fault_warnings(&records);
     warned.extend(warnings::starvation_warnings(plan, &records));
     // Replayed games were already warned about as they happened; the summary keeps them too.
-    let stored: Vec<&String> = warned.iter().chain(&replayed).collect();
-    summary["warnings"] = serde_json::to_value(&stored)?;
+    summary.warnings = Some(warned.iter().chain(&replayed).cloned().collect());
     store.write_summary(&summary)?;
     let mut report = String::new();
     for w in &warned {

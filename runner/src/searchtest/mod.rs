@@ -12,6 +12,7 @@ pub mod summary;
 pub mod table;
 pub mod variant;
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -23,6 +24,7 @@ use crate::play::cancel::Cancel;
 use crate::play::probe::Limit;
 use crate::play::probe_pool::{EngineSetup, Job, JobResult, PoolConfig, check_setups};
 use crate::run::probes::{ProbeOutput, probe};
+use crate::store::formats::{SearchtestPlanFile, SearchtestSummary};
 use summary::{SearchRecord, VariantSummary, parse_mpc_counters, summarize};
 use variant::Variant;
 
@@ -116,15 +118,15 @@ fn setups(plan: &SearchTestPlan) -> Vec<EngineSetup> {
 
 /// plan.json (and positions.epd when the positions were drawn).
 fn write_plan(plan: &SearchTestPlan, concurrency: usize) -> Result<()> {
-    let plan_json = serde_json::json!({
-        "engine": plan.engine,
-        "variants": plan.variants,
-        "positions_file": plan.positions_file.display().to_string(),
-        "positions": plan.positions.len(),
-        "limit": plan.limit,
-        "concurrency": concurrency,
-        "oracle": plan.oracle.as_ref().map(|o| &o.spec),
-    });
+    let plan_json = SearchtestPlanFile {
+        engine: plan.engine.clone(),
+        variants: plan.variants.clone(),
+        positions_file: plan.positions_file.display().to_string(),
+        positions: plan.positions.len(),
+        limit: plan.limit,
+        concurrency,
+        oracle: plan.oracle.as_ref().map(|o| serde_json::to_value(&o.spec)).transpose()?,
+    };
     if let Some(epd) = &plan.positions_epd {
         crate::store::files::write_file(&plan.out.join("positions.epd"), epd.as_bytes())?;
     }
@@ -236,13 +238,13 @@ async fn write_results(
         plan.positions_file.display(),
         if partial { " (PARTIAL RUN)" } else { "" },
     );
-    let mut by_stage = serde_json::Map::new();
+    let mut by_stage = BTreeMap::new();
     for stage in Stage::ALL {
         let subset: Vec<SearchRecord> =
             records.iter().filter(|r| r.stage == stage).cloned().collect();
         let rows = summarize(&subset, &names);
         doc.push_str(&format!("\n## {stage} positions\n\n{}", table::markdown(&rows, fixed_time)));
-        by_stage.insert(stage.to_string(), serde_json::to_value(&rows)?);
+        by_stage.insert(stage.to_string(), rows);
     }
     let write = |name: &str, text: String| {
         let p = out.join(name);
@@ -272,19 +274,19 @@ async fn write_results(
     }
     write("table.md", doc)?;
     write("table.csv", table::csv(&summaries))?;
-    let summary = serde_json::json!({
-        "engine": plan.engine,
-        "limit": plan.limit,
-        "positions_file": plan.positions_file.display().to_string(),
-        "positions": plan.positions.len(),
-        "searches": records.len(),
-        "faults": faults,
-        "partial": partial,
-        "variants": summaries,
-        "by_stage": by_stage,
-        "oracle": oracle_json,
-        "suite": suite_json,
-    });
+    let summary = SearchtestSummary {
+        engine: plan.engine.clone(),
+        limit: plan.limit,
+        positions_file: plan.positions_file.display().to_string(),
+        positions: plan.positions.len(),
+        searches: records.len(),
+        faults,
+        partial,
+        variants: summaries.clone(),
+        by_stage,
+        oracle: oracle_json,
+        suite: suite_json,
+    };
     write("summary.json", serde_json::to_string_pretty(&summary)? + "\n")?;
     Ok(SearchTestOutcome { summaries, table, partial, out: out.clone() })
 }

@@ -54,33 +54,8 @@ pub fn parse_mpc_counters(strings: &[String]) -> BTreeMap<String, u64> {
     out
 }
 
-/// The summary of one variant.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct VariantSummary {
-    pub name: String,
-    pub options: Vec<(String, String)>,
-    /// Positions in the summary: those every variant searched without a fault.
-    pub positions: usize,
-    pub faults: usize,
-    pub depth_mean: Option<f64>,
-    pub depth_median: Option<f64>,
-    pub nodes_mean: Option<f64>,
-    pub nodes_median: Option<f64>,
-    pub nodes_sd: Option<f64>,
-    pub time_ms_mean: Option<f64>,
-    /// Total nodes / total wall time.
-    pub nps: Option<f64>,
-    /// Positions compared with the first variant (equal to `positions`).
-    pub paired: usize,
-    /// Mean depth minus the first variant's, over paired positions.
-    pub depth_gain: Option<f64>,
-    /// First variant's total nodes / this variant's, over paired positions.
-    pub speedup: Option<f64>,
-    pub same_move_pct: Option<f64>,
-    pub same_value_pct: Option<f64>,
-    /// Sums of the `info string mpc` counters.
-    pub mpc: BTreeMap<String, u64>,
-}
+/// The summary of one variant (summary.json `variants`, a type of the run's files).
+pub use crate::store::formats::VariantSummary;
 
 fn mean(xs: &[f64]) -> Option<f64> {
     (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)

@@ -1,19 +1,9 @@
 //! Search variants: `NAME:OPT=V[,OPT=V]...`, one engine configuration each, optionally with its
 //! own search limit (`limit.nodes=N`, `limit.depth=D`, `limit.movetime=MS`).
 
-use serde::{Deserialize, Serialize};
-
 use crate::play::probe::Limit;
-
-/// A named set of UCI option values.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Variant {
-    pub name: String,
-    pub options: Vec<(String, String)>,
-    /// This variant's own limit instead of the test's (e.g. half the node budget).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limit: Option<Limit>,
-}
+/// A named set of UCI option values (a type of the run's files, `plan.json`).
+pub use crate::store::formats::SearchVariant as Variant;
 
 /// Parses `NAME:OPT=V[,OPT=V]...`; `NAME` alone is the engine with its own defaults. The keys
 /// `limit.nodes`, `limit.depth` and `limit.movetime` set the variant's own search limit.

@@ -279,12 +279,10 @@ mod tests {
         assert_eq!(fs::read_to_string(base.join("table.md")).unwrap(), "my notes");
         // A run.json of the runner makes it a run of ours.
         let run = super::super::RunFile {
-            format: 1,
             runner_version: "x".into(),
             created: "x".into(),
             plan_hash: "x".into(),
-            plan: super::super::tests::plan(),
-            affinity: None,
+            ..super::super::RunFile::new(super::super::tests::plan())
         };
         fs::write(base.join(RUN_FILE), serde_json::to_string(&run).unwrap()).unwrap();
         drop(RunDir::open(&base, DirMode::New).unwrap());

@@ -15,14 +15,15 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::plan::run_plan::{RunPlan, plan_differences};
 use crate::plan::schedule::{Job, build_schedule};
+use crate::store::formats::{MergeInfo, MergeSource, MergedFrom};
 use crate::store::records_check::{CheckedRecords, RecordsFile, check_records};
 use crate::store::{
-    GAMES_FILE, GameRecord, RUN_FILE, RunFile, Store, parse_games_numbered, read_summary,
-    write_atomic,
+    GAMES_FILE, GameRecord, RUN_FILE, RunFile, RunSummary, Store, parse_games_numbered,
+    read_summary, write_atomic,
 };
 
 /// Which shards of an N-way split a results directory holds.
@@ -95,7 +96,7 @@ pub struct ShardInput {
     /// An experiment's own plan file (a sweep's sweep.json), as JSON; shards must agree on it.
     pub side_plan: Option<Value>,
     /// The shard's summary.json (absent when the shard was killed before writing it).
-    pub summary: Option<Value>,
+    pub summary: Option<RunSummary>,
 }
 
 impl ShardInput {
@@ -108,15 +109,9 @@ impl ShardInput {
         let text = fs::read_to_string(&run_path).with_context(|| {
             format!("{} is not a results directory (cannot read {RUN_FILE})", dir.display())
         })?;
-        let raw: Value = serde_json::from_str(&text)
-            .with_context(|| format!("{} is not valid JSON", run_path.display()))?;
-        let run: RunFile = serde_json::from_value(raw.clone())
+        let run: RunFile = serde_json::from_str(&text)
             .with_context(|| format!("{} is not a valid run file", run_path.display()))?;
-        let set = match raw.get("merged") {
-            Some(m) => serde_json::from_value(m.clone())
-                .with_context(|| format!("{}: bad \"merged\" entry", run_path.display()))?,
-            None => ShardSet::of_plan(&run.plan),
-        };
+        let set = run.merged.clone().unwrap_or_else(|| ShardSet::of_plan(&run.plan));
         let games = dir.join(GAMES_FILE);
         let records = match fs::read(&games) {
             Ok(b) => parse_games_numbered(&b).with_context(|| games.display().to_string())?.0,
@@ -139,7 +134,7 @@ impl ShardInput {
     }
 
     fn stopped_by(&self) -> &str {
-        self.summary.as_ref().and_then(|s| s["stopped_by"].as_str()).unwrap_or("unknown")
+        self.summary.as_ref().map_or("unknown", |s| s.stopped_by.as_str())
     }
 }
 
@@ -251,7 +246,7 @@ pub struct Merged {
     /// The merged games, in schedule order.
     pub records: Vec<GameRecord>,
     /// The `merge` entry of summary.json: shards, missing, games, sources.
-    pub merge_info: Value,
+    pub merge_info: MergeInfo,
     /// The side plan the shards share (a sweep's sweep.json), as JSON.
     pub side_plan: Option<Value>,
     /// The ratings anchor (engine index, Elo) of a tournament's shards.
@@ -310,39 +305,35 @@ pub fn merge_dirs(inputs: &[PathBuf], out: &Path, side_plan: SidePlan) -> Result
     }
     .to_string();
 
-    let sources: Vec<Value> = loaded
+    let sources: Vec<MergeSource> = loaded
         .iter()
         .zip(&held)
-        .map(|(i, held)| {
-            json!({
-                "dir": i.name(),
-                "shards": i.set.shards,
-                "games": held,
-                "stopped_by": i.stopped_by(),
-                "runner_overhead": i.summary.as_ref().and_then(|s| s.get("runner_overhead")),
-            })
+        .map(|(i, &games)| MergeSource {
+            dir: i.name(),
+            shards: i.set.shards.clone(),
+            games,
+            stopped_by: i.stopped_by().to_string(),
+            runner_overhead: i.summary.as_ref().and_then(|s| s.runner_overhead.clone()),
         })
         .collect();
 
     // run.json: the unsharded plan (its hash is the unsharded run's), plus what was merged.
     super::files::create_dir_all(out)?;
     let run = RunFile {
-        format: 1,
-        runner_version: env!("CARGO_PKG_VERSION").into(),
-        created: chrono::Utc::now().to_rfc3339(),
-        plan_hash: plan.hash(),
-        plan: plan.clone(),
-        affinity: None,
+        merged: Some(set.clone()),
+        merged_from: Some(
+            sources
+                .iter()
+                .map(|s| MergedFrom {
+                    dir: s.dir.clone(),
+                    shards: s.shards.clone(),
+                    games: s.games,
+                })
+                .collect(),
+        ),
+        ..RunFile::new(plan.clone())
     };
-    let mut run_json = serde_json::to_value(&run)?;
-    run_json["merged"] = serde_json::to_value(&set)?;
-    run_json["merged_from"] = Value::Array(
-        sources
-            .iter()
-            .map(|s| json!({"dir": s["dir"], "shards": s["shards"], "games": s["games"]}))
-            .collect(),
-    );
-    write_atomic(&out.join(RUN_FILE), serde_json::to_string_pretty(&run_json)?.as_bytes())?;
+    write_atomic(&out.join(RUN_FILE), serde_json::to_string_pretty(&run)?.as_bytes())?;
 
     let mut jsonl = String::new();
     for r in &records {
@@ -353,13 +344,13 @@ pub fn merge_dirs(inputs: &[PathBuf], out: &Path, side_plan: SidePlan) -> Result
     // Reopening the directory as a run checks it and rewrites games.pgn in schedule order.
     drop(Store::resume(out, &plan).context("checking the merged results")?);
 
-    let merge_info = json!({
-        "shards": set.describe(),
-        "missing": describe(&missing, set.count),
-        "games": records.len(),
-        "scheduled_games": scheduled_games,
-        "sources": sources,
-    });
+    let merge_info = MergeInfo {
+        shards: set.describe(),
+        missing: describe(&missing, set.count),
+        games: records.len(),
+        scheduled_games,
+        sources,
+    };
     Ok(Merged {
         dir: out.to_path_buf(),
         plan,
@@ -379,11 +370,7 @@ pub fn merge_dirs(inputs: &[PathBuf], out: &Path, side_plan: SidePlan) -> Result
 /// The ratings anchor (engine index, Elo) a tournament's shards used, from their summary.json
 /// (the first engine at 0 Elo, the command's default, when no shard wrote one).
 fn gauntlet_anchor(inputs: &[ShardInput]) -> (usize, f64) {
-    inputs
-        .iter()
-        .filter_map(|i| i.summary.as_ref()?.pointer("/gauntlet/ratings/0/ratings").cloned())
-        .find_map(|r| Some((r["anchor"].as_u64()? as usize, r["anchor_elo"].as_f64()?)))
-        .unwrap_or((0, 0.0))
+    inputs.iter().find_map(|i| i.summary.as_ref()?.ratings_anchor()).unwrap_or((0, 0.0))
 }
 
 /// `out` must be a new directory (or one without a run), and none of the inputs.
@@ -404,16 +391,18 @@ fn check_out_dir(inputs: &[PathBuf], out: &Path) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
     use crate::plan::adjudication::Adjudication;
     use crate::plan::openings::BookOrder;
-    use crate::plan::run_plan::BookInfo;
+    use crate::plan::run_plan::{BookInfo, RunKind};
     use crate::plan::schedule::{Pairing, Shard};
     use crate::plan::time_control::TimeControl;
 
     fn plan(shard: Option<(usize, usize)>, seed: u64) -> RunPlan {
         RunPlan {
-            kind: "match".into(),
+            kind: RunKind::Match,
             engines: crate::store::tests::plan().engines,
             pairings: vec![Pairing { label: "A vs B".into(), first: 0, second: 1, tc: None }],
             tc: TimeControl::Depth { depth: 2 },

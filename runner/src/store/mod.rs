@@ -1,13 +1,15 @@
 //! The store layer: a run's directory. `run.json` (the plan and its hash), `games.jsonl` (one
 //! line per finished game, appended and synced as each game ends), `games.pgn` (written only from
 //! those records, [`pgn`]), `summary.json` and `logs/`; resuming, reading back, and merging the
-//! shards of one run ([`merge`]). Uses `plan` and the game facts of `play`.
+//! shards of one run ([`merge`]). The files' types, which every writer and reader uses, are in
+//! [`formats`]. Uses `plan` and the game facts of `play`.
 //!
 //! Resuming re-reads `games.jsonl`; a line cut short by a kill is dropped from the file. Every
 //! reader that counts or continues the games checks them with [`records_check`].
 
 pub mod dir;
 pub mod files;
+pub mod formats;
 pub mod merge;
 pub mod move_fields;
 pub mod pgn;
@@ -18,107 +20,35 @@ use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, anyhow, bail};
-use serde::{Deserialize, Serialize};
 
-use crate::plan::limits::SideLimit;
 use crate::plan::openings::Opening;
 use crate::plan::run_plan::{RunPlan, plan_differences};
 use crate::plan::schedule::GameKey;
 use crate::plan::schedule::Pairing;
 use crate::plan::time_control::TimeControl;
 use crate::plan::variant::Variant;
-use crate::play::game::{Forfeit, GameOutcome, GameResult, round3};
-use crate::play::termination::Termination;
+use crate::play::game::{GameOutcome, GameResult, round3};
 use crate::play::uci_info::Eval;
 use crate::play::worker::GameTask;
 use crate::store::move_fields::MoveFields;
 use crate::store::pgn::{PgnGame, PgnMove, PgnStyle, comment_for_move, to_pgn_styled};
 pub use files::{write_atomic, write_named};
+pub use formats::{GameRecord, LatencyStats, RunFile, RunSummary};
 
-/// The contents of `run.json`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct RunFile {
-    pub format: u32,
-    pub runner_version: String,
-    pub created: String,
-    pub plan_hash: String,
-    pub plan: RunPlan,
-    /// `--affinity` of the invocation that created the run: the CPU of each concurrency slot.
-    /// Not part of the plan (it does not change which games are played, as --concurrency).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub affinity: Option<Vec<usize>>,
-}
-
-/// Summary figures of the runner's own latency in one game.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct LatencyStats {
-    /// Runner-measured time minus engine-reported time (ms), over moves where the engine
-    /// reported a time.
-    pub overhead_ms_mean: Option<f64>,
-    pub overhead_ms_max: Option<f64>,
-    /// From one engine's `bestmove` read to the opponent's `go` flushed (microseconds).
-    pub turnaround_us_mean: Option<f64>,
-    pub turnaround_us_max: Option<u64>,
-}
-
-/// One line of `games.jsonl`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct GameRecord {
-    /// Schedule position of the job (game pair).
-    pub seq: usize,
-    /// Pairing index and its label.
-    pub pairing: usize,
-    pub label: String,
-    pub pair: usize,
-    /// 0: the pairing's first engine had White; 1: Black.
-    pub game: u8,
-    /// Opening index in the book.
-    pub opening: usize,
-    /// Start position (the opening's root, move counters kept).
-    pub fen: String,
-    pub white: String,
-    pub black: String,
-    pub result: GameResult,
-    pub termination: Termination,
-    /// Plies from `fen`, book moves included.
-    pub plies: usize,
-    /// How many of `moves` came from the book.
-    pub book_plies: usize,
-    /// Every move from `fen` in UCI notation, book moves first.
-    pub moves: Vec<String>,
-    /// Per engine move (aligned with `moves[book_plies..]`): score, depth, runner-measured time
-    /// and engine-reported time.
-    pub scores: Vec<Option<Eval>>,
-    pub depths: Vec<Option<u32>>,
-    pub times_ms: Vec<f64>,
-    pub engine_times_ms: Vec<Option<u64>>,
-    /// Seldepth, nodes, nps, hashfull, pv and time left per engine move (absent in records of
-    /// older runners, and when no move had any).
-    #[serde(default, skip_serializing_if = "MoveFields::is_empty")]
-    pub move_info: MoveFields,
-    pub latency: LatencyStats,
-    /// The move an engine sent that was not legal (illegal-move endings).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub illegal_move: Option<String>,
-    /// How the flag fell (time forfeits): think time against clock and margin.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub forfeit: Option<Forfeit>,
-    pub duration_ms: u64,
-    /// `YYYY.MM.DD` when the game ended.
-    pub date: String,
-    /// The hash of the run's plan without its shard ([`RunPlan::merge_hash`]): a game of
-    /// another run is refused by `--resume` and `runner merge`. Records of older runners have
-    /// none and are refused there too (they cannot be checked).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub plan_hash: Option<String>,
-    /// Whether the pairing's first engine had White, stored only when not the usual (game 0:
-    /// White, game 1: Black), as under `--noswap` and `--reverse`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub first_white: Option<bool>,
-    /// What White and Black could use in this game: clock, node and depth caps, time margin
-    /// (per-engine limits and time odds). Absent in records of older runners.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limits: Option<[SideLimit; 2]>,
+impl RunFile {
+    /// The run.json of a new run of `plan`, made by this runner now.
+    pub fn new(plan: RunPlan) -> RunFile {
+        RunFile {
+            format: 1,
+            runner_version: env!("CARGO_PKG_VERSION").into(),
+            created: chrono::Utc::now().to_rfc3339(),
+            plan_hash: plan.hash(),
+            plan,
+            affinity: None,
+            merged: None,
+            merged_from: None,
+        }
+    }
 }
 
 impl GameRecord {
@@ -348,14 +278,8 @@ impl Store {
         files::create_dir_all(dir)
             .with_context(|| format!("cannot create results directory {}", dir.display()))?;
         files::create_subdir(dir, Path::new(LOG_DIR))?;
-        let run = RunFile {
-            format: 1,
-            runner_version: env!("CARGO_PKG_VERSION").into(),
-            created: chrono::Utc::now().to_rfc3339(),
-            plan_hash: plan.hash(),
-            plan: plan.clone(),
-            affinity: affinity.map(<[usize]>::to_vec),
-        };
+        let run =
+            RunFile { affinity: affinity.map(<[usize]>::to_vec), ..RunFile::new(plan.clone()) };
         write_atomic(&dir.join(RUN_FILE), serde_json::to_string_pretty(&run)?.as_bytes())?;
         Self::open_files(dir, plan, true)
     }
@@ -465,13 +389,13 @@ impl Store {
     }
 
     /// Writes summary.json.
-    pub fn write_summary(&self, value: &serde_json::Value) -> Result<()> {
-        write_atomic(&self.dir.join(SUMMARY_FILE), serde_json::to_string_pretty(value)?.as_bytes())
+    pub fn write_summary(&self, summary: &RunSummary) -> Result<()> {
+        write_summary(&self.dir, summary)
     }
 }
 
 /// The results directory of a run: `out`, or on `resume` the newest run under results/, or a
-/// new directory `results/<local timestamp>`.
+/// new directory `results/<UTC timestamp>` ([`folder_stamp`]).
 pub fn results_dir(out: Option<&Path>, resume: bool) -> Result<PathBuf> {
     if let Some(o) = out {
         return Ok(o.to_path_buf());
@@ -487,12 +411,19 @@ pub fn results_dir(out: Option<&Path>, resume: bool) -> Result<PathBuf> {
             .pop()
             .ok_or_else(|| anyhow!("--resume without --out: no run found in results/"));
     }
-    Ok(PathBuf::from("results").join(chrono::Local::now().format("%Y%m%d-%H%M%S").to_string()))
+    Ok(PathBuf::from("results").join(folder_stamp(chrono::Utc::now())))
 }
 
-/// A tool's default output directory `results/<what>-<UTC timestamp>`.
+/// A tool's default output directory `results/<what>-<UTC timestamp>` ([`folder_stamp`]).
 pub fn default_out(what: &str) -> PathBuf {
-    PathBuf::from("results").join(format!("{what}-{}", chrono::Utc::now().format("%Y%m%d-%H%M%S")))
+    PathBuf::from("results").join(format!("{what}-{}", folder_stamp(chrono::Utc::now())))
+}
+
+/// The one clock of default results folders: UTC, `20261127-220000Z` (the `Z` says so; the
+/// names of one kind sort by time, and a folder named in local time by an older runner, without
+/// the `Z`, sorts before a UTC one of the same digits).
+pub fn folder_stamp(now: chrono::DateTime<chrono::Utc>) -> String {
+    now.format("%Y%m%d-%H%M%SZ").to_string()
 }
 
 /// The seed of a run: `seed`, else on `resume` the one stored in `dir`, else a random one.
@@ -532,17 +463,20 @@ fn check_file(
     )
 }
 
-/// The summary.json in `dir`, if readable.
-pub fn read_summary(dir: &Path) -> Option<serde_json::Value> {
+/// Writes the summary.json of a run (a match, tournament, tune, merge or pulled run) in `dir`.
+pub fn write_summary(dir: &Path, summary: &RunSummary) -> Result<()> {
+    write_atomic(&dir.join(SUMMARY_FILE), serde_json::to_string_pretty(summary)?.as_bytes())
+}
+
+/// The summary.json in `dir` (the runner's keys of any run's, a sweep's included), if readable.
+pub fn read_summary(dir: &Path) -> Option<RunSummary> {
     let text = files::read_regular_text(&dir.join(SUMMARY_FILE), files::SMALL_CAP).ok()??;
     serde_json::from_str(&text).ok()
 }
 
 /// What an earlier run recorded as its reason to stop (kept by reports), else "unknown".
 pub fn stored_stopped_by(dir: &Path) -> String {
-    read_summary(dir)
-        .and_then(|v| v.get("stopped_by").and_then(|s| s.as_str()).map(String::from))
-        .unwrap_or_else(|| "unknown".into())
+    read_summary(dir).map(|s| s.stopped_by).unwrap_or_else(|| "unknown".into())
 }
 
 /// Reads run.json.
@@ -611,6 +545,7 @@ pub(crate) mod tests {
     use crate::plan::adjudication::Adjudication;
     use crate::plan::openings::BookOrder;
     use crate::plan::run_plan::BookInfo;
+    use crate::play::termination::Termination;
 
     pub(crate) fn record(pair: usize, game: u8) -> GameRecord {
         GameRecord {
@@ -659,7 +594,7 @@ pub(crate) mod tests {
 
     pub(crate) fn plan() -> RunPlan {
         RunPlan {
-            kind: "match".into(),
+            kind: crate::plan::run_plan::RunKind::Match,
             engines: ["A", "B"].map(engine).to_vec(),
             pairings: vec![Pairing { label: "A vs B".into(), first: 0, second: 1, tc: None }],
             tc: TimeControl::Nodes { nodes: 100 },
@@ -762,6 +697,52 @@ pub(crate) mod tests {
             "{pgn}"
         );
         fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A run.json of runner 0.1.0, written while the plan's kind was a string: it reads through
+    /// `read_run_file`, its kind is the enum's, and its plan keeps the hash stored with it (so
+    /// `--resume` and `runner merge` still take the run).
+    #[test]
+    fn a_run_json_of_an_older_runner_reads_and_keeps_its_hash() {
+        use crate::plan::run_plan::RunKind;
+        let dir = std::env::temp_dir().join(format!("store-old-run-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        let text = include_str!("../../tests/data/run-0.1.0-round-robin.json");
+        fs::write(dir.join(RUN_FILE), text).unwrap();
+        let run = read_run_file(&dir).unwrap();
+        assert_eq!(run.plan.kind, RunKind::RoundRobin);
+        assert_eq!(run.plan.hash(), run.plan_hash);
+        // Every kind is stored as the string runners always wrote.
+        for (kind, name) in [
+            (RunKind::Match, "match"),
+            (RunKind::Gauntlet, "gauntlet"),
+            (RunKind::RoundRobin, "round-robin"),
+            (RunKind::Sweep, "sweep"),
+            (RunKind::Tune, "tune"),
+        ] {
+            assert_eq!(serde_json::to_value(kind).unwrap(), name);
+            assert_eq!(serde_json::from_value::<RunKind>(name.into()).unwrap(), kind);
+            assert_eq!(kind.to_string(), name);
+        }
+        assert!(serde_json::from_value::<RunKind>("matches".into()).is_err());
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn default_folders_are_named_in_utc_and_sort_by_time() {
+        use chrono::TimeZone as _;
+        let at = |s| chrono::Utc.timestamp_opt(s, 0).unwrap();
+        assert_eq!(folder_stamp(at(0)), "19700101-000000Z");
+        let stamps: Vec<String> = [59, 60, 3_599, 86_400, 1_000_000_000]
+            .into_iter()
+            .map(|s| folder_stamp(at(s)))
+            .collect();
+        let mut sorted = stamps.clone();
+        sorted.sort();
+        assert_eq!(sorted, stamps);
+        assert!(default_out("calibrate").to_string_lossy().ends_with('Z'));
+        assert!(results_dir(None, false).unwrap().to_string_lossy().ends_with('Z'));
     }
 
     #[test]

@@ -95,21 +95,8 @@ pub struct PointRow {
     pub status: PointStatus,
 }
 
-/// The best point and how sure we are.
-#[derive(Clone, Debug, Serialize)]
-pub struct BestPoint {
-    pub label: String,
-    pub index: usize,
-    pub score: f64,
-    pub elo: Option<f64>,
-    pub elo_ci: Option<[f64; 2]>,
-    /// `None` while a point has fewer than `crate::report::figures::MIN_PAIRS` pairs, or with one
-    /// point.
-    pub p_best: Option<f64>,
-    /// The fewest complete pairs of any point played.
-    pub fewest_pairs: u64,
-    pub method: &'static str,
-}
+/// The best point and how sure we are (summary.json `best`).
+pub use crate::store::formats::BestPoint;
 
 /// The whole table.
 #[derive(Clone, Debug, Serialize)]
@@ -193,7 +180,7 @@ pub fn analyze(
             elo_ci: summaries[i].elo_ci,
             p_best: pb.as_ref().map(|pb| pb[k]),
             fewest_pairs: fewest,
-            method: BEST_METHOD,
+            method: BEST_METHOD.into(),
         }
     });
 

@@ -14,7 +14,7 @@ use crate::cli::SweepArgs;
 use crate::plan::engine_spec::{EngineSpec, set_option};
 use crate::plan::engines::{bundled_engine_path, resolve_engines};
 use crate::plan::openings::Opening;
-use crate::plan::run_plan::RunPlan;
+use crate::plan::run_plan::{RunKind, RunPlan};
 use crate::plan::time_control::time_control;
 use crate::run;
 
@@ -161,7 +161,8 @@ pub fn sweep_run_plan(
     let l = &args.run.limit;
     let tc = time_control(&l.tc, l.st.as_deref(), l.nodes, l.depth)?;
     let members = (sweep.engines(), sweep.pairings());
-    let (plan, openings) = run::args::run_plan(&args.run, "sweep", members, tc, sweep.sprt, &out)?;
+    let (plan, openings) =
+        run::args::run_plan(&args.run, RunKind::Sweep, members, tc, sweep.sprt, &out)?;
     Ok((sweep, plan, openings, out))
 }
 

@@ -20,7 +20,8 @@ use crate::report::overhead::merged_overhead;
 use crate::report::summary::{Tally, summary_json as run_summary_json};
 use crate::run::StopReason;
 use crate::store::files::{SMALL_CAP, read_regular_text};
-use crate::store::{GameRecord, SUMMARY_FILE, read_summary};
+use crate::store::formats::{MergeInfo, Origin, SweepSummary};
+use crate::store::{GameRecord, RunSummary, SUMMARY_FILE, read_summary};
 
 /// Writes `text` to `path` through a new temporary file in the same directory
 /// ([`crate::store::files::write_atomic`]: symlinks are never followed).
@@ -34,23 +35,18 @@ pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
 pub fn summary_json(
     a: &SweepAnalysis,
     context: &serde_json::Value,
-    run_summary: &serde_json::Value,
-) -> serde_json::Value {
-    let mut doc = json!({
-        "kind": "sweep",
-        "context": context,
-        "params": a.params,
-        "options": a.options,
-        "best": a.best,
-        "points": a.rows,
-        "surface": a.surface,
-    });
-    if let (Some(d), Some(r)) = (doc.as_object_mut(), run_summary.as_object()) {
-        for (k, v) in r {
-            d.entry(k.clone()).or_insert_with(|| v.clone());
-        }
-    }
-    doc
+    run_summary: &RunSummary,
+) -> Result<SweepSummary> {
+    Ok(SweepSummary {
+        kind: "sweep".into(),
+        context: context.clone(),
+        params: a.params.clone(),
+        options: serde_json::to_value(a.options)?,
+        best: a.best.clone(),
+        points: a.rows.iter().map(serde_json::to_value).collect::<Result<_, _>>()?,
+        surface: a.surface.as_ref().map(serde_json::to_value).transpose()?,
+        run: run_summary.clone(),
+    })
 }
 
 /// Writes the outputs into `dir` and returns the terminal table.
@@ -60,14 +56,14 @@ pub fn write_all(
     points: &[Point],
     title: &str,
     context: &serde_json::Value,
-    run_summary: &serde_json::Value,
+    run_summary: &RunSummary,
 ) -> Result<String> {
     crate::store::files::create_dir_all(dir)?;
     write_atomic(&dir.join("table.md"), &table::markdown(a, title))?;
     write_atomic(&dir.join("table.csv"), &table::csv(a))?;
     let svg = plot::svg(a, title)?;
     write_atomic(&dir.join("plot.svg"), &svg)?;
-    let doc = summary_json(a, context, run_summary);
+    let doc = summary_json(a, context, run_summary)?;
     write_atomic(&dir.join("summary.json"), &(serde_json::to_string_pretty(&doc)? + "\n"))?;
     for (p, row) in points.iter().zip(&a.rows) {
         let pdir = crate::store::files::create_subdir(
@@ -141,12 +137,8 @@ pub fn write_sweep_stopped_by(
         stopped_by,
     );
     // Keep what only the live run could measure (e.g. the runner's overhead figures).
-    if let (Some(fresh), Some(serde_json::Value::Object(old))) =
-        (run_summary.as_object_mut(), read_summary(dir))
-    {
-        for (k, v) in old {
-            fresh.entry(k).or_insert(v);
-        }
+    if let Some(old) = read_summary(dir) {
+        run_summary.keep_measured(old);
     }
     let context = json!({
         "engine": sweep.engine,
@@ -172,7 +164,7 @@ pub fn write_merged_sweep(
     plan: &RunPlan,
     records: &[GameRecord],
     stopped_by: &str,
-    merge_info: serde_json::Value,
+    merge_info: MergeInfo,
 ) -> Result<String> {
     let stop = match stopped_by {
         "complete" => StopReason::Complete,
@@ -185,32 +177,32 @@ pub fn write_merged_sweep(
         plan,
         records,
         (stop.as_str(), stopped_by),
-        ("merge", merge_info),
+        Origin::Merge(merge_info),
     )
 }
 
 /// The outputs of a sweep whose games were gathered from elsewhere (merged shards, a fleet run
 /// pulled from its database): sweep.json, the tables and plot (computed as if the run stopped by
 /// `stopped_by.0`), and summary.json with `stopped_by.1`, the games' `runner_overhead` and
-/// `origin` (key, value) saying where they come from. Returns the table.
+/// `origin` saying where they come from. Returns the table.
 pub fn write_gathered_sweep(
     out: &Path,
     sweep: &SweepPlan,
     plan: &RunPlan,
     records: &[GameRecord],
     stopped_by: (&str, &str),
-    origin: (&str, serde_json::Value),
+    origin: Origin,
 ) -> Result<String> {
     sweep.save(out)?;
     let table = write_sweep_stopped_by(out, sweep, plan, records, stopped_by.0)?;
     let path = out.join(SUMMARY_FILE);
     let text = read_regular_text(&path, SMALL_CAP)?
         .with_context(|| format!("cannot read {}: it is missing", path.display()))?;
-    let mut doc: serde_json::Value = serde_json::from_str(&text)
-        .with_context(|| format!("{} is not valid JSON", path.display()))?;
-    doc["stopped_by"] = json!(stopped_by.1);
-    doc["runner_overhead"] = serde_json::to_value(merged_overhead(records))?;
-    doc[origin.0] = origin.1;
+    let mut doc: SweepSummary = serde_json::from_str(&text)
+        .with_context(|| format!("{} is not a sweep's summary", path.display()))?;
+    doc.run.stopped_by = stopped_by.1.to_string();
+    doc.run.runner_overhead = Some(merged_overhead(records));
+    doc.run.set_origin(origin);
     crate::store::write_atomic(&path, (serde_json::to_string_pretty(&doc)? + "\n").as_bytes())?;
     Ok(table)
 }
@@ -230,7 +222,7 @@ mod tests {
         let (params, points, c) = sample();
         let a = analyze(&params, &points, &c, &[], &AnalysisOptions::default()).unwrap();
         let ctx = json!({"engine": "e"});
-        let run = json!({"stopped_by": "complete", "kind": "not this one"});
+        let run = RunSummary { stopped_by: "complete".into(), ..RunSummary::default() };
         let con = write_all(&dir, &a, &points, "t", &ctx, &run).unwrap();
         assert!(con.contains("t_mid"));
         let read = |n: &str| fs::read_to_string(dir.join(n)).unwrap();
@@ -284,7 +276,8 @@ mod tests {
         let c: Vec<_> = pentas.iter().map(|(_, p)| counts(*p)).collect();
         let mut a = analyze(&["X".into()], &points, &c, &[], &AnalysisOptions::default()).unwrap();
         a.surface = Some(surface::of_analysis(&a, 42));
-        let con = write_all(&dir, &a, &points, "X sweep", &json!({}), &json!({})).unwrap();
+        let con =
+            write_all(&dir, &a, &points, "X sweep", &json!({}), &RunSummary::default()).unwrap();
         let read = |n: &str| fs::read_to_string(dir.join(n)).unwrap();
         let doc: serde_json::Value = serde_json::from_str(&read("summary.json")).unwrap();
         let sf = &doc["surface"];

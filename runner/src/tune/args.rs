@@ -10,7 +10,7 @@ use super::params::{TuneParam, parse_params};
 use crate::cli::TuneArgs;
 use crate::plan::engines::resolve_engines;
 use crate::plan::openings::Opening;
-use crate::plan::run_plan::RunPlan;
+use crate::plan::run_plan::{RunKind, RunPlan};
 use crate::plan::schedule::Pairing;
 use crate::plan::time_control::time_control;
 use crate::run;
@@ -55,7 +55,7 @@ pub fn tune_plan(args: &TuneArgs, out: impl FnOnce() -> Result<PathBuf>) -> Resu
     let l = &args.run.limit;
     let tc = time_control(&l.tc, l.st.as_deref(), l.nodes, l.depth)?;
     let (plan, openings) =
-        run::args::run_plan(&args.run, "tune", (engines, pairings), tc, None, &out)?;
+        run::args::run_plan(&args.run, RunKind::Tune, (engines, pairings), tc, None, &out)?;
     let s = plan.scheduling;
     if s.repeat != 2 || s.noswap || s.reverse {
         bail!(

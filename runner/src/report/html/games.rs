@@ -21,11 +21,7 @@ pub fn loser(r: &GameRecord) -> Option<&str> {
 /// The PGN round tag of a record, as the store writes it ([`GameRecord::pgn_round`]: with
 /// several pairings the pairing comes first).
 pub fn round(files: &RunFiles, r: &GameRecord) -> String {
-    let pairings = files
-        .run
-        .as_ref()
-        .and_then(|run| run.pointer("/plan/pairings")?.as_array().map(Vec::len))
-        .unwrap_or(1);
+    let pairings = files.plan().map_or(1, |p| p.pairings.len());
     r.pgn_round(pairings)
 }
 
@@ -163,12 +159,8 @@ pub fn faults_section(files: &RunFiles) -> String {
             .collect();
         s.push_str(&table("sortable", &["game", "pairing", "engine (restarted)", "reason"], &rows));
     }
-    let warnings: Vec<String> = files
-        .summary
-        .as_ref()
-        .and_then(|v| v["warnings"].as_array())
-        .map(|w| w.iter().map(super::escape::plain).collect())
-        .unwrap_or_default();
+    let warnings: Vec<String> =
+        files.run_summary().and_then(|s| s.warnings.clone()).unwrap_or_default();
     let notes: Vec<&String> = warnings.iter().chain(&files.skipped).chain(&files.notes).collect();
     if !notes.is_empty() {
         s.push_str("<h3>Warnings and unreadable input</h3><ul>");

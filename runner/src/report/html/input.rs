@@ -8,11 +8,14 @@ use std::collections::HashMap;
 use std::fs::{self, File, TryLockError};
 use std::path::{Path, PathBuf};
 
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::store::GameRecord;
+use crate::plan::run_plan::{RunKind, RunPlan};
 use crate::store::dir::LOCK_FILE;
 use crate::store::files::{cap_for, read_regular};
+use crate::store::formats::{CalibrateSummary, SearchtestSummary, SweepSummary};
+use crate::store::{GameRecord, RunFile, RunSummary};
 
 /// What kind of folder this is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,10 +45,11 @@ impl Kind {
 pub struct RunFiles {
     pub dir: PathBuf,
     pub kind: Kind,
-    /// run.json (`plan` inside), sweep.json, summary.json.
-    pub run: Option<Value>,
+    /// run.json (`plan` inside), sweep.json (`sweep::plan::SweepPlan`, a layer above this
+    /// one), summary.json.
+    pub run: Option<RunFile>,
     pub sweep: Option<Value>,
-    pub summary: Option<Value>,
+    pub summary: Option<SummaryFile>,
     /// games.jsonl records in file order, and the lines skipped with their reasons.
     pub records: Vec<GameRecord>,
     pub skipped: Vec<String>,
@@ -72,11 +76,52 @@ fn text_of(dir: &Path, name: &str, notes: &mut Vec<String>) -> Option<String> {
     }
 }
 
+/// summary.json, read as the type the folder's kind of run writes.
+#[derive(Clone, Debug)]
+pub enum SummaryFile {
+    /// A match, tournament, tune, merged or pulled run.
+    Run(RunSummary),
+    Sweep(Box<SweepSummary>),
+    Calibrate(CalibrateSummary),
+    Searchtest(SearchtestSummary),
+}
+
+impl SummaryFile {
+    /// The runner's keys (a run's or a sweep's summary).
+    pub fn run(&self) -> Option<&RunSummary> {
+        match self {
+            SummaryFile::Run(r) => Some(r),
+            SummaryFile::Sweep(s) => Some(&s.run),
+            _ => None,
+        }
+    }
+
+    /// Whether a tool stopped before every position was searched.
+    pub fn partial(&self) -> Option<bool> {
+        match self {
+            SummaryFile::Calibrate(c) => Some(c.partial),
+            SummaryFile::Searchtest(s) => Some(s.partial),
+            _ => None,
+        }
+    }
+}
+
+/// `value` as a `T`, or `None` with a note naming the file.
+fn typed<T: DeserializeOwned>(name: &str, value: Value, notes: &mut Vec<String>) -> Option<T> {
+    match serde_json::from_value(value) {
+        Ok(t) => Some(t),
+        Err(e) => {
+            notes.push(format!("{name}: not as the runner writes it ({e})"));
+            None
+        }
+    }
+}
+
 /// Reads the folder `dir`.
 pub fn read(dir: &Path) -> RunFiles {
     let mut notes = Vec::new();
-    let mut json = |name: &str| -> Option<Value> {
-        let text = text_of(dir, name, &mut notes)?;
+    let json = |name: &str, notes: &mut Vec<String>| -> Option<Value> {
+        let text = text_of(dir, name, notes)?;
         match serde_json::from_str(&text) {
             Ok(v) => Some(v),
             Err(e) => {
@@ -85,14 +130,16 @@ pub fn read(dir: &Path) -> RunFiles {
             }
         }
     };
-    let run = json("run.json");
-    let sweep = json("sweep.json");
-    let summary = json("summary.json");
+    let run_value = json("run.json", &mut notes);
+    let sweep = json("sweep.json", &mut notes);
+    let summary_value = json("summary.json", &mut notes);
+    let run: Option<RunFile> = run_value.and_then(|v| typed("run.json", v, &mut notes));
     let (records, skipped) = match text_of(dir, "games.jsonl", &mut notes) {
         Some(text) => parse_games(&text),
         None => (Vec::new(), Vec::new()),
     };
-    let kind = kind_of(run.as_ref(), sweep.is_some(), summary.as_ref());
+    let (kind, summary) =
+        kind_and_summary(run.as_ref(), sweep.is_some(), summary_value, &mut notes);
     let pgn = text_of(dir, "games.pgn", &mut notes).map(|t| split_pgn(&t)).unwrap_or_default();
     let table_md = text_of(dir, "table.md", &mut notes);
     let mut files: Vec<String> = Vec::new();
@@ -131,21 +178,19 @@ pub fn read(dir: &Path) -> RunFiles {
 
 impl RunFiles {
     /// The run's plan (run.json's `plan`), if any.
-    pub fn plan(&self) -> Option<&Value> {
-        self.run.as_ref().map(|r| &r["plan"]).filter(|p| p.is_object())
+    pub fn plan(&self) -> Option<&RunPlan> {
+        self.run.as_ref().map(|r| &r.plan)
     }
 
     /// The engine names of the plan, by index.
     pub fn engine_names(&self) -> Vec<String> {
-        let list = self.plan().and_then(|p| p["engines"].as_array());
-        list.map(|l| l.iter().map(|e| e["name"].as_str().unwrap_or("?").to_string()).collect())
-            .unwrap_or_default()
+        self.plan().map(|p| p.engines.iter().map(|e| e.name.clone()).collect()).unwrap_or_default()
     }
 
     /// The pairing labels of the plan (from the records when there is no plan).
     pub fn pairing_labels(&self) -> Vec<String> {
-        if let Some(list) = self.plan().and_then(|p| p["pairings"].as_array()) {
-            return list.iter().map(|p| p["label"].as_str().unwrap_or("?").to_string()).collect();
+        if let Some(p) = self.plan() {
+            return p.pairings.iter().map(|p| p.label.clone()).collect();
         }
         let mut labels: Vec<String> = Vec::new();
         for r in &self.records {
@@ -159,27 +204,48 @@ impl RunFiles {
 
     /// The SPRT of the plan, if any.
     pub fn sprt(&self) -> Option<stats::SprtSpec> {
-        let v = self.plan()?.get("sprt")?;
-        serde_json::from_value(v.clone()).ok()
+        self.plan()?.sprt
     }
 
-    /// summary.json's `stopped_by`.
+    /// summary.json's runner keys (`stopped_by`, `runner_overhead`, `warnings`, ...), if any.
+    pub fn run_summary(&self) -> Option<&RunSummary> {
+        self.summary.as_ref()?.run()
+    }
+
+    /// summary.json's `stopped_by` (none in a tool's summary, nor in one without it).
     pub fn stopped_by(&self) -> Option<&str> {
-        self.summary.as_ref()?.get("stopped_by")?.as_str()
+        Some(self.run_summary()?.stopped_by.as_str()).filter(|s| !s.is_empty())
     }
 }
 
-fn kind_of(run: Option<&Value>, sweep: bool, summary: Option<&Value>) -> Kind {
+/// The kind of the folder and its summary.json read as that kind writes it: a sweep (it has
+/// sweep.json), a run (run.json), else a calibration or a search test by the summary's shape.
+fn kind_and_summary(
+    run: Option<&RunFile>,
+    sweep: bool,
+    summary: Option<Value>,
+    notes: &mut Vec<String>,
+) -> (Kind, Option<SummaryFile>) {
+    const NAME: &str = "summary.json";
     if sweep {
-        return Kind::Sweep;
+        let s = summary.and_then(|v| typed(NAME, v, notes));
+        return (Kind::Sweep, s.map(|s| SummaryFile::Sweep(Box::new(s))));
     }
-    if let Some(k) = run.and_then(|r| r["plan"]["kind"].as_str()) {
-        return if k == "match" { Kind::Match } else { Kind::Gauntlet };
+    if let Some(r) = run {
+        let kind = match r.plan.kind {
+            RunKind::Match => Kind::Match,
+            RunKind::Sweep => Kind::Sweep,
+            RunKind::Gauntlet | RunKind::RoundRobin | RunKind::Tune => Kind::Gauntlet,
+        };
+        return (kind, summary.and_then(|v| typed(NAME, v, notes)).map(SummaryFile::Run));
     }
-    match summary {
-        Some(s) if s.get("searched").is_some() => Kind::Calibrate,
-        Some(s) if s.get("variants").is_some() => Kind::Searchtest,
-        _ => Kind::Unknown,
+    let Some(v) = summary else { return (Kind::Unknown, None) };
+    if let Ok(c) = serde_json::from_value::<CalibrateSummary>(v.clone()) {
+        return (Kind::Calibrate, Some(SummaryFile::Calibrate(c)));
+    }
+    match typed::<SearchtestSummary>(NAME, v, notes) {
+        Some(s) => (Kind::Searchtest, Some(SummaryFile::Searchtest(s))),
+        None => (Kind::Unknown, None),
     }
 }
 
@@ -235,13 +301,9 @@ pub enum Liveness {
 pub fn liveness(files: &RunFiles) -> Liveness {
     let dir = &files.dir;
     // Calibrate and searchtest write summary.json once, at their end.
-    let tool_end = match (files.kind, &files.summary) {
-        (Kind::Calibrate | Kind::Searchtest, Some(s)) => Some(match s["partial"].as_bool() {
-            Some(true) => "partial (not every position was searched)".to_string(),
-            _ => "complete".to_string(),
-        }),
-        _ => None,
-    };
+    let tool_end = files.summary.as_ref().and_then(SummaryFile::partial).map(|partial| {
+        if partial { "partial (not every position was searched)" } else { "complete" }.to_string()
+    });
     // A sweep's live outputs write summary.json with `stopped_by: "running"`.
     let stopped = files.stopped_by().filter(|s| *s != "running").map(str::to_string).or(tool_end);
     let mtime = |n: &str| fs::metadata(dir.join(n)).and_then(|m| m.modified()).ok();

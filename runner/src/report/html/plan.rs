@@ -2,37 +2,38 @@
 //! SPRT and adjudication, from run.json (and sweep.json for a sweep). run.json holds the plan,
 //! not the command line, so the command shown is one rebuilt from the plan that replays it.
 
+use serde::Serialize;
 use serde_json::Value;
 
 use super::escape::{esc, plain, table};
-use super::input::{Kind, RunFiles};
-use crate::plan::time_control::TimeControl;
+use super::input::{Kind, RunFiles, SummaryFile};
+use crate::plan::engine_spec::EngineSpec;
+use crate::plan::run_plan::RunPlan;
 
-/// `name=..,cmd=..,arg=..,dir=..,option.K=V` of an engine object of run.json.
-pub fn engine_spec(e: &Value) -> String {
-    let mut parts =
-        vec![format!("name={}", plain(&e["name"])), format!("cmd={}", plain(&e["cmd"]))];
-    for a in e["args"].as_array().into_iter().flatten() {
-        parts.push(format!("arg={}", plain(a)));
+/// `name=..,cmd=..,arg=..,dir=..,option.K=V` of an engine of run.json.
+pub fn engine_spec(e: &EngineSpec) -> String {
+    let mut parts = vec![format!("name={}", e.name), format!("cmd={}", e.cmd)];
+    parts.extend(e.args.iter().map(|a| format!("arg={a}")));
+    if let Some(d) = &e.dir {
+        parts.push(format!("dir={}", d.display()));
     }
-    if let Some(d) = e["dir"].as_str() {
-        parts.push(format!("dir={d}"));
-    }
-    parts.extend(options(e).into_iter().map(|(k, v)| format!("option.{k}={v}")));
+    parts.extend(e.options.iter().map(|(k, v)| format!("option.{k}={v}")));
     parts.join(",")
 }
 
-fn options(e: &Value) -> Vec<(String, String)> {
-    let list = e["options"].as_array().into_iter().flatten();
-    list.filter_map(|o| Some((plain(o.get(0)?), plain(o.get(1)?)))).collect()
+/// A value as its JSON text (strings without quotes, `null` as `n/a`).
+fn json_text(v: &impl Serialize) -> String {
+    serde_json::to_value(v).map_or_else(|e| format!("n/a ({e})"), |v| plain(&v))
 }
 
-/// The plan's time control as text ("nodes=2000", "tc=10+0.1"), or its JSON.
-pub fn tc_text(plan: &Value) -> String {
-    match serde_json::from_value::<TimeControl>(plan["tc"].clone()) {
-        Ok(tc) => tc.to_string(),
-        Err(_) => plain(&plan["tc"]),
-    }
+/// An engine of sweep.json (`sweep::plan::SweepPlan`, read as JSON here), if it is one.
+fn sweep_engine(sw: &Value, key: &str) -> Option<EngineSpec> {
+    serde_json::from_value(sw[key].clone()).ok()
+}
+
+/// The plan's time control as text ("nodes=2000", "tc=10+0.1").
+pub fn tc_text(plan: &RunPlan) -> String {
+    plan.tc.to_string()
 }
 
 fn shell_word(s: &str) -> String {
@@ -63,27 +64,30 @@ pub fn command(files: &RunFiles) -> Option<String> {
             for f in sw["fixed"].as_array().into_iter().flatten() {
                 w.extend(["--fixed".into(), format!("{}={}", plain(&f[0]), plain(&f[1]))]);
             }
-            w.extend(["--engine".into(), engine_spec(&sw["engine"])]);
-            w.extend(["--baseline".into(), engine_spec(&sw["baseline"])]);
-            w.extend(["--games".into(), (plan["pairs"].as_u64().unwrap_or(0) * 2).to_string()]);
+            for (flag, key) in [("--engine", "engine"), ("--baseline", "baseline")] {
+                let spec =
+                    sweep_engine(sw, key).map_or_else(|| plain(&sw[key]), |e| engine_spec(&e));
+                w.extend([flag.into(), spec]);
+            }
+            w.extend(["--games".into(), (plan.pairs * 2).to_string()]);
         }
         _ => {
             w.push("match".into());
-            for e in plan["engines"].as_array().into_iter().flatten() {
+            for e in &plan.engines {
                 w.extend(["--engine".into(), engine_spec(e)]);
             }
-            let n = plan["pairings"].as_array().map_or(1, Vec::len).max(1) as u64;
-            w.extend(["--games".into(), (plan["pairs"].as_u64().unwrap_or(0) * 2 * n).to_string()]);
+            let n = plan.pairings.len().max(1);
+            w.extend(["--games".into(), (plan.pairs * 2 * n).to_string()]);
         }
     }
     let tc = tc_text(plan);
     if let Some((k, v)) = tc.split_once('=') {
         w.extend([format!("--{k}"), v.to_string()]);
     }
-    if let Some(b) = plan["book"]["path"].as_str() {
-        w.extend(["--book".into(), b.to_string()]);
+    if let Some(b) = &plan.book.path {
+        w.extend(["--book".into(), b.clone()]);
     }
-    w.extend(["--seed".into(), plain(&plan["seed"])]);
+    w.extend(["--seed".into(), plan.seed.to_string()]);
     if let Some(s) = files.sprt() {
         w.extend([
             "--sprt".into(),
@@ -93,11 +97,8 @@ pub fn command(files: &RunFiles) -> Option<String> {
             ),
         ]);
     }
-    if plan["shard"].is_object() {
-        w.extend([
-            "--shard".into(),
-            format!("{}/{}", plain(&plan["shard"]["index"]), plain(&plan["shard"]["count"])),
-        ]);
+    if let Some(s) = plan.shard {
+        w.extend(["--shard".into(), format!("{}/{}", s.index, s.count)]);
     }
     Some(w.iter().map(|s| shell_word(s)).collect::<Vec<_>>().join(" "))
 }
@@ -116,65 +117,58 @@ pub fn section(files: &RunFiles) -> String {
             esc(&cmd)
         ));
     }
-    let mut engines: Vec<Value> = plan["engines"].as_array().cloned().unwrap_or_default();
+    let mut engines: Vec<EngineSpec> = plan.engines.clone();
     if let Some(sw) = &files.sweep {
-        engines = vec![sw["engine"].clone(), sw["baseline"].clone()];
+        engines = ["engine", "baseline"].iter().filter_map(|k| sweep_engine(sw, k)).collect();
     }
     let rows: Vec<Vec<String>> = engines
         .iter()
         .map(|e| {
-            let opts: Vec<String> = options(e).iter().map(|(k, v)| format!("{k}={v}")).collect();
-            let args: Vec<String> = e["args"].as_array().into_iter().flatten().map(plain).collect();
-            vec![
-                esc(&plain(&e["name"])),
-                esc(&plain(&e["cmd"])),
-                esc(&args.join(" ")),
-                esc(&opts.join(", ")),
-            ]
+            let opts: Vec<String> = e.options.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            vec![esc(&e.name), esc(&e.cmd), esc(&e.args.join(" ")), esc(&opts.join(", "))]
         })
         .collect();
     s.push_str(&table("engines", &["engine", "command", "arguments", "options"], &rows));
     let sprt = files.sprt().map_or("none".to_string(), |x| {
         format!("elo0 {} elo1 {} alpha {} beta {} ({})", x.elo0, x.elo1, x.alpha, x.beta, x.model)
     });
-    let book = match plan["book"]["path"].as_str() {
-        Some(p) => format!(
-            "{p} ({} openings, {} order)",
-            plain(&plan["book"]["openings"]),
-            plain(&plan["book_order"])
-        ),
+    let book = match &plan.book.path {
+        Some(p) => {
+            format!("{p} ({} openings, {} order)", plan.book.openings, json_text(&plan.book_order))
+        }
         None => "the start position".into(),
     };
-    let shard = match plan["shard"].as_object() {
-        Some(_) => {
-            format!("{} of {}", plain(&plan["shard"]["index"]), plain(&plan["shard"]["count"]))
-        }
+    let shard = match plan.shard {
+        Some(s) => format!("{} of {}", s.index, s.count),
         None => "none (the whole run)".into(),
     };
     let mut facts = vec![
         ("kind", files.kind.name().to_string()),
         ("time control", tc_text(plan)),
         ("book", book),
-        ("seed", plain(&plan["seed"])),
-        ("game pairs per pairing", plain(&plan["pairs"])),
+        ("seed", plan.seed.to_string()),
+        ("game pairs per pairing", plan.pairs.to_string()),
         ("SPRT", sprt),
         ("shard", shard),
-        ("adjudication", adjudication(&plan["adjudication"])),
+        ("adjudication", adjudication(&plan.adjudication)),
     ];
-    if let Some(created) = files.run.as_ref().and_then(|r| r["created"].as_str()) {
-        facts.push(("created", created.to_string()));
+    if let Some(run) = &files.run {
+        facts.push(("created", run.created.clone()));
     }
     s.push_str(&facts_list(&facts));
     s.push_str("</section>");
     s
 }
 
-fn adjudication(a: &Value) -> String {
-    let parts: Vec<String> = ["draw", "resign", "max_moves"]
-        .iter()
-        .filter(|k| !a[**k].is_null())
-        .map(|k| format!("{k}: {}", plain(&a[*k])))
-        .collect();
+fn adjudication(a: &crate::plan::adjudication::Adjudication) -> String {
+    let parts: Vec<String> = [
+        ("draw", a.draw.as_ref().map(json_text)),
+        ("resign", a.resign.as_ref().map(json_text)),
+        ("max_moves", a.max_moves.as_ref().map(json_text)),
+    ]
+    .into_iter()
+    .filter_map(|(k, v)| Some(format!("{k}: {}", v?)))
+    .collect();
     if parts.is_empty() { "none".into() } else { parts.join("; ") }
 }
 
@@ -190,27 +184,31 @@ pub fn facts_list(facts: &[(&str, String)]) -> String {
 
 /// Calibrate and searchtest folders have no run.json: their summary.json's engine and inputs.
 fn other_plan(files: &RunFiles) -> String {
-    let Some(sum) = &files.summary else {
-        return "<p>n/a: no run.json and no summary.json (yet).</p>".into();
+    // What both tools write, then what only one of them does.
+    let ((engine, file, positions, faults, partial), own) = match &files.summary {
+        Some(SummaryFile::Calibrate(c)) => (
+            (&c.engine, &c.positions_file, c.positions, c.faults, c.partial),
+            [
+                ("mode", json_text(&c.mode)),
+                ("searched", c.searched.to_string()),
+                ("elapsed_s", c.elapsed_s.to_string()),
+            ]
+            .to_vec(),
+        ),
+        Some(SummaryFile::Searchtest(s)) => (
+            (&s.engine, &s.positions_file, s.positions, s.faults, s.partial),
+            [("limit", json_text(&s.limit)), ("searches", s.searches.to_string())].to_vec(),
+        ),
+        _ => return "<p>n/a: no run.json and no summary.json (yet).</p>".into(),
     };
-    let mut facts: Vec<(&str, String)> = vec![("kind", files.kind.name().to_string())];
-    for key in [
-        "engine",
-        "positions_file",
-        "positions",
-        "limit",
-        "mode",
-        "searched",
-        "searches",
-        "faults",
-        "partial",
-        "elapsed_s",
-    ] {
-        if let Some(v) = sum.get(key) {
-            let text = if key == "engine" && v.is_object() { engine_spec(v) } else { plain(v) };
-            facts.push((key, text));
-        }
-    }
+    let mut facts: Vec<(&str, String)> = vec![
+        ("kind", files.kind.name().to_string()),
+        ("engine", engine_spec(engine)),
+        ("positions_file", file.clone()),
+        ("positions", positions.to_string()),
+    ];
+    facts.extend(own);
+    facts.extend([("faults", faults.to_string()), ("partial", partial.to_string())]);
     facts_list(&facts)
 }
 
@@ -222,10 +220,10 @@ mod tests {
     #[test]
     fn engine_specs_and_quoting() {
         let e = json!({"name": "A b", "cmd": "/x/e", "args": ["-q"], "dir": null, "options": [["Hash", "16"]]});
+        let e: EngineSpec = serde_json::from_value(e).unwrap();
         assert_eq!(engine_spec(&e), "name=A b,cmd=/x/e,arg=-q,option.Hash=16");
         assert_eq!(shell_word("name=A b"), "'name=A b'");
         assert_eq!(shell_word("it's"), "'it'\\''s'");
-        assert_eq!(tc_text(&json!({"tc": {"kind": "nodes", "nodes": 5}})), "nodes=5");
-        assert_eq!(tc_text(&json!({"tc": "odd"})), "odd");
+        assert_eq!(tc_text(&crate::store::tests::plan()), "nodes=100");
     }
 }

@@ -2,14 +2,14 @@
 //! each pairing (or sweep point), computed from games.jsonl with the `stats` crate, so a live
 //! run's page is as fresh as its last game.
 
-use serde_json::Value;
 use stats::{SprtSpec, Summary, Verdict};
 
-use super::escape::{esc, num, plain, signed, table};
-use super::input::{Kind, Liveness, RunFiles};
+use super::escape::{esc, num, signed, table};
+use super::input::{Kind, Liveness, RunFiles, SummaryFile};
 use super::markdown;
 use super::svg::penta_bars;
 use crate::report::summary::PairingTally;
+use crate::store::RunSummary;
 
 /// Pairings drawn as cards with pentanomial bars; more are in the table only.
 const MAX_CARDS: usize = 24;
@@ -87,14 +87,17 @@ pub fn verdict_section(files: &RunFiles, rows: &[Row], live: &Liveness) -> Strin
     let sum = files.summary.as_ref();
     match files.kind {
         Kind::Sweep => {
-            let best = sum.map(|s| &s["best"]).filter(|b| b.is_object());
+            let best = match sum {
+                Some(SummaryFile::Sweep(s)) => s.best.as_ref(),
+                _ => None,
+            };
             lines.push(match best {
                 Some(b) => format!(
                     "Best point: {} (score {} %, Elo {}); probability it is the best: {} %",
-                    plain(&b["label"]),
-                    num(b["score"].as_f64().map(|x| x * 100.0), 1),
-                    signed(b["elo"].as_f64(), 1),
-                    num(b["p_best"].as_f64().map(|x| x * 100.0), 1)
+                    b.label,
+                    num(Some(b.score * 100.0), 1),
+                    signed(b.elo, 1),
+                    num(b.p_best.map(|x| x * 100.0), 1)
                 ),
                 None => "Best point: n/a (summary.json has none yet)".into(),
             });
@@ -103,7 +106,7 @@ pub fn verdict_section(files: &RunFiles, rows: &[Row], live: &Liveness) -> Strin
             }
         }
         Kind::Calibrate | Kind::Searchtest => {
-            let partial = sum.and_then(|s| s["partial"].as_bool());
+            let partial = sum.and_then(SummaryFile::partial);
             lines.push(match partial {
                 Some(true) => "Partial run: not every position was searched.".into(),
                 Some(false) => "Every position was searched.".into(),
@@ -113,7 +116,7 @@ pub fn verdict_section(files: &RunFiles, rows: &[Row], live: &Liveness) -> Strin
         _ => {
             lines.extend(rows.iter().map(|r| verdict_of(r, files.sprt())));
             if files.kind == Kind::Gauntlet
-                && let Some(top) = gauntlet_leader(sum)
+                && let Some(top) = gauntlet_leader(files.run_summary())
             {
                 lines.push(top);
             }
@@ -129,22 +132,19 @@ pub fn verdict_section(files: &RunFiles, rows: &[Row], live: &Liveness) -> Strin
     s
 }
 
-fn gauntlet_leader(sum: Option<&Value>) -> Option<String> {
-    let g = &sum?["gauntlet"];
-    let names = g["engines"].as_array()?;
+fn gauntlet_leader(sum: Option<&RunSummary>) -> Option<String> {
+    let g = sum?.gauntlet.as_ref()?;
     let mut out = Vec::new();
-    for block in g["ratings"].as_array()? {
-        let list = block["ratings"]["ratings"].as_array()?;
-        let best = list.iter().max_by(|a, b| {
-            a["elo"].as_f64().unwrap_or(f64::MIN).total_cmp(&b["elo"].as_f64().unwrap_or(f64::MIN))
-        })?;
-        let name = best["engine"].as_u64().and_then(|i| names.get(i as usize)).map(plain);
+    for block in &g.ratings {
+        let list = &block.ratings.ratings;
+        let elo = |r: &stats::bradley_terry::Rating| r.elo.unwrap_or(f64::MIN);
+        let best = list.iter().max_by(|a, b| elo(a).total_cmp(&elo(b)))?;
+        let name = g.engines.get(best.engine).map_or("?", String::as_str);
         out.push(format!(
-            "Highest rated at {}: {} ({} Elo +/- {})",
-            plain(&block["tc"]),
-            name.unwrap_or_else(|| "?".into()),
-            num(best["elo"].as_f64(), 1),
-            num(best["err95"].as_f64(), 1)
+            "Highest rated at {}: {name} ({} Elo +/- {})",
+            block.tc,
+            num(best.elo, 1),
+            num(best.err95, 1)
         ));
     }
     (!out.is_empty()).then(|| out.join("; "))

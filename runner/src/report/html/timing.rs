@@ -5,9 +5,8 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use super::escape::{esc, num, plain, table};
+use super::escape::{esc, num, table};
 use super::input::RunFiles;
-use crate::plan::run_plan::RunPlan;
 use crate::plan::time_control::TimeControl;
 use crate::play::clock::Clock;
 use crate::play::termination::Termination;
@@ -32,9 +31,7 @@ pub fn move_times(r: &GameRecord) -> impl Iterator<Item = (&str, f64)> + '_ {
 /// margin; the side that lost on time ends at 0. Empty without a plan or a clock.
 pub fn clock_left(files: &RunFiles) -> BTreeMap<String, (u64, f64, u64)> {
     let mut per: BTreeMap<String, (u64, f64, u64)> = BTreeMap::new();
-    let plan: Option<RunPlan> =
-        files.run.as_ref().and_then(|r| serde_json::from_value(r["plan"].clone()).ok());
-    let Some(plan) = plan else { return per };
+    let Some(plan) = files.plan() else { return per };
     for r in &files.records {
         // Each side's own limits (time odds), else the plan's for older records.
         let run = plan.run_limit(r.pairing);
@@ -109,22 +106,20 @@ pub fn section(files: &RunFiles) -> String {
         s.push_str("<h3>Clock left at the end of a game</h3>");
         s.push_str(&table("sortable", &["engine", "games", "mean s left", "least s left"], &rows));
     }
-    let o = files.summary.as_ref().map(|v| &v["runner_overhead"]).filter(|o| o.is_object());
+    let o = files.run_summary().and_then(|s| s.runner_overhead.as_ref());
     match o {
         Some(o) => {
+            let count = |v: Option<u64>| v.map_or("n/a".to_string(), |v| v.to_string());
             let facts = [
-                ("bestmove→go turnaround mean (µs)", num(o["turnaround_us_mean"].as_f64(), 0)),
-                ("turnaround p99 (µs)", plain(&o["turnaround_us_p99"])),
-                ("turnaround max (µs)", plain(&o["turnaround_us_max"])),
-                ("runner CPU per game (ms)", num(o["runner_cpu_per_game_ms"].as_f64(), 2)),
-                ("runner CPU per move (µs)", num(o["runner_cpu_per_move_us"].as_f64(), 1)),
-                (
-                    "runner CPU / engines' CPU (%)",
-                    num(o["runner_cpu_share"].as_f64().map(|x| x * 100.0), 2),
-                ),
+                ("bestmove→go turnaround mean (µs)", num(o.turnaround_us_mean, 0)),
+                ("turnaround p99 (µs)", count(o.turnaround_us_p99)),
+                ("turnaround max (µs)", count(o.turnaround_us_max)),
+                ("runner CPU per game (ms)", num(o.runner_cpu_per_game_ms, 2)),
+                ("runner CPU per move (µs)", num(o.runner_cpu_per_move_us, 1)),
+                ("runner CPU / engines' CPU (%)", num(o.runner_cpu_share.map(|x| x * 100.0), 2)),
                 (
                     "measured minus reported time per move (ms)",
-                    num(o["measured_minus_reported_ms_mean"].as_f64(), 3),
+                    num(o.measured_minus_reported_ms_mean, 3),
                 ),
             ];
             s.push_str(&super::plan::facts_list(&facts));
