@@ -265,24 +265,19 @@ impl DbTarget {
     }
 
     /// Connects; the connection's driver task runs in the background until the client drops.
+    /// A failure is a [`ConnectError`] (its source says whether it may pass).
     pub async fn connect(&self) -> Result<Client> {
         let unix = matches!(self.config.get_hosts().first(), Some(Host::Unix(_)));
+        let failed = |e| ConnectError { target: self.to_string(), source: e };
         if self.tls == TlsMode::Disable || unix {
-            let (client, conn) =
-                self.config.connect(NoTls).await.map_err(|e| {
-                    anyhow!("cannot connect to the database {self}: {}", pg_reason(&e))
-                })?;
+            let (client, conn) = self.config.connect(NoTls).await.map_err(failed)?;
             tokio::spawn(async move {
                 let _ = conn.await;
             });
             return Ok(client);
         }
         let tls = tokio_postgres_rustls::MakeRustlsConnect::new(self.tls_config()?);
-        let (client, conn) = self
-            .config
-            .connect(tls)
-            .await
-            .map_err(|e| anyhow!("cannot connect to the database {self}: {}", pg_reason(&e)))?;
+        let (client, conn) = self.config.connect(tls).await.map_err(failed)?;
         tokio::spawn(async move {
             let _ = conn.await;
         });
@@ -314,6 +309,25 @@ impl DbTarget {
     }
 }
 
+/// A connection that could not be made: the target (never its password) and the driver's error.
+#[derive(Debug)]
+pub struct ConnectError {
+    target: String,
+    source: tokio_postgres::Error,
+}
+
+impl fmt::Display for ConnectError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "cannot connect to the database {}: {}", self.target, pg_reason(&self.source))
+    }
+}
+
+impl std::error::Error for ConnectError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
+}
+
 /// The driver's error with the server's or the system's reason ("db error" alone says nothing:
 /// the reason is its source). Never holds the password: neither the driver nor the server
 /// repeats it.
@@ -327,10 +341,14 @@ pub fn pg_reason(e: &tokio_postgres::Error) -> String {
     }
 }
 
-/// `--db` (or `RUNNER_DB`) parsed and connected.
+/// How long a one-shot command (status, cancel, submit, ...) waits for a database that refuses
+/// connections for a passing reason (full, restarting).
+pub const COMMAND_PATIENCE: Duration = Duration::from_secs(30);
+
+/// `--db` (or `RUNNER_DB`) parsed and connected (a full or restarting database is waited for).
 pub async fn connect(flag: Option<&str>) -> Result<(DbTarget, Client)> {
     let target = parse_target(&db_url(flag)?)?;
-    let client = target.connect().await?;
+    let client = super::link::connect_patiently(&target, COMMAND_PATIENCE).await?;
     Ok((target, client))
 }
 
