@@ -246,7 +246,9 @@ BEGIN
         x := r.x;
         d1 := r.d1; d2 := r.d2; d3 := r.d3; d4 := r.d4; d5 := r.d5;
         have := true;
-        EXIT WHEN chg <= 1e-15::float8;
+        -- With t = 0 the b_i do not depend on p: Rust's next round repeats this one exactly and
+        -- stops (change 0).
+        EXIT WHEN chg <= 1e-15::float8 OR t = 0;
     END LOOP;
     mu := 0.25::float8 * p2 + 0.5::float8 * p3 + 0.75::float8 * p4 + p5;
     var := p1 * (0::float8 - mu) * (0::float8 - mu) + p2 * (0.25::float8 - mu) * (0.25::float8 - mu)
