@@ -117,7 +117,8 @@ GRANT SELECT (id, name, created_by, created_at, revoked_at) ON worker_keys
 SELECT format('GRANT EXECUTE ON FUNCTION %s TO fleet_submitter', p.oid::regprocedure)
   FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
  WHERE n.nspname = 'public' AND p.proname IN ('fleet_submit', 'fleet_cancel', 'fleet_purge',
-       'fleet_settle_run', 'fleet_is_admin', 'fleet_may_change') \gexec
+       'fleet_settle_run', 'fleet_is_admin', 'fleet_may_change', 'fleet_approve') \gexec
+-- (fleet_approve checks the caller itself: a submitter is told that only an approver approves.)
 
 -- ------------------------------------------------------------------------- fleet_approver
 SELECT format('GRANT EXECUTE ON FUNCTION %s TO fleet_approver', p.oid::regprocedure)

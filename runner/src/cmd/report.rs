@@ -113,8 +113,15 @@ fn tables(args: &ReportArgs) -> Result<u8> {
     let records = read_records(dir, &plan)?;
     match SweepPlan::load(dir)? {
         Some(sweep) => {
-            let table =
-                write_sweep_stopped_by(dir, &sweep, &plan, &records, &stored_stopped_by(dir))?;
+            let decided = fleet_decisions(dir);
+            let table = write_sweep_stopped_by(
+                dir,
+                &sweep,
+                &plan,
+                &records,
+                &stored_stopped_by(dir),
+                decided.as_deref(),
+            )?;
             out!("{table}");
         }
         None if plan.kind == "match" => {
@@ -139,4 +146,11 @@ fn tables(args: &ReportArgs) -> Result<u8> {
     }
     outln!("written: table.md, table.csv, plot.svg in {}", dir.display());
     Ok(0)
+}
+
+/// A pulled fleet sweep's points as the fleet decided them (summary.json's `fleet.points`), so
+/// that a report tells the same story as the pull; none for other folders.
+fn fleet_decisions(dir: &std::path::Path) -> Option<Vec<crate::sweep::analysis::PointStatus>> {
+    let summary = crate::store::read_summary(dir)?;
+    serde_json::from_value(summary.get("fleet")?.get("points")?.clone()).ok()
 }

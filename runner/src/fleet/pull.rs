@@ -37,6 +37,7 @@ use crate::store::merge::ShardSet;
 use crate::store::records_check::{RecordsFile, check_records};
 use crate::store::rules::check_rules;
 use crate::store::{GAMES_FILE, GameRecord, RUN_FILE, Store, read_run_file, write_atomic};
+use crate::sweep::analysis::PointStatus;
 use crate::sweep::report::write_gathered_sweep;
 use crate::tune::files::write_outputs;
 use crate::tune::log::TuneLog;
@@ -131,13 +132,15 @@ pub struct PulledState {
     pub stop_reason: Option<String>,
     /// Sweep points dropped (pairing index, why).
     pub dropped: Vec<(usize, String)>,
+    /// Each pairing as the fleet decided it (a sweep's table shows these).
+    pub points: Option<Vec<PointStatus>>,
     /// A tuning run's iterations and theta.
     pub tune: Option<PulledTune>,
 }
 
 impl PulledState {
     pub fn new(state: RunState) -> PulledState {
-        PulledState { state, stop_reason: None, dropped: Vec::new(), tune: None }
+        PulledState { state, stop_reason: None, dropped: Vec::new(), points: None, tune: None }
     }
 }
 
@@ -191,6 +194,7 @@ pub fn write_folder(
         "games": records.len(),
         "scheduled_games": scheduled,
         "dropped": dropped,
+        "points": state.points,
     });
     let stopped_by = state.state.stopped_by();
     let text = match &sub.experiment {
@@ -213,6 +217,7 @@ pub fn write_folder(
             &records,
             (stopped_by, stopped_by),
             ("fleet", origin),
+            state.points.as_deref(),
         )?,
         Experiment::Tune { .. } => {
             let tune = state.tune.unwrap_or_default();
@@ -237,15 +242,37 @@ pub async fn pull(db: &Client, database: &str, run: i64, out: &Path) -> Result<S
     let records = checked_records(run, &sub, stored)?;
     let state = RunState::parse(&row.state)
         .ok_or_else(|| anyhow!("run {run} is in state {:?}, unknown to this runner", row.state))?;
-    let dropped = queue::pairings(db, run)
-        .await?
+    let pairings = queue::pairings(db, run).await?;
+    let labels: Vec<String> = pairings.iter().map(|p| p.label.clone()).collect();
+    let points = pairings.iter().map(|p| point_status(p, &labels)).collect();
+    let dropped = pairings
         .into_iter()
         .filter(|p| p.verdict.as_deref() == Some(DROPPED))
         .map(|p| (p.pairing.max(0) as usize, p.why.unwrap_or_default()))
         .collect();
     let tune = if tuning { Some(pulled_tune(db, run).await?) } else { None };
-    let pulled = PulledState { state, stop_reason: row.stop_reason, dropped, tune };
+    let pulled =
+        PulledState { state, stop_reason: row.stop_reason, dropped, points: Some(points), tune };
     write_folder(out, &origin, &sub, records, pulled)
+}
+
+/// A pairing as the fleet decided it: dropped by racing (after the games the database counted,
+/// against its best point then), decided by its SPRT, or still active.
+fn point_status(p: &queue::PairingRow, labels: &[String]) -> PointStatus {
+    let games = p.stop_games.unwrap_or(0).max(0) as u64;
+    match p.verdict.as_deref() {
+        Some(DROPPED) => PointStatus::Dropped {
+            after_games: games,
+            best: p
+                .stop_best
+                .and_then(|b| labels.get(b.max(0) as usize))
+                .cloned()
+                .unwrap_or_default(),
+            z: p.stop_z.unwrap_or(0.0),
+        },
+        Some(_) => PointStatus::Decided { after_games: games },
+        None => PointStatus::Active,
+    }
 }
 
 /// The stored games as records, each checked against the rules of chess; the first that fails
@@ -543,10 +570,18 @@ mod tests {
             state: RunState::Decided,
             stop_reason: Some("racing".into()),
             dropped: vec![(2, "dropped: worse than X=1".into())],
+            points: Some(vec![
+                PointStatus::Active,
+                PointStatus::Active,
+                PointStatus::Dropped { after_games: 2, best: "X=1".into(), z: 3.5 },
+            ]),
             tune: None,
         };
         let records = games(&sub, &[0, 1, 2, 3, 4]);
         write_folder(&out, &origin(), &sub, records.clone(), state).unwrap();
+        // The table tells the fleet's story (its decision, not a replay in schedule order).
+        let table = std::fs::read_to_string(out.join("table.md")).unwrap();
+        assert!(table.contains("dropped@2 (vs X=1)"), "{table}");
         let summary = read_json(&out.join("summary.json"));
         assert_eq!(
             (summary["kind"].as_str(), summary["stopped_by"].as_str()),
@@ -554,6 +589,7 @@ mod tests {
         );
         assert_eq!(summary["fleet"]["dropped"][0]["label"], "X=3");
         assert_eq!(summary["fleet"]["stop_reason"], "racing");
+        assert_eq!(summary["fleet"]["points"][2]["state"], "dropped");
         assert_eq!(summary["points"].as_array().unwrap().len(), 3);
         // `runner report`'s sweep path over the folder.
         let sweep = crate::sweep::plan::SweepPlan::load(&out).unwrap().unwrap();
@@ -565,6 +601,7 @@ mod tests {
             &plan,
             &read_records(&out, &plan).unwrap(),
             "sprt",
+            None,
         )
         .unwrap();
         assert_eq!(

@@ -175,6 +175,9 @@ mod tests {
             active: false,
             verdict: Some("H1".into()),
             why: Some("SPRT accepted H1 after 184 games".into()),
+            stop_games: Some(184),
+            stop_best: None,
+            stop_z: None,
         }];
         let p = Progress {
             pairs_total: 500,

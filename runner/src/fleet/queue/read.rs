@@ -170,20 +170,24 @@ pub async fn games(db: &Client, run: i64, order: GameOrder) -> Result<Vec<Stored
 }
 
 /// A pairing's label, verdict and why (status and pull).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct PairingRow {
     pub pairing: i32,
     pub label: String,
     pub active: bool,
     pub verdict: Option<String>,
     pub why: Option<String>,
+    /// The games a stop was decided on; a racing drop's best point and test statistic.
+    pub stop_games: Option<i64>,
+    pub stop_best: Option<i32>,
+    pub stop_z: Option<f64>,
 }
 
 pub async fn pairings(db: &Client, run: i64) -> Result<Vec<PairingRow>> {
     let found = rows(
         db,
-        "SELECT pairing, label, active, verdict, why FROM pairings WHERE run_id = $1 \
-         ORDER BY pairing",
+        "SELECT pairing, label, active, verdict, why, stop_games, stop_best, stop_z \
+         FROM pairings WHERE run_id = $1 ORDER BY pairing",
         &[(&run, Type::INT8)],
     )
     .await?;
@@ -196,6 +200,9 @@ pub async fn pairings(db: &Client, run: i64) -> Result<Vec<PairingRow>> {
                 active: r.try_get("active")?,
                 verdict: r.try_get("verdict")?,
                 why: r.try_get("why")?,
+                stop_games: r.try_get("stop_games")?,
+                stop_best: r.try_get("stop_best")?,
+                stop_z: r.try_get("stop_z")?,
             })
         })
         .collect()

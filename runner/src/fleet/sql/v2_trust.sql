@@ -36,6 +36,10 @@ UPDATE runs SET approved_by = owner, approved_at = created_at;
 -- The engines of each pairing, by name, as the game records name them (game 0: the first
 -- engine has White unless the record says otherwise).
 ALTER TABLE pairings ADD COLUMN first_name text, ADD COLUMN second_name text;
+-- A stopped pairing's decision as data: the games it was taken on, and for a racing drop the
+-- best point then and the test statistic (the sweep's table shows them as `dropped@N`).
+ALTER TABLE pairings ADD COLUMN stop_games bigint, ADD COLUMN stop_best integer,
+    ADD COLUMN stop_z float8;
 
 -- A tuning iteration's random numbers (drawn by the submitter from the run's seed).
 ALTER TABLE pairs ADD COLUMN draws jsonb;
@@ -279,7 +283,8 @@ BEGIN
     DELETE FROM tallies t USING workers w
      WHERE t.run_id = p_run AND t.worker_id = w.id AND w.key_id = k;
     IF r.state IN ('decided', 'complete') THEN
-        UPDATE pairings SET active = true, verdict = NULL, why = NULL WHERE run_id = p_run;
+        UPDATE pairings SET active = true, verdict = NULL, why = NULL, stop_games = NULL,
+               stop_best = NULL, stop_z = NULL WHERE run_id = p_run;
         UPDATE pairs SET state = 'pending' WHERE run_id = p_run AND state = 'skipped';
         UPDATE runs SET state = 'active', stop_reason = NULL, finished_at = NULL WHERE id = p_run;
     END IF;
@@ -654,7 +659,8 @@ BEGIN
                     c.label, v, 2 * (c.ll + c.ld + c.dd + c.wd + c.ww), fleet_fixed2(llr),
                     fleet_fixed2((j->'sprt'->>'lower')::float8),
                     fleet_fixed2((j->'sprt'->>'upper')::float8));
-                UPDATE pairings g SET active = false, verdict = v, why = fleet_settle_run.why
+                UPDATE pairings g SET active = false, verdict = v, why = fleet_settle_run.why,
+                       stop_games = 2 * (c.ll + c.ld + c.dd + c.wd + c.ww)
                  WHERE g.run_id = p_run AND g.pairing = c.pairing;
                 UPDATE pairs p SET state = 'skipped'
                  WHERE p.run_id = p_run AND p.pairing = c.pairing AND p.state = 'pending';
@@ -677,7 +683,9 @@ BEGIN
                 c.label, 2 * (c.ll + c.ld + c.dd + c.wd + c.ww),
                 (SELECT g.label FROM pairings g WHERE g.run_id = p_run AND g.pairing = d.best),
                 fleet_fixed2(d.z));
-            UPDATE pairings g SET active = false, verdict = 'dropped', why = fleet_settle_run.why
+            UPDATE pairings g SET active = false, verdict = 'dropped', why = fleet_settle_run.why,
+                   stop_games = 2 * (c.ll + c.ld + c.dd + c.wd + c.ww), stop_best = d.best,
+                   stop_z = d.z
              WHERE g.run_id = p_run AND g.pairing = d.point AND g.active;
             UPDATE pairs p SET state = 'skipped'
              WHERE p.run_id = p_run AND p.pairing = d.point AND p.state = 'pending';

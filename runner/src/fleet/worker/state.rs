@@ -19,6 +19,10 @@ use crate::play::cancel::Cancel;
 use crate::play::pause::PauseWatch;
 use crate::report::warnings::FaultStreaks;
 
+/// Reports of one run the database may refuse for a lasting reason before the worker refuses
+/// the run (a pair that cannot be stored would otherwise be claimed and played again forever).
+const INCIDENT_LIMIT: u32 = 3;
+
 /// A pair in flight.
 struct InFlight {
     run: i64,
@@ -51,6 +55,8 @@ pub(super) struct Worker<'a> {
     tasks: JoinSet<Done>,
     /// Per run: games in a row an engine lost by its own fault on this worker.
     faults: HashMap<i64, FaultStreaks>,
+    /// Per run: reports the database refused for a lasting reason (incidents).
+    incidents: HashMap<i64, u32>,
     tally: Tally,
     idle_said: bool,
     /// A lasting fault: the worker stops with it (exit 1).
@@ -82,6 +88,7 @@ impl<'a> Worker<'a> {
             flying: HashMap::new(),
             tasks: JoinSet::new(),
             faults: HashMap::new(),
+            incidents: HashMap::new(),
             tally: Tally::default(),
             idle_said: false,
             fatal: None,
@@ -112,9 +119,21 @@ impl<'a> Worker<'a> {
             if self.cancel.is_cancelled() || self.fatal.is_some() {
                 return Ok(());
             }
-            self.claim().await?;
+            // A signal acts at once, even while a statement waits on a database that stopped
+            // answering (the statement's own deadline would come later).
+            let cancel = self.cancel.clone();
+            tokio::select! {
+                biased;
+                _ = cancel.cancelled() => return Ok(()),
+                r = self.claim() => r?,
+            }
             if self.flying.is_empty() && self.loading.is_empty() {
-                match self.idle().await? {
+                let idle = tokio::select! {
+                    biased;
+                    _ = cancel.cancelled() => return Ok(()),
+                    r = self.idle() => r?,
+                };
+                match idle {
                     Idle::Done => return Ok(()),
                     Idle::Again => continue,
                 }
@@ -130,7 +149,14 @@ impl<'a> Worker<'a> {
                     Ok((run, r)) => self.on_loaded(run, r).await,
                     Err(e) => self.fatal = Some(format!("loading a run failed: {e}")),
                 },
-                _ = beat.tick() => self.beat().await,
+                _ = beat.tick() => {
+                    let cancel = self.cancel.clone();
+                    tokio::select! {
+                        biased;
+                        _ = cancel.cancelled() => return Ok(()),
+                        _ = self.beat() => {}
+                    }
+                }
             }
         }
     }
@@ -244,6 +270,15 @@ impl<'a> Worker<'a> {
             Ended::CannotPlay => {}
         }
         let mut refuse = d.cannot_play.clone();
+        if d.ended == Ended::Incident {
+            let n = self.incidents.entry(d.run).or_default();
+            *n += 1;
+            if *n >= INCIDENT_LIMIT {
+                refuse.get_or_insert(format!(
+                    "the database refused {n} of its reports (recorded as incidents)"
+                ));
+            }
+        }
         if refuse.is_none()
             && let (Some(records), Some(s)) = (&d.records, self.served.get(&d.run))
         {
@@ -278,10 +313,9 @@ impl<'a> Worker<'a> {
             }
         }
         let id = &self.id;
-        let never = Cancel::new();
         let said = self
             .link
-            .call("recording the refusal", &never, |c| {
+            .call("recording the refusal", &self.cancel, |c| {
                 let tokens = &tokens;
                 async move { queue::refuse(&c, id, run, why, tokens).await }
             })

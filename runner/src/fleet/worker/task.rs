@@ -75,7 +75,7 @@ pub(super) async fn pair_task(
         cannot_play: None,
         records: None,
     };
-    match play_and_report(&link, &id, &s, &c, &stop, &pause, &mut done).await {
+    match play_and_report(&link, &id, &s, &c, (&stop, &cancel), &pause, &mut done).await {
         Ok(()) => {}
         Err(e) if stop.is_cancelled() || is_transient(&e) => {
             done.ended = Ended::Stopped;
@@ -104,7 +104,7 @@ async fn play_and_report(
     id: &WorkerId,
     s: &Served,
     c: &Claim,
-    stop: &Cancel,
+    (stop, quit): (&Cancel, &Cancel),
     pause: &PauseWatch,
     done: &mut Done,
 ) -> Result<()> {
@@ -172,18 +172,20 @@ async fn play_and_report(
             let mut line =
                 format!("run {} {label} pair {}: {results} stored", c.run_id, c.pair + 1);
             if s.judge.may_stop(&counts) || !open {
-                // The database decides, from every stored pair; this worker only asks.
-                let never = Cancel::new();
+                // The database decides, from every stored pair; this worker only asks (its lease
+                // of the pair has ended: only a signal gives up, leaving the decision to the next
+                // report or an idle worker).
                 let run = c.run_id;
                 let settled = link
-                    .call("asking for a decision", &never, |db| async move {
+                    .call("asking for a decision", quit, |db| async move {
                         queue::settle(&*db, id, run).await
                     })
-                    .await?;
+                    .await
+                    .unwrap_or_default();
                 for st in &settled.stops {
                     line.push_str(&format!("\n{}", st.why));
                 }
-                if settled.state != "active" {
+                if !settled.state.is_empty() && settled.state != "active" {
                     line.push_str(&format!("\nrun {} {}", c.run_id, settled.state));
                 }
             }
