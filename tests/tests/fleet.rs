@@ -588,7 +588,7 @@ fn a_run_whose_engine_cannot_start_is_refused_and_fails_after_three_keys() {
     let text = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(text.contains("failed") && text.contains("refused by 3 worker(s)"), "{text}");
     for k in ["k1", "k2", "k3"] {
-        assert!(text.contains(&format!("{k}: engine dead")), "{text}");
+        assert!(text.contains(&format!("{k}: cannot start an engine: engine dead")), "{text}");
     }
 }
 
@@ -681,9 +681,9 @@ fn a_forged_result_stops_the_pull_naming_the_game_and_the_key() {
     // Nf6 Ng1 Ng8, twice) that White is said to have won.
     let moves = r#"["g1f3","g8f6","f3g1","f6g8","g1f3","g8f6","f3g1","f6g8"]"#;
     f.sql(&format!(
-        "UPDATE games SET record = record || jsonb_build_object('moves', '{moves}'::jsonb, \
+        "UPDATE games SET record = (record::jsonb || jsonb_build_object('moves', '{moves}'::jsonb, \
          'plies', 8, 'book_plies', 0, 'termination', 'threefold', 'result', '1-0', \
-         'fen', 'rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1') \
+         'fen', 'rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1'))::json \
          WHERE run_id = {run} AND pair = 0 AND game = 0"
     ));
     let out = f.dir.join("pulled");
