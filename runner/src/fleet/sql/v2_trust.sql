@@ -466,32 +466,38 @@ END $$;
 
 -- The first engine's score in a game record (1, 0.5, 0), after checking that the record is the
 -- game `p_game` of pair (`p_pairing`, `p_pair`) between the pairing's engines; raises otherwise.
+-- The fields are read in one pass (json_to_record): each `->>` on a json value parses the whole
+-- text again, which for two 4 KB records was about 1.3 ms of server time per report (the load
+-- test's 2026-11-27 figures, docs/fleet.md). json_to_record's text columns give what `->>` gives
+-- (the value's text; for duplicate keys the last one).
 CREATE FUNCTION fleet_record_score(p_rec json, p_pairing int, p_pair int, p_game int,
     p_first text, p_second text) RETURNS numeric
 LANGUAGE plpgsql IMMUTABLE AS $$
-DECLARE first_white boolean; res text;
+DECLARE f record; first_white boolean;
 BEGIN
-    IF json_typeof(p_rec) IS DISTINCT FROM 'object'
-       OR (p_rec->>'pairing') IS DISTINCT FROM p_pairing::text
-       OR (p_rec->>'pair') IS DISTINCT FROM p_pair::text
-       OR (p_rec->>'game') IS DISTINCT FROM p_game::text THEN
+    IF json_typeof(p_rec) IS DISTINCT FROM 'object' THEN
         RAISE EXCEPTION 'game % of the report is not game % of pair %/%', p_game + 1, p_game + 1,
             p_pairing, p_pair + 1 USING ERRCODE = 'data_exception';
     END IF;
-    first_white := coalesce((p_rec->>'first_white')::boolean, p_game = 0);
-    IF (first_white AND ((p_rec->>'white') IS DISTINCT FROM p_first
-                         OR (p_rec->>'black') IS DISTINCT FROM p_second))
-       OR (NOT first_white AND ((p_rec->>'white') IS DISTINCT FROM p_second
-                                OR (p_rec->>'black') IS DISTINCT FROM p_first)) THEN
+    SELECT * INTO f FROM json_to_record(p_rec) AS x(pairing text, pair text, game text,
+        first_white text, white text, black text, result text);
+    IF f.pairing IS DISTINCT FROM p_pairing::text OR f.pair IS DISTINCT FROM p_pair::text
+       OR f.game IS DISTINCT FROM p_game::text THEN
+        RAISE EXCEPTION 'game % of the report is not game % of pair %/%', p_game + 1, p_game + 1,
+            p_pairing, p_pair + 1 USING ERRCODE = 'data_exception';
+    END IF;
+    first_white := coalesce(f.first_white::boolean, p_game = 0);
+    IF (first_white AND (f.white IS DISTINCT FROM p_first OR f.black IS DISTINCT FROM p_second))
+       OR (NOT first_white AND (f.white IS DISTINCT FROM p_second
+                                OR f.black IS DISTINCT FROM p_first)) THEN
         RAISE EXCEPTION 'game % of the report is not played by the pairing''s engines', p_game + 1
             USING ERRCODE = 'data_exception';
     END IF;
-    res := p_rec->>'result';
     RETURN CASE
-        WHEN res = '1/2-1/2' THEN 0.5
-        WHEN res = '1-0' THEN CASE WHEN first_white THEN 1 ELSE 0 END
-        WHEN res = '0-1' THEN CASE WHEN first_white THEN 0 ELSE 1 END
-        ELSE fleet_bad_result(res) END;
+        WHEN f.result = '1/2-1/2' THEN 0.5
+        WHEN f.result = '1-0' THEN CASE WHEN first_white THEN 1 ELSE 0 END
+        WHEN f.result = '0-1' THEN CASE WHEN first_white THEN 0 ELSE 1 END
+        ELSE fleet_bad_result(f.result) END;
 END $$;
 
 CREATE FUNCTION fleet_bad_result(res text) RETURNS numeric
