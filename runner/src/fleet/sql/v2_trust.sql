@@ -724,6 +724,9 @@ END $$;
 CREATE FUNCTION fleet_fixed2(x float8) RETURNS text
 LANGUAGE sql IMMUTABLE AS $$
     SELECT CASE WHEN x = 'Infinity'::float8 THEN 'inf' WHEN x = '-Infinity'::float8 THEN '-inf'
+                -- Past to_char's digits (racing's z of a point with no spread is the largest
+                -- double): the number as PostgreSQL writes it.
+                WHEN abs(x) >= 1e15 THEN x::text
                 ELSE to_char(round(x::numeric, 2), 'FM999999999999990.00') END
 $$;
 
