@@ -1,12 +1,30 @@
--- Least-privilege roles for the fleet's PostgreSQL database (issue 26; see docs/fleet.md).
+-- Least-privilege roles for the fleet's PostgreSQL database (see docs/fleet.md, "Who may do
+-- what").
 --
---   fleet_owner      owns the tables: the only role that runs `runner db init` (DDL).
---   fleet_worker     what `runner worker` needs: read the runs it plays, claim / renew /
---                    release leases, store a finished pair's games and counts, decide a run,
---                    log and apply tuning iterations, register itself. No DELETE, no DDL, no
---                    reading of other runs' games.
---   fleet_submitter  what `runner submit`, `runner cancel`, `runner pull` and `runner status`
---                    need: store a new run, cancel one, read everything. No DELETE, no DDL.
+--   fleet_owner      owns the tables and the functions: runs `runner db init` (DDL). An
+--                    administrator: approves runs, issues and revokes worker keys, may change
+--                    any run (as are superusers and members of fleet_approver).
+--   fleet_approver   a person who decides what workers may run: `runner approve`, `runner
+--                    worker-key add|revoke|list`, cancel or purge any run; also a submitter.
+--   fleet_submitter  a person who submits runs (`runner submit`; the run is theirs and waits for
+--                    an approver), cancels or purges their own, and reads everything
+--                    (`runner status`, `runner pull`) except worker keys' hashes and secrets.
+--   fleet_worker     what `runner worker` needs: no write privilege on any table. It calls the
+--                    worker functions (fleet_register, fleet_claim, fleet_heartbeat,
+--                    fleet_release, fleet_report, fleet_settle, fleet_refuse, fleet_incident,
+--                    fleet_iteration, fleet_worker_stopped), which accept a report only for a
+--                    pair leased to the calling worker, whose key an approver issued, and read
+--                    the runs, pairings and pairs (no games, no keys).
+--   fleet_reader     read-only: status pages and dashboards (no games' writes, no keys).
+--
+-- Every contributor's worker connects as fleet_worker (or a role that is a member of it) and
+-- identifies itself with its own key (`runner worker-key add NAME`, given to the machine as
+-- RUNNER_WORKER_KEY or `runner worker --key-file`): a bad machine is named by its key, revoked,
+-- and its pairs played again (`runner purge RUN --worker NAME`).
+--
+-- Connections: fleet_worker gets a connection limit below max_connections (here 80 of the
+-- default 100), so that a crowd of workers never locks out the people who run status or cancel.
+-- Raise both together for a larger fleet, or put workers behind PgBouncer (docs/fleet.md).
 --
 -- The roles are created without a password: set one yourself, never in a file under version
 -- control (`\password fleet_worker` in psql, or ALTER ROLE ... PASSWORD from a secret store).
@@ -17,10 +35,9 @@
 --   2. psql -d fleet -f docs/fleet-worker-role.sql        (creates the other roles)
 --   3. runner db init --db postgresql://fleet_owner@HOST/fleet
 --   4. psql -d fleet -f docs/fleet-worker-role.sql        (grants on the tables, now they exist)
+--   5. GRANT fleet_submitter TO alice; GRANT fleet_approver TO bob;   (people's own roles)
 -- The script can be run any number of times; run step 4 again after a `runner db init` that
--- migrated the schema to a new version (new tables or columns get their grants then).
---
--- The privileges follow the statements of runner/src/fleet/queue.rs, the only place with SQL.
+-- migrated the schema to a new version (new tables or functions get their grants then).
 
 \set ON_ERROR_STOP on
 
@@ -37,65 +54,76 @@ SELECT NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'fleet_submitter') AS 
 \if :need_submitter
 CREATE ROLE fleet_submitter LOGIN;
 \endif
+SELECT NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'fleet_approver') AS need_approver
+\gset
+\if :need_approver
+CREATE ROLE fleet_approver LOGIN;
+\endif
+SELECT NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'fleet_reader') AS need_reader
+\gset
+\if :need_reader
+CREATE ROLE fleet_reader LOGIN;
+\endif
+GRANT fleet_submitter TO fleet_approver;
+ALTER ROLE fleet_worker CONNECTION LIMIT 80;
 
 -- Nobody but the owner creates objects in the schema (PostgreSQL 15 and later already revoke
 -- CREATE from PUBLIC; older versions do not).
 REVOKE CREATE ON SCHEMA public FROM PUBLIC;
 GRANT USAGE, CREATE ON SCHEMA public TO fleet_owner;
-GRANT USAGE ON SCHEMA public TO fleet_worker, fleet_submitter;
-SELECT format('GRANT CONNECT ON DATABASE %I TO fleet_owner, fleet_worker, fleet_submitter',
-              current_database()) \gexec
+GRANT USAGE ON SCHEMA public TO fleet_worker, fleet_submitter, fleet_reader;
+SELECT format('GRANT CONNECT ON DATABASE %I TO fleet_owner, fleet_worker, fleet_submitter, '
+              'fleet_approver, fleet_reader', current_database()) \gexec
 
-SELECT to_regclass('public.pairs') IS NOT NULL AS have_tables \gset
+SELECT to_regclass('public.worker_keys') IS NOT NULL AS have_tables \gset
 \if :have_tables
 
--- Start from nothing on every fleet table, then grant what the queue's statements use.
-REVOKE ALL ON fleet_schema, runs, pairings, tallies, workers, pairs, games, tune_state, tune_steps
-    FROM PUBLIC, fleet_worker, fleet_submitter;
-REVOKE ALL ON SEQUENCE runs_id_seq, workers_id_seq, games_id_seq, lease_tokens
-    FROM PUBLIC, fleet_worker, fleet_submitter;
+-- Start from nothing on every fleet table and function, then grant what each role uses.
+REVOKE ALL ON fleet_schema, runs, pairings, tallies, workers, pairs, games, tune_state, tune_steps,
+    worker_keys, refusals, incidents
+    FROM PUBLIC, fleet_worker, fleet_submitter, fleet_reader;
+REVOKE ALL ON SEQUENCE runs_id_seq, workers_id_seq, games_id_seq, lease_tokens,
+    worker_keys_id_seq, incidents_id_seq
+    FROM PUBLIC, fleet_worker, fleet_submitter, fleet_reader;
+SELECT format('REVOKE ALL ON FUNCTION %s FROM PUBLIC, fleet_worker, fleet_submitter, '
+              'fleet_approver, fleet_reader', p.oid::regprocedure)
+  FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+ WHERE n.nspname = 'public' AND p.proname LIKE 'fleet\_%' AND p.prosecdef \gexec
 
--- Both: the schema version check every command makes first.
-GRANT SELECT ON fleet_schema TO fleet_worker, fleet_submitter;
+-- Everyone: the schema version check every command makes first.
+GRANT SELECT ON fleet_schema TO fleet_worker, fleet_submitter, fleet_reader;
 
 -- ---------------------------------------------------------------------------- fleet_worker
--- register_worker, worker_stopped, heartbeat (its own row: WHERE id = ...).
-GRANT SELECT (id), INSERT (host, pid, concurrency, lease_secs),
-      UPDATE (heartbeat_at, stopped_at) ON workers TO fleet_worker;
-GRANT USAGE ON SEQUENCE workers_id_seq TO fleet_worker;
--- run, run_states, outstanding, claim, heartbeat, report (reads the submission and states);
--- report and complete_if_done move a run to decided / complete.
-GRANT SELECT ON runs TO fleet_worker;
-GRANT UPDATE (state, stop_reason, finished_at) ON runs TO fleet_worker;
--- claim (active pairings), pairing_counts, pairings; the judge deactivates a pairing.
-GRANT SELECT ON pairings TO fleet_worker;
-GRANT UPDATE (active, verdict, why) ON pairings TO fleet_worker;
--- claim (FOR UPDATE needs UPDATE), release, heartbeat, report, skip pairs of a stopped pairing,
--- log_iteration, tune_iterations.
-GRANT SELECT ON pairs TO fleet_worker;
-GRANT UPDATE (state, token, worker_id, lease_until, claimed_at, attempts, spsa) ON pairs TO fleet_worker;
-GRANT USAGE ON SEQUENCE lease_tokens TO fleet_worker;
--- report: a finished pair's two games (insert only: a worker cannot read or change games).
-GRANT INSERT (run_id, pairing, pair, game, worker_id, record) ON games TO fleet_worker;
-GRANT USAGE ON SEQUENCE games_id_seq TO fleet_worker;
--- report: the worker's row of a pairing's counts (INSERT ... ON CONFLICT DO UPDATE), and
--- pairing_counts summing every worker's rows.
-GRANT SELECT, INSERT (run_id, pairing, worker_id, ll, ld, dd, wd, ww, wins, draws, losses),
-      UPDATE (ll, ld, dd, wd, ww, wins, draws, losses) ON tallies TO fleet_worker;
--- Tuning runs: log_iteration and report read theta under FOR UPDATE and move it.
-GRANT SELECT, UPDATE (theta, next_k, applied) ON tune_state TO fleet_worker;
-GRANT SELECT, INSERT (run_id, ord, k, step) ON tune_steps TO fleet_worker;
+-- Reads: the runs it plays (their submissions), pairings, the pairs (outstanding work), its own
+-- key's refusals. Writes: only through the functions.
+GRANT SELECT ON runs, pairings, pairs, refusals TO fleet_worker;
+GRANT SELECT (id, key_id) ON workers TO fleet_worker;
+SELECT format('GRANT EXECUTE ON FUNCTION %s TO fleet_worker', p.oid::regprocedure)
+  FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+ WHERE n.nspname = 'public' AND p.proname IN ('fleet_register', 'fleet_worker_stopped',
+       'fleet_claim', 'fleet_heartbeat', 'fleet_release', 'fleet_refuse', 'fleet_incident',
+       'fleet_report', 'fleet_iteration', 'fleet_settle') \gexec
 
--- ------------------------------------------------------------------------- fleet_submitter
--- submit: insert_run stores the run, its pairings, its pairs and a tuning run's theta.
-GRANT SELECT, INSERT (kind, submission, plan_hash) ON runs TO fleet_submitter;
-GRANT USAGE ON SEQUENCE runs_id_seq TO fleet_submitter;
-GRANT SELECT, INSERT (run_id, pairing, label) ON pairings TO fleet_submitter;
-GRANT SELECT, INSERT (run_id, seq, pairing, pair, opening) ON pairs TO fleet_submitter;
-GRANT SELECT, INSERT (run_id, theta) ON tune_state TO fleet_submitter;
--- cancel: the run's state (FOR UPDATE on runs needs an UPDATE privilege).
-GRANT UPDATE (state, stop_reason, finished_at) ON runs TO fleet_submitter;
--- pull and status read everything else.
-GRANT SELECT ON games, tallies, workers, tune_steps TO fleet_submitter;
+-- ------------------------------------------------------------ fleet_submitter, fleet_reader
+-- Read everything but the keys' hashes and the workers' secrets.
+GRANT SELECT ON runs, pairings, tallies, pairs, games, tune_state, tune_steps, refusals,
+    incidents TO fleet_submitter, fleet_reader;
+GRANT SELECT (id, host, pid, concurrency, lease_secs, started_at, heartbeat_at, stopped_at,
+    key_id, version) ON workers TO fleet_submitter, fleet_reader;
+GRANT SELECT (id, name, created_by, created_at, revoked_at) ON worker_keys
+    TO fleet_submitter, fleet_reader;
+-- Submit (the run is the caller's), cancel and purge (the functions check the owner), and ask
+-- for a decision after a purge.
+SELECT format('GRANT EXECUTE ON FUNCTION %s TO fleet_submitter', p.oid::regprocedure)
+  FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+ WHERE n.nspname = 'public' AND p.proname IN ('fleet_submit', 'fleet_cancel', 'fleet_purge',
+       'fleet_settle_run', 'fleet_is_admin', 'fleet_may_change', 'fleet_approve') \gexec
+-- (fleet_approve checks the caller itself: a submitter is told that only an approver approves.)
+
+-- ------------------------------------------------------------------------- fleet_approver
+SELECT format('GRANT EXECUTE ON FUNCTION %s TO fleet_approver', p.oid::regprocedure)
+  FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+ WHERE n.nspname = 'public' AND p.proname IN ('fleet_approve', 'fleet_key_add',
+       'fleet_key_revoke', 'fleet_keys') \gexec
 
 \endif

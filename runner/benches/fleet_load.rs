@@ -4,12 +4,19 @@
 //! socket, **fsync on**, `synchronous_commit` on, `max_connections` set explicitly), runs
 //! `schema::init`, submits one synthetic match run, and lets N synthetic workers (tokio tasks,
 //! each with its own connection like a worker process, each registered as a worker) loop
-//! claim 1 pair -> report it for a fixed time. Reports carry two game records of realistic size
-//! (2-4 KB of JSON each) and a realistic mix of results; the report transaction asks the SPRT
-//! judge of `fleet::decide` with bounds that do not decide within the test. Each worker sends a
-//! heartbeat for its lease every few seconds. Afterwards the database is checked: every done
-//! pair has exactly two games, no game lacks a done pair, the tallies equal the stored games,
-//! no pair was handed out twice, nothing a worker was told is stored is missing.
+//! claim 1 pair -> report it for a fixed time, through the database's worker functions
+//! (`fleet_register` under a worker key, `fleet_claim`, `fleet_report`, `fleet_heartbeat`,
+//! `fleet_settle`) as a worker process does. Reports carry two game records of realistic size
+//! (2-4 KB of JSON each) that name the pair, the game, the pairing's engines and a result from a
+//! realistic mix: the database reads the pair's result from them. The run is judged by the
+//! database (an SPRT, `fleet::decide::judge_config`) with bounds that do not decide within the
+//! test; a worker asks the database to decide (`fleet_settle`) when its look at the returned
+//! counts says a decision may be due or nothing is left open, as `fleet/worker/task.rs` does.
+//! Each worker sends a heartbeat for its lease every few seconds. Afterwards the database is
+//! checked: every done pair has exactly two games, no game lacks a done pair, the tallies equal
+//! the stored games, no pair was handed out twice, nothing a worker was told is stored is
+//! missing. Then the cost of one decision is measured: `fleet_settle` called by a fresh worker
+//! on the run with every stored pair.
 //!
 //! ```text
 //! cargo bench -p runner --bench fleet_load -- [--workers 10,100,500] [--seconds N] [--pairs N]
@@ -21,7 +28,7 @@
 //! mode between the workers and the server, with `--pool` server connections.
 //!
 //! The client (this process) and the server share the machine: on a small machine the figures
-//! include the client's own CPU (JSON, the SPRT judge, 500 tasks).
+//! include the client's own CPU (JSON, the worker's SPRT look at the counts, 500 tasks).
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -32,7 +39,7 @@ use e2e::pg::{DBNAME, TempPg, USER};
 use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
 use runner::fleet::connect::parse_target;
-use runner::fleet::decide::RunJudge;
+use runner::fleet::decide::{RunJudge, judge_config};
 use runner::fleet::queue::{self, NewRun, PairReport, Reported};
 use runner::fleet::schema;
 use serde_json::{Value, json};
@@ -46,6 +53,8 @@ const LEASE: Duration = Duration::from_secs(120);
 /// Pair results LL, LD, DD, WD, WW of two close engines at a fast control (per mille); half of
 /// the DD bin is played as WL.
 const PENTA_PERMILLE: [u32; 5] = [40, 190, 540, 190, 40];
+/// The label of the run's one pairing.
+const LABEL: &str = "new vs base";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Via {
@@ -181,6 +190,8 @@ struct WorkerOut {
     claim: Vec<Duration>,
     report: Vec<Duration>,
     heartbeat: Vec<Duration>,
+    /// `fleet_settle` calls (when the worker's look at the counts said a decision may be due).
+    settle: Vec<Duration>,
     stored: u64,
     refused: Vec<String>,
     errors: Vec<String>,
@@ -214,7 +225,7 @@ fn templates(rng: &mut ChaCha8Rng) -> Vec<Value> {
                 "seq": 0, "pairing": 0, "label": "new vs base", "pair": 0, "game": 0,
                 "opening": 0,
                 "fen": "rnbqkb1r/pppp1ppp/5n2/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3",
-                "white": "new", "black": "base", "result": "1/2-1/2",
+                "white": ENGINES.0, "black": ENGINES.1, "result": "1/2-1/2",
                 "termination": "adjudication-draw", "plies": plies, "book_plies": 8,
                 "moves": moves, "scores": scores, "depths": depths, "times_ms": times,
                 "engine_times_ms": etimes,
@@ -226,6 +237,9 @@ fn templates(rng: &mut ChaCha8Rng) -> Vec<Value> {
         })
         .collect()
 }
+
+/// The run's one pairing: its first and second engine, as the game records name them.
+const ENGINES: (&str, &str) = ("new", "base");
 
 /// A pair's result: its penta index, the first engine's W-D-L and each game's first-engine
 /// score (1, 0.5, 0).
@@ -251,6 +265,9 @@ fn draw_pair(rng: &mut ChaCha8Rng) -> [GameScore; 2] {
     if rng.random_bool(0.5) { [scores[1], scores[0]] } else { scores }
 }
 
+/// Game `game` of claim `c` from template `t`: it names the pair, the game and the engines (game
+/// 0: the first engine has White, game 1: Black) and carries the result that gives the first
+/// engine `first_score`, which is what the database reads back.
 fn record(t: &Value, c: &queue::Claim, game: u8, first_score: GameScore) -> Value {
     let mut r = t.clone();
     let first_white = game == 0;
@@ -268,15 +285,17 @@ fn record(t: &Value, c: &queue::Claim, game: u8, first_score: GameScore) -> Valu
     r["game"] = json!(game);
     r["opening"] = json!(c.opening);
     r["result"] = json!(result);
-    if !first_white {
-        r["white"] = json!("base");
-        r["black"] = json!("new");
-    }
+    let (white, black) = if first_white { ENGINES } else { (ENGINES.1, ENGINES.0) };
+    r["white"] = json!(white);
+    r["black"] = json!(black);
     r
 }
 
 struct Shared {
     url: String,
+    /// The worker key every synthetic worker registers under.
+    key: String,
+    spec: stats::SprtSpec,
     run: i64,
     templates: Vec<Value>,
     heartbeat: Duration,
@@ -295,7 +314,7 @@ async fn worker(
     // Like a worker, retry a refused connection a few times with backoff (500 workers
     // connecting in the same instant overflow a listen queue).
     let mut attempt = 0;
-    let mut db = loop {
+    let db = loop {
         match target.connect().await {
             Ok(c) => match queue::Conn::open(c, sh.prepared).await {
                 Ok(c) => break c,
@@ -316,7 +335,7 @@ async fn worker(
             }
         }
     };
-    let wid = match queue::register_worker(&db, "bench", i as i32, 1, LEASE).await {
+    let wid = match queue::register_worker(&db, Some(&sh.key), "bench", i as i32, 1, LEASE).await {
         Ok(w) => w,
         Err(e) => {
             out.connect_error = Some(format!("{e:#}"));
@@ -334,12 +353,9 @@ async fn worker(
         }
     };
     let mut rng = ChaCha8Rng::seed_from_u64(0x5eed ^ i as u64);
-    let mut judge = RunJudge {
-        sprt: Some(stats::SprtSpec::parse(SPRT).expect("the bench's SPRT parses")),
-        race: None,
-        labels: vec!["new vs base".into()],
-        spsa: None,
-    };
+    // The worker's look at the counts a report returns (the database decides).
+    let judge =
+        RunJudge { sprt: Some(sh.spec.clone()), race: None, labels: vec![LABEL.to_string()] };
     // Heartbeats spread over the interval, as independent processes' would be.
     let mut next_hb = start + sh.heartbeat.mul_f64(rng.random_range(0.0..1.0));
     // Paced workers start spread over one play time, as independent machines would, instead of
@@ -350,7 +366,7 @@ async fn worker(
     }
     while Instant::now() < deadline {
         let t = Instant::now();
-        let claims = match queue::claim(&db, wid, Some(sh.run), &[], 1, LEASE).await {
+        let claims = match queue::claim(&db, &wid, Some(sh.run), &[], 1, LEASE).await {
             Ok(c) => c,
             Err(e) => {
                 out.errors.push(format!("claim: {e:#}"));
@@ -365,7 +381,7 @@ async fn worker(
         out.claimed.push((c.pairing, c.pair));
         if Instant::now() >= next_hb {
             let t = Instant::now();
-            match queue::heartbeat(&db, wid, &[c.token], LEASE).await {
+            match queue::heartbeat(&db, &wid, &[c.token], LEASE).await {
                 Ok(alive) => {
                     out.heartbeat.push(t.elapsed());
                     if alive != [c.token] {
@@ -394,15 +410,27 @@ async fn worker(
             pair: c.pair,
             token: c.token,
             records: [&g0, &g1],
-            scores,
         };
         let t = Instant::now();
-        match queue::report(&mut db, wid, &r, &mut judge).await {
-            Ok(Reported::Stored { run_state, .. }) => {
+        match queue::report(&db, &wid, &r, judge.needs_all()).await {
+            Ok(Reported::Stored { counts, open }) => {
                 out.report.push(t.elapsed());
                 out.stored += 1;
-                if run_state.is_some() {
-                    out.decided = true;
+                // As a worker does: ask the database for a decision when one may be due.
+                if judge.may_stop(&counts) || !open {
+                    let t = Instant::now();
+                    match queue::settle(&db, &wid, c.run_id).await {
+                        Ok(s) => {
+                            out.settle.push(t.elapsed());
+                            if s.state != "active" || !s.stops.is_empty() {
+                                out.decided = true;
+                            }
+                        }
+                        Err(e) => {
+                            out.errors.push(format!("settle: {e:#}"));
+                            break;
+                        }
+                    }
                 }
             }
             Ok(Reported::Refused(why)) => out.refused.push(why),
@@ -412,7 +440,7 @@ async fn worker(
             }
         }
     }
-    let _ = queue::worker_stopped(&db, wid).await;
+    let _ = queue::worker_stopped(&db, &wid).await;
     out
 }
 
@@ -581,10 +609,14 @@ async fn one(o: &Opts, n: usize) -> Row {
     pg.psql(&format!("ALTER SYSTEM SET max_connections = {}", o.max_connections));
     if o.statements {
         pg.psql("ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'");
-        // Not settable by ALTER SYSTEM before the library is loaded.
+        // Time spent in each function too (the worker functions, the key check, the record
+        // checks): pg_stat_user_functions.
+        pg.psql("ALTER SYSTEM SET track_functions = 'all'");
+        // Not settable by ALTER SYSTEM before the library is loaded. `track = all`: the
+        // statements inside the functions are counted too.
         let conf = pg.socket_dir().join("data").join("postgresql.conf");
         let mut text = std::fs::read_to_string(&conf).expect("postgresql.conf");
-        text.push_str("pg_stat_statements.track_planning = on\n");
+        text.push_str("pg_stat_statements.track_planning = on\npg_stat_statements.track = all\n");
         std::fs::write(&conf, text).expect("postgresql.conf");
     }
     pg.restart();
@@ -599,28 +631,40 @@ async fn one(o: &Opts, n: usize) -> Row {
     eprintln!("[{n} workers] server: {settings}");
     let mut admin = parse_target(&pg.url()).unwrap().connect().await.expect("connect");
     schema::init(&mut admin).await.expect("schema::init");
+    // The workers register under a key an approver issued, as a fleet's workers do.
+    let key = queue::key_add(&admin, "bench").await.expect("key_add");
+    let spec = stats::SprtSpec::parse(SPRT).expect("the bench's SPRT parses");
+    let judge = judge_config(Some(&spec), None, 1, None);
     let pairs = o.pairs.unwrap_or((2000.0 * o.seconds) as usize + 10_000);
     let jobs: Vec<(i32, i32, i32)> = (0..pairs as i32).map(|p| (0, p, p % 500)).collect();
     let sub = json!({"bench": "fleet_load"});
-    let labels = ["new vs base".to_string()];
-    let run = queue::insert_run(
-        &mut admin,
+    let labels = [LABEL.to_string()];
+    let engines = [(ENGINES.0.to_string(), ENGINES.1.to_string())];
+    let (run, pending) = queue::insert_run(
+        &admin,
         &NewRun {
             kind: "match",
             submission: &sub,
             plan_hash: "bench",
+            judge: &judge,
             labels: &labels,
+            engines: &engines,
             jobs: &jobs,
             theta: None,
+            draws: &[],
+            refusal_limit: 3,
         },
     )
     .await
     .expect("insert_run");
+    assert!(!pending, "the bench's run waits for approval: it must be submitted by an approver");
     pg.psql("VACUUM ANALYZE");
     let bouncer = (o.via == Via::Pgbouncer).then(|| Bouncer::start(&pg, o.pool));
     let url = bouncer.as_ref().map_or_else(|| pg.url(), Bouncer::url);
     let sh = Arc::new(Shared {
         url,
+        key,
+        spec,
         run,
         templates: templates(&mut ChaCha8Rng::seed_from_u64(7)),
         heartbeat: Duration::from_secs_f64(o.heartbeat),
@@ -629,8 +673,8 @@ async fn one(o: &Opts, n: usize) -> Row {
     });
     let (ready_tx, mut ready_rx) = tokio::sync::mpsc::channel(n);
     let (go_tx, go_rx) = tokio::sync::watch::channel(None);
-    // `queue::report` takes a `&mut dyn Judge` (not `Send`): each client thread runs its share
-    // of the workers on a single-threaded runtime, one thread per core.
+    // Each client thread runs its share of the workers on a single-threaded runtime, one thread
+    // per core (as a worker process runs its games on its own runtime).
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(n);
     let tasks: Vec<_> = (0..threads)
         .map(|t| {
@@ -697,6 +741,13 @@ async fn one(o: &Opts, n: usize) -> Row {
         notes.push(format!("{refused} reports refused"));
     }
     let lost_leases: u64 = outs.iter().map(|w| w.lost_leases).sum();
+    let settles: usize = outs.iter().map(|w| w.settle.len()).sum();
+    let mut settle: Vec<Duration> = outs.iter().flat_map(|w| w.settle.clone()).collect();
+    notes.push(format!(
+        "{settles} settle calls during the test (p50 / p99 {:.1} / {:.1} ms)",
+        pct(&mut settle, 0.5),
+        pct(&mut settle, 0.99)
+    ));
     if lost_leases > 0 {
         notes.push(format!("{lost_leases} heartbeats found a lease lost"));
     }
@@ -715,6 +766,7 @@ async fn one(o: &Opts, n: usize) -> Row {
     let mut report: Vec<Duration> = outs.iter().flat_map(|w| w.report.clone()).collect();
     let mut hb: Vec<Duration> = outs.iter().flat_map(|w| w.heartbeat.clone()).collect();
     let hb_total: f64 = hb.iter().map(Duration::as_secs_f64).sum::<f64>() * 1000.0;
+    let settle_total: f64 = settle.iter().map(Duration::as_secs_f64).sum::<f64>() * 1000.0;
     notes.push(format!(
         "CPU per report: server {:.2} ms, client {:.2} ms, PgBouncer {:.2} ms \
          (machine load average {})",
@@ -728,7 +780,7 @@ async fn one(o: &Opts, n: usize) -> Row {
             .unwrap_or("?")
     ));
     let overhead_ms = if stored > 0 {
-        mean_ms(&claim) + mean_ms(&report) + hb_total / stored as f64
+        mean_ms(&claim) + mean_ms(&report) + (hb_total + settle_total) / stored as f64
     } else {
         f64::NAN
     };
@@ -770,16 +822,43 @@ async fn one(o: &Opts, n: usize) -> Row {
     if !tallies_ok {
         notes.push(format!("tallies (pairs W D L) {tallies} != games {games}"));
     }
+    // What one decision costs on the run as it stands (every stored pair counted): a fresh
+    // worker asks, with nothing else running.
+    let probe = queue::register_worker(&admin, Some(&sh.key), "probe", 0, 1, LEASE)
+        .await
+        .expect("register the probe worker");
+    let mut decide = Vec::new();
+    for _ in 0..20 {
+        let t = Instant::now();
+        let s = queue::settle(&admin, &probe, run).await.expect("settle");
+        decide.push(t.elapsed());
+        if s.state != "active" || !s.stops.is_empty() {
+            notes.push("the run was decided by the probe's settle: figures invalid".into());
+            break;
+        }
+    }
+    notes.push(format!(
+        "one decision (fleet_settle on the run afterwards, idle server, 20 calls): p50 {:.2} ms",
+        pct(&mut decide, 0.5)
+    ));
+    let _ = queue::worker_stopped(&admin, &probe).await;
     if o.statements {
+        let funcs = pg.psql(
+            "SELECT string_agg(format('%s calls, total %s ms, self %s ms per call: %s', calls, \
+               round((total_time / calls)::numeric, 3), round((self_time / calls)::numeric, 3), \
+               funcname), E'\\n' ORDER BY total_time DESC) \
+             FROM pg_stat_user_functions WHERE calls > 50",
+        );
+        println!("[{n} workers] functions by server time:\n{funcs}");
         let top = pg.psql(
             "SELECT string_agg(format('%s calls, %s plans, exec %s ms, plan %s ms, wal %s B: %s', \
                calls, plans, \
                round((total_exec_time / calls)::numeric, 3), \
                round((total_plan_time / calls)::numeric, 3), wal_bytes / calls, \
-               left(regexp_replace(query, '\\s+', ' ', 'g'), 90)), E'\\n' \
+               left(regexp_replace(query, '\\s+', ' ', 'g'), 150)), E'\\n' \
                ORDER BY total_exec_time + total_plan_time DESC) \
              FROM (SELECT * FROM pg_stat_statements WHERE calls > 50 \
-               ORDER BY total_exec_time + total_plan_time DESC LIMIT 12) s",
+               ORDER BY total_exec_time + total_plan_time DESC LIMIT 20) s",
         );
         println!("[{n} workers] statements by server time:\n{top}");
     }

@@ -79,8 +79,18 @@ pub enum Command {
     Pull(PullArgs),
     /// The fleet's runs: state, games, W-D-L, pentanomial, Elo, SPRT, workers, pairs per hour.
     Status(StatusArgs),
-    /// Stop a fleet run: workers stop its games and claim nothing more of it.
+    /// Stop a fleet run (its owner or an approver): workers stop its games and claim nothing
+    /// more of it.
     Cancel(CancelArgs),
+    /// Let a pending fleet run start (approvers only: a run submitted by a role that is not an
+    /// approver waits for this).
+    Approve(CancelArgs),
+    /// Take back every pair a worker key stored in a fleet run (its games and counts) and hand
+    /// the pairs out again; the run is decided anew (its owner or an approver).
+    Purge(PurgeArgs),
+    /// Worker keys (approvers): `add NAME` issues one (printed once), `revoke NAME` shuts its
+    /// workers out, `list` shows them.
+    WorkerKey(WorkerKeyArgs),
     /// A fastchess command line (single-dash options): prints the `runner match` command it
     /// means, then runs it; options the runner lacks are refused one line each (exit 2).
     Fastchess(FastchessArgs),
@@ -158,6 +168,46 @@ pub struct StatusArgs {
     /// One run's id (default: the newest runs).
     #[arg(value_name = "RUN")]
     pub run: Option<i64>,
+}
+
+/// `runner purge` arguments.
+#[derive(Args, Debug, Clone)]
+pub struct PurgeArgs {
+    #[command(flatten)]
+    pub db: DbArg,
+    /// The run's id.
+    #[arg(value_name = "RUN")]
+    pub run: i64,
+    /// The worker key whose pairs are taken back (as `runner worker-key list` names it).
+    #[arg(long, value_name = "NAME")]
+    pub worker: String,
+}
+
+/// `runner worker-key` arguments.
+#[derive(Args, Debug, Clone)]
+pub struct WorkerKeyArgs {
+    #[command(subcommand)]
+    pub action: WorkerKeyAction,
+}
+
+#[derive(Subcommand, Debug, Clone)]
+pub enum WorkerKeyAction {
+    /// Issue a key for one worker machine (or one contributor); the key is printed once.
+    Add(KeyNameArgs),
+    /// Revoke a key: its workers' next call fails and their leased pairs go back to the queue.
+    Revoke(KeyNameArgs),
+    /// Every key: who issued it, when, revoked or not, its workers and pairs.
+    List(DbArg),
+}
+
+/// A worker key's name.
+#[derive(Args, Debug, Clone)]
+pub struct KeyNameArgs {
+    #[command(flatten)]
+    pub db: DbArg,
+    /// The key's name (a machine's or a contributor's).
+    #[arg(value_name = "NAME")]
+    pub name: String,
 }
 
 /// `runner cancel` arguments.
@@ -572,6 +622,17 @@ pub struct WorkerArgs {
     /// Keep the engines' stderr logs under DIR/run-ID/ [default: not kept].
     #[arg(long, value_name = "DIR")]
     pub log_dir: Option<PathBuf>,
+    /// The file holding this worker's key (issued by `runner worker-key add`) [default: env
+    /// RUNNER_WORKER_KEY; none: the database role must be an approver's].
+    #[arg(long, value_name = "FILE")]
+    pub key_file: Option<PathBuf>,
+    /// Run submitted engines whose command lies inside DIR (repeatable). Without it, a worker
+    /// runs only the engines of its own catalog (the built-ins and configs/engines.toml) by name.
+    #[arg(long, value_name = "DIR")]
+    pub trust: Vec<PathBuf>,
+    /// This worker's engine catalog instead of configs/engines.toml.
+    #[arg(long, value_name = "FILE")]
+    pub engines_file: Option<PathBuf>,
 }
 
 fn lease_secs(s: &str) -> Result<f64, String> {

@@ -10,8 +10,8 @@ use std::time::Duration;
 use e2e::pg::TempPg;
 use e2e::{engine_bin, runner_bin, scratch};
 use runner::fleet::connect::parse_target;
-use runner::fleet::decide::RunJudge;
 use runner::fleet::queue::{self, PairReport, Reported};
+use runner::fleet::schema;
 use runner::fleet::submission::Submission;
 use serde_json::{Value, json};
 
@@ -40,23 +40,19 @@ fn run_id(out: &str) -> i64 {
     last.strip_prefix("run ").and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("{out}"))
 }
 
-/// Leases and reports every pair of `run` with synthetic games: the first engine wins game 0
-/// and draws game 1.
+/// Leases and reports every pair of `run` with synthetic games (as the superuser's own worker),
+/// then asks the database to settle the run. The first engine wins game 0 by a resignation
+/// adjudication and game 1 is an adjudicated draw: endings whose final position the rules of
+/// chess do not decide, so records without moves pass the rule checks of the report and pull.
 async fn play_all(url: &str, run: i64) -> Submission {
-    let mut db = parse_target(url).unwrap().connect().await.unwrap();
+    let db = parse_target(url).unwrap().connect().await.unwrap();
     let row = queue::run(&db, run).await.unwrap().unwrap();
     let sub = Submission::from_stored(&row.submission).unwrap();
     let plan = sub.plan().clone();
-    let w = queue::register_worker(&db, "test", 1, 1, Duration::from_secs(60)).await.unwrap();
-    let mut judge = RunJudge {
-        sprt: plan.sprt,
-        race: sub.race(),
-        labels: plan.pairings.iter().map(|p| p.label.clone()).collect(),
-        spsa: None,
-    };
+    let lease = Duration::from_secs(60);
+    let w = queue::register_worker(&db, None, "test", 1, 1, lease).await.unwrap();
     loop {
-        let claims =
-            queue::claim(&db, w, Some(run), &[], 8, Duration::from_secs(60)).await.unwrap();
+        let claims = queue::claim(&db, &w, Some(run), &[], 8, lease).await.unwrap();
         if claims.is_empty() {
             break;
         }
@@ -66,13 +62,17 @@ async fn play_all(url: &str, run: i64) -> Submission {
                 .map(|game| {
                     let (a, b) = (&plan.engines[p.first].name, &plan.engines[p.second].name);
                     let (white, black) = if game == 0 { (a, b) } else { (b, a) };
+                    let (result, termination) = if game == 0 {
+                        ("1-0", "adjudication-resign")
+                    } else {
+                        ("1/2-1/2", "adjudication-draw")
+                    };
                     json!({
                         "seq": c.seq, "pairing": c.pairing, "label": p.label, "pair": c.pair,
                         "game": game, "opening": c.opening,
                         "fen": sub.openings[c.opening as usize].fen,
                         "white": white, "black": black,
-                        "result": if game == 0 { "1-0" } else { "1/2-1/2" },
-                        "termination": if game == 0 { "checkmate" } else { "threefold" },
+                        "result": result, "termination": termination,
                         "plies": 0, "book_plies": 0, "moves": [], "scores": [], "depths": [],
                         "times_ms": [], "engine_times_ms": [], "latency": {}, "duration_ms": 5,
                         "date": "2026.11.25", "plan_hash": plan.merge_hash()
@@ -85,13 +85,13 @@ async fn play_all(url: &str, run: i64) -> Submission {
                 pair: c.pair,
                 token: c.token,
                 records: [&games[0], &games[1]],
-                // Game 0: the first engine (White) wins; game 1: a draw.
-                scores: [stats::GameScore::Win, stats::GameScore::Draw],
             };
-            let stored = queue::report(&mut db, w, &r, &mut judge).await.unwrap();
+            let stored = queue::report(&db, &w, &r, false).await.unwrap();
             assert!(matches!(stored, Reported::Stored { .. }), "{stored:?}");
         }
     }
+    let settled = queue::settle(&db, &w, run).await.unwrap();
+    assert_eq!(settled.state, "complete");
     sub
 }
 
@@ -102,7 +102,7 @@ async fn submit_status_pull_report_and_cancel() {
     let dir = scratch("fleet-commands");
     let engine = engine_bin().display().to_string();
     let out = ok(runner(&dir, None, &["db", "init", "--db", &url]), "db init");
-    assert!(out.contains("fleet schema version 1 ready"), "{out}");
+    assert!(out.contains(&format!("fleet schema version {} ready", schema::VERSION)), "{out}");
 
     // Refused before any database work: a folder flag.
     let spec_a = format!("cmd={engine},name=a,option.Hash=2");

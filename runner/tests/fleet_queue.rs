@@ -1,168 +1,266 @@
 //! The fleet's queue against a real PostgreSQL (a throwaway cluster per test): leases, fencing
-//! tokens, heartbeats, the SPRT decided in the report transaction, schema versions. No engines:
-//! the games are synthetic records.
+//! tokens, heartbeats, decisions taken by the database over every stored pair, schema versions.
+//! No engines: the games are synthetic records.
 
-use std::time::Duration;
+mod fleet_common;
+
+use std::collections::HashMap;
 
 use e2e::pg::TempPg;
+use fleet_common::{LEASE, db, new_run, new_run_of, report, report_all, report_as, sprt, worker};
+use rand::rngs::ChaCha8Rng;
+use rand::{RngExt, SeedableRng};
 use runner::fleet::connect::parse_target;
 use runner::fleet::decide::RunJudge;
-use runner::fleet::queue::{self, Claim, NewRun, PairReport, Reported};
+use runner::fleet::queue::{self, Reported};
 use runner::fleet::schema;
-use serde_json::{Value, json};
-use tokio_postgres::Client;
-
-async fn db(pg: &TempPg) -> Client {
-    let mut c = parse_target(&pg.url()).unwrap().connect().await.unwrap();
-    schema::init(&mut c).await.unwrap();
-    c
-}
-
-fn judge(sprt: Option<&str>) -> RunJudge {
-    RunJudge {
-        sprt: sprt.map(|s| stats::SprtSpec::parse(s).unwrap()),
-        race: None,
-        labels: vec!["a vs b".into()],
-        spsa: None,
-    }
-}
-
-async fn new_run(db: &mut Client, pairs: i32) -> i64 {
-    let jobs: Vec<(i32, i32, i32)> = (0..pairs).map(|p| (0, p, p % 3)).collect();
-    let sub = json!({"test": true});
-    let run = NewRun {
-        kind: "match",
-        submission: &sub,
-        plan_hash: "h",
-        labels: &["a vs b".to_string()],
-        jobs: &jobs,
-        theta: None,
-    };
-    queue::insert_run(db, &run).await.unwrap()
-}
-
-/// Reports a pair won twice by the first engine (penta WW).
-async fn report_win(
-    db: &mut impl queue::Db,
-    w: i64,
-    c: &Claim,
-    j: &mut (dyn queue::Judge + Send),
-) -> Reported {
-    let g: [Value; 2] = [json!({"pair": c.pair, "game": 0}), json!({"pair": c.pair, "game": 1})];
-    let r = PairReport {
-        run_id: c.run_id,
-        pairing: c.pairing,
-        pair: c.pair,
-        token: c.token,
-        records: [&g[0], &g[1]],
-        scores: [stats::GameScore::Win; 2],
-    };
-    queue::report(db, w, &r, j).await.unwrap()
-}
-
-const LEASE: Duration = Duration::from_secs(60);
+use serde_json::json;
 
 #[tokio::test]
 async fn leases_are_fenced_nothing_is_lost_or_doubled() {
     let pg = TempPg::start("queue");
-    let mut a = db(&pg).await;
-    let mut b = db(&pg).await;
-    let run = new_run(&mut a, 3).await;
-    let wa = queue::register_worker(&a, "a", 1, 2, LEASE).await.unwrap();
-    let wb = queue::register_worker(&b, "b", 2, 2, LEASE).await.unwrap();
-    let mut j = judge(None);
+    let a = db(&pg).await;
+    let b = db(&pg).await;
+    let run = new_run(&a, 3, json!({})).await;
+    let wa = worker(&a, "a").await;
+    let wb = worker(&b, "b").await;
 
     // Schedule order, and nobody gets a pair twice.
-    let ca = queue::claim(&a, wa, None, &[], 2, LEASE).await.unwrap();
+    let ca = queue::claim(&a, &wa, None, &[], 2, LEASE).await.unwrap();
     assert_eq!(ca.iter().map(|c| c.seq).collect::<Vec<_>>(), [0, 1]);
-    let cb = queue::claim(&b, wb, None, &[], 2, LEASE).await.unwrap();
+    let cb = queue::claim(&b, &wb, None, &[], 2, LEASE).await.unwrap();
     assert_eq!(cb.iter().map(|c| c.seq).collect::<Vec<_>>(), [2]);
     assert_eq!(cb[0].opening, 2);
 
     // A stored pair cannot be stored again under the same token.
-    assert!(matches!(report_win(&mut a, wa, &ca[0], &mut j).await, Reported::Stored { .. }));
-    assert!(matches!(report_win(&mut a, wa, &ca[0], &mut j).await, Reported::Refused(_)));
+    assert!(matches!(report(&a, &wa, &ca[0], ["W", "W"]).await, Reported::Stored { .. }));
+    assert!(matches!(report(&a, &wa, &ca[0], ["W", "W"]).await, Reported::Refused(_)));
+    // Another worker cannot report a pair leased to A, even with A's token.
+    match report(&b, &wb, &ca[1], ["W", "W"]).await {
+        Reported::Refused(why) => assert!(why.contains("another worker"), "{why}"),
+        other => panic!("a pair leased to another worker was stored: {other:?}"),
+    }
 
     // A's second lease expires (a short lease in the database), B takes the pair over.
     pg.psql(&format!(
         "UPDATE pairs SET lease_until = now() - interval '1 second' WHERE run_id = {run} AND seq = 1"
     ));
-    let taken = queue::claim(&b, wb, None, &[], 2, LEASE).await.unwrap();
+    let taken = queue::claim(&b, &wb, None, &[], 2, LEASE).await.unwrap();
     assert_eq!(taken.len(), 1);
     assert_eq!(taken[0].seq, 1);
     assert!(taken[0].token > ca[1].token, "a new fencing token");
     assert_eq!(taken[0].attempts, 2);
     // A's heartbeat says the lease is lost; its late report is refused and writes nothing.
-    let alive = queue::heartbeat(&a, wa, &[ca[1].token], LEASE).await.unwrap();
+    let alive = queue::heartbeat(&a, &wa, &[ca[1].token], LEASE).await.unwrap();
     assert!(alive.is_empty());
-    match report_win(&mut a, wa, &ca[1], &mut j).await {
+    match report(&a, &wa, &ca[1], ["W", "W"]).await {
         Reported::Refused(why) => assert!(why.contains("handed to another worker"), "{why}"),
         other => panic!("late report stored: {other:?}"),
     }
     assert_eq!(pg.psql(&format!("SELECT count(*) FROM games WHERE run_id = {run}")), "2");
 
-    assert!(matches!(report_win(&mut b, wb, &taken[0], &mut j).await, Reported::Stored { .. }));
-    let last = report_win(&mut b, wb, &cb[0], &mut j).await;
-    assert_eq!(last, Reported::Stored { stops: vec![], run_state: Some("complete") });
+    assert!(matches!(report(&b, &wb, &taken[0], ["W", "W"]).await, Reported::Stored { .. }));
+    match report(&b, &wb, &cb[0], ["W", "W"]).await {
+        Reported::Stored { open, .. } => assert!(!open, "nothing left open"),
+        other => panic!("{other:?}"),
+    }
+    let settled = queue::settle(&b, &wb, run).await.unwrap();
+    assert_eq!(settled.state, "complete");
     assert_eq!(pg.psql(&format!("SELECT count(*) FROM games WHERE run_id = {run}")), "6");
-    let dup = pg.psql(&format!(
-        "SELECT count(*) FROM (SELECT pairing, pair, game FROM games WHERE run_id = {run} \
-         GROUP BY 1, 2, 3 HAVING count(*) > 1) d"
-    ));
-    assert_eq!(dup, "0");
     let counts = queue::pairing_counts(&a, run, None).await.unwrap();
     assert_eq!(counts[0].penta, [0, 0, 0, 0, 3]);
     assert_eq!(counts[0].wdl, [6, 0, 0]);
-    assert!(queue::claim(&a, wa, None, &[], 2, LEASE).await.unwrap().is_empty());
+    assert!(queue::claim(&a, &wa, None, &[], 2, LEASE).await.unwrap().is_empty());
 }
 
 #[tokio::test]
-async fn an_sprt_decision_stops_the_run_and_its_leases() {
+async fn the_database_takes_the_sprt_decision_and_a_worker_only_asks() {
     let pg = TempPg::start("sprt");
-    let mut a = db(&pg).await;
-    let run = new_run(&mut a, 200).await;
-    let w = queue::register_worker(&a, "a", 1, 4, LEASE).await.unwrap();
-    let mut j = judge(Some("elo0=0,elo1=10"));
+    let a = db(&pg).await;
+    let run = new_run(&a, 200, sprt("elo0=0,elo1=10")).await;
+    let w = worker(&a, "a").await;
+    // Asking early decides nothing: the counts do not cross a bound.
+    let c = queue::claim(&a, &w, None, &[], 1, LEASE).await.unwrap().remove(0);
+    assert!(matches!(report(&a, &w, &c, ["W", "W"]).await, Reported::Stored { .. }));
+    let early = queue::settle(&a, &w, run).await.unwrap();
+    assert_eq!((early.state.as_str(), early.stops.len()), ("active", 0));
     let mut decided_after = None;
-    for i in 0..200 {
-        let c = queue::claim(&a, w, None, &[], 1, LEASE).await.unwrap();
+    for i in 1..200 {
+        let c = queue::claim(&a, &w, None, &[], 1, LEASE).await.unwrap();
         let Some(c) = c.first() else { break };
-        match report_win(&mut a, w, c, &mut j).await {
-            Reported::Stored { stops, run_state: Some("decided") } => {
-                assert_eq!(stops.len(), 1);
-                assert_eq!(stops[0].verdict, "H1");
-                decided_after = Some(i + 1);
-                break;
-            }
-            Reported::Stored { .. } => {}
-            Reported::Refused(why) => panic!("refused: {why}"),
+        assert!(matches!(report(&a, &w, c, ["W", "W"]).await, Reported::Stored { .. }));
+        let s = queue::settle(&a, &w, run).await.unwrap();
+        if s.state == "decided" {
+            assert_eq!(s.stops.len(), 1);
+            assert_eq!(s.stops[0].verdict, "H1");
+            decided_after = Some(i + 1);
+            break;
         }
     }
     let n = decided_after.expect("the SPRT decided");
     assert!(n < 100, "decided after {n} pairs");
     assert_eq!(pg.psql(&format!("SELECT state FROM runs WHERE id = {run}")), "decided");
-    assert!(queue::claim(&a, w, None, &[], 4, LEASE).await.unwrap().is_empty());
+    assert!(queue::claim(&a, &w, None, &[], 4, LEASE).await.unwrap().is_empty());
     let row = queue::run(&a, run).await.unwrap().unwrap();
-    assert!(row.stop_reason.unwrap().contains("SPRT accepted H1"));
+    let why = row.stop_reason.unwrap();
+    assert!(why.contains(&format!("SPRT accepted H1 after {} games", 2 * n)), "{why}");
+    // The LLR the database wrote is the one the stats crate computes from the stored counts.
+    let counts = queue::pairing_counts(&a, run, None).await.unwrap();
+    let r = stats::sprt(
+        &runner::fleet::decide::stats_counts(&counts[0]),
+        &stats::SprtSpec::parse("elo0=0,elo1=10").unwrap(),
+    )
+    .unwrap();
+    assert!(why.contains(&format!("(LLR {:.2},", r.llr)), "{why} vs {}", r.llr);
+}
+
+/// Many short SPRT runs, several workers each reporting and asking for decisions at once:
+/// every decision covers exactly the pairs stored under its run (the games the `why` counts
+/// equal the games in the table), and no pair of a run is claimed after it was decided.
+#[tokio::test]
+async fn every_decision_covers_every_stored_pair() {
+    let pg = TempPg::start("consistent");
+    let admin = db(&pg).await;
+    const RUNS: usize = 12;
+    const WORKERS: usize = 4;
+    let mut runs = Vec::new();
+    for _ in 0..RUNS {
+        runs.push(new_run(&admin, 2000, sprt("elo0=0,elo1=30,model=logistic")).await);
+    }
+    let spec = stats::SprtSpec::parse("elo0=0,elo1=30,model=logistic").unwrap();
+    let judge = RunJudge { sprt: Some(spec), race: None, labels: vec!["A vs B".into()] };
+    let mut tasks = tokio::task::JoinSet::new();
+    for k in 0..WORKERS {
+        let url = pg.url();
+        let runs = runs.clone();
+        let judge = judge.clone();
+        tasks.spawn(async move {
+            let conn =
+                queue::Conn::open(parse_target(&url).unwrap().connect().await.unwrap(), true)
+                    .await
+                    .unwrap();
+            let w =
+                queue::register_worker(&conn, None, &format!("w{k}"), 1, 2, LEASE).await.unwrap();
+            let mut rng = ChaCha8Rng::seed_from_u64(1000 + k as u64);
+            for &run in &runs {
+                loop {
+                    let claims = queue::claim(&conn, &w, Some(run), &[], 2, LEASE).await.unwrap();
+                    if claims.is_empty() {
+                        break;
+                    }
+                    for c in &claims {
+                        // The first engine is clearly stronger: about 60 % of the points.
+                        let pick = |rng: &mut ChaCha8Rng| match rng.random_range(0..10) {
+                            0..=3 => "W",
+                            4..=7 => "D",
+                            _ => "L",
+                        };
+                        let first = [pick(&mut rng), pick(&mut rng)];
+                        if let Reported::Stored { counts, open } = report(&conn, &w, c, first).await
+                            && (judge.may_stop(&counts) || !open)
+                        {
+                            queue::settle(&conn, &w, run).await.unwrap();
+                        }
+                    }
+                }
+            }
+        });
+    }
+    while let Some(t) = tasks.join_next().await {
+        t.unwrap();
+    }
+    let mut decided = 0;
+    for &run in &runs {
+        let row = queue::run(&admin, run).await.unwrap().unwrap();
+        let games: i64 =
+            pg.psql(&format!("SELECT count(*) FROM games WHERE run_id = {run}")).parse().unwrap();
+        let counts = queue::pairing_counts(&admin, run, None).await.unwrap();
+        assert_eq!(counts[0].games(), games, "run {run}: tallies = stored games");
+        if row.state == "decided" {
+            decided += 1;
+            let why = row.stop_reason.unwrap();
+            assert!(
+                why.contains(&format!("after {games} games")),
+                "run {run}: the decision ({why}) does not cover the {games} stored games"
+            );
+            let late = pg.psql(&format!(
+                "SELECT count(*) FROM pairs p JOIN runs r ON r.id = p.run_id \
+                 WHERE r.id = {run} AND p.claimed_at > r.finished_at"
+            ));
+            assert_eq!(late, "0", "run {run}: pairs claimed after its decision");
+        } else {
+            assert_eq!(row.state, "complete", "run {run}");
+        }
+    }
+    assert!(decided >= RUNS / 2, "only {decided} of {RUNS} runs were decided");
+}
+
+#[tokio::test]
+async fn racing_is_decided_by_the_database_over_every_pairing() {
+    let pg = TempPg::start("race");
+    let a = db(&pg).await;
+    let race = runner::sweep::racing::RaceConfig { alpha: 0.05, min_pairs: 4 };
+    let judge = runner::fleet::decide::judge_config(None, Some(&race), 3, None);
+    let (run, _) = new_run_of(&a, "sweep", &[("A", "B"), ("A", "C"), ("A", "D")], 20, judge).await;
+    let w = worker(&a, "a").await;
+    // Pairing 1's first engine loses everything; the others trade wins and draws.
+    let mut seen: HashMap<i32, usize> = HashMap::new();
+    let mut dropped = None;
+    while dropped.is_none() {
+        let claims = queue::claim(&a, &w, Some(run), &[], 3, LEASE).await.unwrap();
+        if claims.is_empty() {
+            break;
+        }
+        for c in &claims {
+            let n = seen.entry(c.pairing).or_default();
+            *n += 1;
+            let first = if c.pairing == 1 {
+                ["L", "L"]
+            } else if *n % 2 == 0 {
+                ["W", "D"]
+            } else {
+                ["D", "L"]
+            };
+            let second = ["B", "C", "D"][c.pairing as usize];
+            let Reported::Stored { counts, .. } =
+                report_as(&a, &w, c, first, true, ("A", second)).await
+            else {
+                panic!("refused");
+            };
+            assert_eq!(counts.len(), 3, "racing reads every pairing");
+            let s = queue::settle(&a, &w, run).await.unwrap();
+            if let Some(st) = s.stops.first() {
+                dropped = Some(st.clone());
+            }
+        }
+    }
+    let st = dropped.expect("racing dropped a point");
+    assert_eq!((st.pairing, st.verdict.as_str()), (1, "dropped"));
+    assert!(st.why.starts_with("A vs C: dropped by racing after"), "{}", st.why);
+    let skipped = pg.psql(&format!(
+        "SELECT count(*) FROM pairs WHERE run_id = {run} AND pairing = 1 AND state = 'pending'"
+    ));
+    assert_eq!(skipped, "0", "the dropped point's pending pairs are skipped");
 }
 
 #[tokio::test]
 async fn a_cancelled_run_loses_its_leases_at_the_next_heartbeat() {
     let pg = TempPg::start("cancel");
-    let mut a = db(&pg).await;
-    let run = new_run(&mut a, 4).await;
-    let w = queue::register_worker(&a, "a", 1, 2, LEASE).await.unwrap();
-    let c = queue::claim(&a, w, None, &[], 2, LEASE).await.unwrap();
+    let a = db(&pg).await;
+    let run = new_run(&a, 4, json!({})).await;
+    let w = worker(&a, "a").await;
+    let c = queue::claim(&a, &w, None, &[], 2, LEASE).await.unwrap();
     let tokens: Vec<i64> = c.iter().map(|c| c.token).collect();
-    assert_eq!(queue::heartbeat(&a, w, &tokens, LEASE).await.unwrap().len(), 2);
-    assert_eq!(queue::cancel(&a, run).await.unwrap().as_deref(), Some("active"));
-    assert!(queue::heartbeat(&a, w, &tokens, LEASE).await.unwrap().is_empty());
-    match report_win(&mut a, w, &c[0], &mut judge(None)).await {
+    assert_eq!(queue::heartbeat(&a, &w, &tokens, LEASE).await.unwrap().len(), 2);
+    assert_eq!(queue::cancel(&a, run).await.unwrap(), "active");
+    assert!(queue::heartbeat(&a, &w, &tokens, LEASE).await.unwrap().is_empty());
+    match report(&a, &w, &c[0], ["W", "W"]).await {
         Reported::Refused(why) => assert!(why.contains("cancelled"), "{why}"),
         other => panic!("{other:?}"),
     }
-    assert_eq!(queue::cancel(&a, run).await.unwrap().as_deref(), Some("cancelled"));
-    assert_eq!(queue::cancel(&a, 999).await.unwrap(), None);
+    assert_eq!(queue::cancel(&a, run).await.unwrap(), "cancelled");
+    let e = queue::cancel(&a, 999).await.unwrap_err();
+    assert!(format!("{e:#}").contains("no run 999"), "{e:#}");
 }
 
 #[tokio::test]
@@ -179,81 +277,70 @@ async fn a_database_of_another_schema_version_is_refused() {
     assert!(e.contains("version 99, newer than this runner's"), "{e}");
     let e = schema::init(&mut a).await.unwrap_err().to_string();
     assert!(e.contains("use a newer runner"), "{e}");
-}
-
-/// A judge that stops nothing and keeps the counts each report hands it.
-struct Recorder {
-    all: bool,
-    seen: Vec<Vec<queue::PairingCounts>>,
-}
-
-impl queue::Judge for Recorder {
-    fn needs_all(&self) -> bool {
-        self.all
+    // A version edited by hand is named, never taken for another, never a panic.
+    pg.psql("ALTER TABLE fleet_schema ALTER version DROP NOT NULL");
+    for (bad, said) in [("-1", "holds -1"), ("NULL", "holds NULL")] {
+        pg.psql(&format!("UPDATE fleet_schema SET version = {bad}"));
+        let e = schema::init(&mut a).await.unwrap_err().to_string();
+        assert!(e.contains(said) && e.contains("edited by hand"), "{e}");
+        let e = schema::check(&a).await.unwrap_err().to_string();
+        assert!(e.contains(said), "{e}");
     }
-    fn stops(&mut self, counts: &[queue::PairingCounts]) -> Vec<queue::Stop> {
-        self.seen.push(counts.to_vec());
-        vec![]
-    }
+    pg.psql("UPDATE fleet_schema SET version = 2; INSERT INTO fleet_schema VALUES (1)");
+    let e = schema::check(&a).await.unwrap_err().to_string();
+    assert!(e.contains("2 rows"), "{e}");
 }
 
 #[tokio::test]
 async fn prepared_statements_keep_counts_and_fencing_and_are_made_again_after_a_restart() {
     let mut pg = TempPg::start("prepared");
-    let mut admin = db(&pg).await;
+    let admin = db(&pg).await;
     // Past five executions PostgreSQL may switch a prepared statement to a generic plan: play
     // more pairs than that on one connection.
-    let run = new_run(&mut admin, 12).await;
+    let run = new_run(&admin, 12, json!({})).await;
     let target = parse_target(&pg.url()).unwrap();
     assert!(target.prepared_statements(), "on by default");
-    let mut conn = queue::Conn::new(target.connect().await.unwrap(), true);
-    let w = queue::register_worker(&conn, "p", 1, 1, LEASE).await.unwrap();
-    let mut judge = Recorder { all: false, seen: vec![] };
+    let conn = queue::Conn::open(target.connect().await.unwrap(), true).await.unwrap();
+    let w = worker(&conn, "p").await;
     for k in 0..8i64 {
-        let c = queue::claim(&conn, w, Some(run), &[], 1, LEASE).await.unwrap().remove(0);
+        let mut c = queue::claim(&conn, &w, Some(run), &[], 1, LEASE).await.unwrap().remove(0);
         assert_eq!(c.seq as i64, k, "schedule order");
-        assert_eq!(queue::heartbeat(&conn, w, &[c.token], LEASE).await.unwrap(), [c.token]);
-        judge.all = k % 2 == 1;
-        let g: [Value; 2] = [json!({"game": 0}), json!({"game": 1})];
-        let mut r = PairReport {
-            run_id: c.run_id,
-            pairing: c.pairing,
-            pair: c.pair,
-            token: c.token + 1000,
-            records: [&g[0], &g[1]],
-            scores: [stats::GameScore::Win, stats::GameScore::Draw],
-        };
+        assert_eq!(queue::heartbeat(&conn, &w, &[c.token], LEASE).await.unwrap(), [c.token]);
         // A wrong token writes nothing, the right one stores the pair once.
-        let refused = queue::report(&mut conn, w, &r, &mut judge).await.unwrap();
+        c.token += 1000;
+        let refused = report(&conn, &w, &c, ["W", "D"]).await;
         assert!(matches!(refused, Reported::Refused(_)), "{refused:?}");
-        r.token = c.token;
-        let stored = queue::report(&mut conn, w, &r, &mut judge).await.unwrap();
-        assert_eq!(stored, Reported::Stored { stops: vec![], run_state: None });
-        let again = queue::report(&mut conn, w, &r, &mut judge).await.unwrap();
+        c.token -= 1000;
+        match report_all(&conn, &w, &c, ["W", "D"], k % 2 == 1).await {
+            // The counts returned include this pair (k + 1 pairs, each WD).
+            Reported::Stored { counts, open } => {
+                assert!(open);
+                assert_eq!(counts.len(), 1);
+                assert_eq!(counts[0].penta, [0, 0, 0, k + 1, 0], "after pair {k}");
+                assert_eq!(counts[0].wdl, [k + 1, k + 1, 0]);
+            }
+            other => panic!("{other:?}"),
+        }
+        let again = report(&conn, &w, &c, ["W", "D"]).await;
         assert!(matches!(again, Reported::Refused(_)), "{again:?}");
-        // The judge saw the counts with this pair included (k + 1 pairs, each WD).
-        let seen = judge.seen.last().unwrap();
-        assert_eq!(seen.len(), 1);
-        assert_eq!(seen[0].penta, [0, 0, 0, k + 1, 0], "after pair {k}");
-        assert_eq!(seen[0].wdl, [k + 1, k + 1, 0]);
     }
-    assert_eq!(judge.seen.len(), 8, "refused reports ask no judge");
     assert_eq!(pg.psql(&format!("SELECT count(*) FROM games WHERE run_id = {run}")), "16");
 
     // A restart cuts the connection with its prepared statements; a new one prepares them
-    // again, and the run is completed by the report of its last open pair.
+    // again, and the run is completed after the report of its last open pair.
     pg.restart();
-    assert!(queue::claim(&conn, w, Some(run), &[], 1, LEASE).await.is_err());
-    let mut conn = queue::Conn::new(target.connect().await.unwrap(), true);
-    let left = queue::claim(&conn, w, Some(run), &[], 4, LEASE).await.unwrap();
+    assert!(queue::claim(&conn, &w, Some(run), &[], 1, LEASE).await.is_err());
+    let conn = queue::Conn::open(target.connect().await.unwrap(), true).await.unwrap();
+    let left = queue::claim(&conn, &w, Some(run), &[], 4, LEASE).await.unwrap();
     assert_eq!(left.iter().map(|c| c.seq).collect::<Vec<_>>(), [8, 9, 10, 11]);
-    let mut states = vec![];
+    let mut open = vec![];
     for c in &left {
-        if let Reported::Stored { run_state, .. } = report_win(&mut conn, w, c, &mut judge).await {
-            states.push(run_state);
+        if let Reported::Stored { open: o, .. } = report(&conn, &w, c, ["W", "W"]).await {
+            open.push(o);
         }
     }
-    assert_eq!(states, [None, None, None, Some("complete")]);
+    assert_eq!(open, [true, true, true, false]);
+    assert_eq!(queue::settle(&*conn, &w, run).await.unwrap().state, "complete");
     let counts = queue::pairing_counts(&*conn, run, None).await.unwrap();
     assert_eq!(counts[0].penta, [0, 0, 0, 8, 4]);
     assert_eq!(counts[0].wdl, [16, 8, 0]);

@@ -1,56 +1,21 @@
-//! docs/fleet-worker-role.sql against a real PostgreSQL: the owner initialises the schema, the
-//! submitter stores and cancels runs, the worker claims, renews, releases and reports pairs
-//! (tuning iterations included) through the queue's functions, and neither can delete games,
-//! drop a table or create one.
+//! Who may do what, against a real PostgreSQL with docs/fleet-worker-role.sql: the owner
+//! initialises the schema; an approver issues worker keys and approves runs; submitters own
+//! their runs; a worker plays and reports only what it was leased, through the database's
+//! functions, and every direct write a hostile worker or another owner tried before is refused.
+
+mod fleet_common;
 
 use std::path::Path;
-use std::time::Duration;
 
-use anyhow::Result;
 use e2e::pg::TempPg;
-use runner::fleet::connect::parse_target;
-use runner::fleet::queue::{self, Judge, NewRun, PairReport, PairingCounts, Reported, Stop};
+use fleet_common::{LEASE, connect_as, new_run, report, sprt};
+use runner::fleet::queue::{self, Reported};
 use runner::fleet::schema;
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio_postgres::Client;
-
-const LEASE: Duration = Duration::from_secs(60);
 
 fn script() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/fleet-worker-role.sql")
-}
-
-async fn connect_as(pg: &TempPg, user: &str) -> Client {
-    parse_target(&pg.url_as(user)).unwrap().connect().await.unwrap()
-}
-
-/// Never stops a pairing; a tuning step adds the result to theta.
-struct Plain;
-
-impl Judge for Plain {
-    fn needs_all(&self) -> bool {
-        false
-    }
-    fn stops(&mut self, _: &[PairingCounts]) -> Vec<Stop> {
-        Vec::new()
-    }
-    fn tune(&mut self, theta: &Value, _spsa: &Value, result: f64) -> Result<(Value, Value)> {
-        let t = theta[0].as_f64().unwrap_or(0.0) + result;
-        Ok((json!([t]), json!({"result": result})))
-    }
-}
-
-async fn report(db: &mut Client, w: i64, c: &queue::Claim) -> Reported {
-    let g = [json!({"pair": c.pair, "game": 0}), json!({"pair": c.pair, "game": 1})];
-    let r = PairReport {
-        run_id: c.run_id,
-        pairing: c.pairing,
-        pair: c.pair,
-        token: c.token,
-        records: [&g[0], &g[1]],
-        scores: [stats::GameScore::Draw; 2],
-    };
-    queue::report(db, w, &r, &mut Plain).await.unwrap()
 }
 
 /// The error of a statement that must be refused.
@@ -61,91 +26,217 @@ async fn refused(db: &Client, sql: &str) -> String {
     }
 }
 
-#[tokio::test]
-async fn the_worker_role_plays_and_reports_but_cannot_delete_or_alter() {
-    let pg = TempPg::start("roles");
-    // 1-2: the roles; the database belongs to the owner.
+/// A fleet with its roles: the owner made the schema, the script granted on it, and people's
+/// own roles: alice and bob submit, carol approves.
+async fn fleet(name: &str) -> TempPg {
+    let pg = TempPg::start(name);
     pg.psql_file(&script()).unwrap_or_else(|e| panic!("docs/fleet-worker-role.sql: {e}"));
     pg.psql("ALTER DATABASE fleet OWNER TO fleet_owner");
-    // 3: the owner creates the tables; 4: the script grants on them.
     let mut owner = connect_as(&pg, "fleet_owner").await;
     schema::init(&mut owner).await.unwrap();
     pg.psql_file(&script()).unwrap_or_else(|e| panic!("docs/fleet-worker-role.sql: {e}"));
+    pg.psql(
+        "CREATE ROLE alice LOGIN IN ROLE fleet_submitter; \
+         CREATE ROLE bob LOGIN IN ROLE fleet_submitter; \
+         CREATE ROLE carol LOGIN IN ROLE fleet_approver",
+    );
+    pg
+}
 
-    // The submitter stores a match and a tuning run.
-    let mut sub = connect_as(&pg, "fleet_submitter").await;
-    schema::check(&sub).await.unwrap();
-    let labels = ["a vs b".to_string()];
-    let jobs = [(0, 0, 0), (0, 1, 1)];
-    let plan = json!({"test": true});
-    let new = |theta: Option<&'static Value>| NewRun {
-        kind: if theta.is_some() { "tune" } else { "match" },
-        submission: &plan,
-        plan_hash: "h",
-        labels: &labels,
-        jobs: &jobs,
-        theta,
-    };
-    let run = queue::insert_run(&mut sub, &new(None)).await.unwrap();
-    static THETA: std::sync::LazyLock<Value> = std::sync::LazyLock::new(|| json!([0.0]));
-    let tune = queue::insert_run(&mut sub, &new(Some(&THETA))).await.unwrap();
+#[tokio::test]
+async fn a_worker_key_reports_only_what_it_was_leased_and_writes_no_table() {
+    let pg = fleet("roles-worker").await;
+    let carol = connect_as(&pg, "carol").await;
+    let alice = connect_as(&pg, "alice").await;
+    let run = new_run(&alice, 40, sprt("elo0=0,elo1=30")).await;
+    assert_eq!(queue::run(&alice, run).await.unwrap().unwrap().state, "pending");
+    assert_eq!(queue::approve(&carol, run).await.unwrap(), "pending");
 
-    // The worker: register, claim, heartbeat, release, report until the match is complete.
-    let mut w = connect_as(&pg, "fleet_worker").await;
+    // A worker without a key is refused; with a key an approver issued, it registers.
+    let w = connect_as(&pg, "fleet_worker").await;
     schema::check(&w).await.unwrap();
-    let id = queue::register_worker(&w, "host", 1, 2, LEASE).await.unwrap();
-    let c = queue::claim(&w, id, Some(run), &[], 2, LEASE).await.unwrap();
+    let e = queue::register_worker(&w, None, "h", 1, 1, LEASE).await.unwrap_err();
+    assert!(format!("{e:#}").contains("a worker needs a key"), "{e:#}");
+    let e = queue::register_worker(&w, Some("fk_guess"), "h", 1, 1, LEASE).await.unwrap_err();
+    assert!(format!("{e:#}").contains("unknown worker key"), "{e:#}");
+    let key = queue::key_add(&carol, "box1").await.unwrap();
+    let e = queue::key_add(&alice, "mine").await.unwrap_err();
+    assert!(format!("{e:#}").contains("permission denied"), "{e:#}");
+    let id = queue::register_worker(&w, Some(&key), "h", 1, 2, LEASE).await.unwrap();
+    assert_eq!(id.key_name, "box1");
+    let c = queue::claim(&w, &id, Some(run), &[], 2, LEASE).await.unwrap();
     assert_eq!(c.len(), 2);
-    let tokens: Vec<i64> = c.iter().map(|c| c.token).collect();
-    assert_eq!(queue::heartbeat(&w, id, &tokens, LEASE).await.unwrap().len(), 2);
-    assert!(matches!(report(&mut w, id, &c[0]).await, Reported::Stored { .. }));
-    queue::release(&w, id, &[c[1].token]).await.unwrap();
-    let again = queue::claim(&w, id, Some(run), &[], 2, LEASE).await.unwrap();
-    assert_eq!(again.len(), 1);
-    let last = report(&mut w, id, &again[0]).await;
-    assert_eq!(last, Reported::Stored { stops: vec![], run_state: Some("complete") });
-    assert_eq!(queue::run_states(&w, &[run]).await.unwrap(), [(run, "complete".to_string())]);
-    assert!(queue::run(&w, run).await.unwrap().is_some());
-    assert!(queue::complete_if_done(&w, run).await.is_ok());
-    queue::outstanding(&w, None, &[]).await.unwrap();
+    assert!(matches!(report(&w, &id, &c[0], ["W", "D"]).await, Reported::Stored { .. }));
 
-    // A tuning iteration: logged before play, applied in the report.
-    let t = queue::claim(&w, id, Some(tune), &[], 1, LEASE).await.unwrap();
-    let it =
-        queue::log_iteration(&mut w, tune, 0, t[0].pair, t[0].token, &mut |_| Ok(json!({"k": 0})))
-            .await
-            .unwrap();
-    assert_eq!(it, Some(json!({"k": 0})));
-    assert!(matches!(report(&mut w, id, &t[0]).await, Reported::Stored { .. }));
-    queue::worker_stopped(&w, id).await.unwrap();
-
-    // What the worker may not do.
-    let e = refused(&w, "DELETE FROM games").await;
-    assert!(e.contains("permission denied"), "{e}");
+    // Every direct write that used to succeed as fleet_worker is refused.
+    for sql in [
+        format!("UPDATE runs SET state = 'decided', stop_reason = 'H1' WHERE id = {run}"),
+        format!("UPDATE runs SET state = 'active' WHERE id = {run}"),
+        format!("UPDATE tallies SET wins = wins + 1000 WHERE run_id = {run}"),
+        format!("UPDATE pairs SET state = 'done' WHERE run_id = {run}"),
+        format!("UPDATE pairs SET state = 'skipped' WHERE run_id = {run}"),
+        format!("UPDATE pairings SET active = false WHERE run_id = {run}"),
+        format!(
+            "INSERT INTO games (run_id, pairing, pair, game, record) VALUES ({run}, 0, 5, 0, '{{}}')"
+        ),
+        "DELETE FROM games".to_string(),
+        "DROP TABLE games".to_string(),
+        "CREATE TABLE mine (a int)".to_string(),
+        "UPDATE worker_keys SET revoked_at = NULL".to_string(),
+    ] {
+        let e = refused(&w, &sql).await;
+        assert!(e.contains("permission denied") || e.contains("must be owner"), "{sql}: {e}");
+    }
     let e = refused(&w, "SELECT record FROM games").await;
     assert!(e.contains("permission denied"), "{e}");
-    let e = refused(&w, "DELETE FROM pairs").await;
+    let e = refused(&w, "SELECT key_hash FROM worker_keys").await;
     assert!(e.contains("permission denied"), "{e}");
-    let e = refused(&w, "UPDATE runs SET submission = '{}'").await;
+    // Deciding is the database's: a worker may ask, never say.
+    let e = refused(&w, &format!("SELECT * FROM fleet_settle_run({run})")).await;
     assert!(e.contains("permission denied"), "{e}");
-    let e = refused(&w, "DROP TABLE games").await;
-    assert!(e.contains("must be owner"), "{e}");
-    let e = refused(&w, "CREATE TABLE mine (a int)").await;
-    assert!(e.contains("permission denied"), "{e}");
-    let e =
-        refused(&w, "INSERT INTO runs (kind, submission, plan_hash) VALUES ('x', '{}', 'h')").await;
-    assert!(e.contains("permission denied"), "{e}");
+    assert_eq!(queue::settle(&w, &id, run).await.unwrap().state, "active");
 
-    // The submitter reads everything and cancels, but deletes and alters nothing.
-    assert_eq!(queue::games(&sub, run, queue::GameOrder::Schedule).await.unwrap().len(), 4);
-    assert_eq!(queue::tune_state(&sub, tune).await.unwrap().unwrap().1.len(), 1);
-    assert_eq!(queue::progress(&sub, run).await.unwrap().pairs_done, 2);
-    assert_eq!(queue::pairings(&sub, run).await.unwrap().len(), 1);
-    assert_eq!(queue::cancel(&sub, tune).await.unwrap().as_deref(), Some("active"));
-    let e = refused(&sub, "DELETE FROM games").await;
+    // Reports: another key's pair, a game between other engines, or a wrong secret.
+    let other = queue::key_add(&carol, "box2").await.unwrap();
+    let id2 = queue::register_worker(&w, Some(&other), "h2", 2, 1, LEASE).await.unwrap();
+    match report(&w, &id2, &c[1], ["W", "W"]).await {
+        Reported::Refused(why) => assert!(why.contains("another worker"), "{why}"),
+        r => panic!("a pair leased to box1 was stored by box2: {r:?}"),
+    }
+    let g = [
+        json!({"pairing": 0, "pair": c[1].pair, "game": 0, "white": "X", "black": "B",
+               "result": "1-0"}),
+        json!({"pairing": 0, "pair": c[1].pair, "game": 1, "white": "B", "black": "A",
+               "result": "0-1"}),
+    ];
+    let forged = queue::PairReport {
+        run_id: run,
+        pairing: 0,
+        pair: c[1].pair,
+        token: c[1].token,
+        records: [&g[0], &g[1]],
+    };
+    let e = queue::report(&w, &id, &forged, false).await.unwrap_err();
+    assert!(format!("{e:#}").contains("not played by the pairing's engines"), "{e:#}");
+    let e = w
+        .batch_execute(&format!(
+            "SELECT * FROM fleet_claim({}, 'not-the-secret', NULL, '{{}}', 1, 60, 16)",
+            id.id
+        ))
+        .await
+        .unwrap_err();
+    assert!(e.as_db_error().unwrap().message().contains("not registered with a valid key"), "{e}");
+    assert_eq!(
+        pg.psql(&format!("SELECT count(*) FROM games WHERE run_id = {run}")),
+        "2",
+        "only the leased pair's games are stored"
+    );
+    assert_eq!(pg.psql(&format!("SELECT state FROM runs WHERE id = {run}")), "active");
+
+    // Revoking box1 shuts its worker out and gives its pair back; purging replays its pairs.
+    assert_eq!(queue::key_revoke(&carol, "box1").await.unwrap(), 1);
+    let e = queue::claim(&w, &id, Some(run), &[], 1, LEASE).await.unwrap_err();
+    assert!(format!("{e:#}").contains("not registered with a valid key"), "{e:#}");
+    let e = queue::register_worker(&w, Some(&key), "h", 1, 2, LEASE).await.unwrap_err();
+    assert!(format!("{e:#}").contains("was revoked"), "{e:#}");
+    let mut alice = alice;
+    let (n, settled) = queue::purge(&mut alice, run, "box1").await.unwrap();
+    assert_eq!((n, settled.state.as_str()), (1, "active"));
+    assert_eq!(pg.psql(&format!("SELECT count(*) FROM games WHERE run_id = {run}")), "0");
+    assert_eq!(pg.psql(&format!("SELECT count(*) FROM tallies WHERE run_id = {run}")), "0");
+    assert_eq!(
+        pg.psql(&format!("SELECT count(*) FROM pairs WHERE run_id = {run} AND state = 'pending'")),
+        "40"
+    );
+    let list = queue::keys(&carol).await.unwrap();
+    assert_eq!(list.iter().map(|k| k.name.as_str()).collect::<Vec<_>>(), ["box1", "box2"]);
+    assert!(list[0].revoked.is_some() && list[1].revoked.is_none());
+}
+
+#[tokio::test]
+async fn owners_change_only_their_own_runs_and_approvers_decide_what_runs() {
+    let pg = fleet("roles-owners").await;
+    let (mut alice, bob, carol) = (
+        connect_as(&pg, "alice").await,
+        connect_as(&pg, "bob").await,
+        connect_as(&pg, "carol").await,
+    );
+    let run = new_run(&alice, 4, json!({})).await;
+    let row = queue::run(&bob, run).await.unwrap().unwrap();
+    assert_eq!((row.owner.as_str(), row.state.as_str()), ("alice", "pending"));
+
+    // Pending: no worker gets a pair of it.
+    let key = queue::key_add(&carol, "box").await.unwrap();
+    let w = connect_as(&pg, "fleet_worker").await;
+    let id = queue::register_worker(&w, Some(&key), "h", 1, 1, LEASE).await.unwrap();
+    assert!(queue::claim(&w, &id, None, &[], 4, LEASE).await.unwrap().is_empty());
+
+    // Another submitter may neither approve, cancel, purge nor write it.
+    let e = queue::approve(&bob, run).await.unwrap_err();
+    assert!(format!("{e:#}").contains("only an approver approves"), "{e:#}");
+    let e = queue::approve(&alice, run).await.unwrap_err();
+    assert!(format!("{e:#}").contains("only an approver approves"), "{e:#}");
+    let e = queue::cancel(&bob, run).await.unwrap_err();
+    assert!(format!("{e:#}").contains("belongs to alice"), "{e:#}");
+    let mut bob = bob;
+    let e = queue::purge(&mut bob, run, "box").await.unwrap_err();
+    assert!(format!("{e:#}").contains("belongs to alice"), "{e:#}");
+    for sql in [
+        format!("UPDATE runs SET state = 'active' WHERE id = {run}"),
+        format!("UPDATE runs SET state = 'cancelled' WHERE id = {run}"),
+        format!(
+            "INSERT INTO pairs (run_id, seq, pairing, pair, opening) VALUES ({run}, 99, 0, 99, 0)"
+        ),
+        format!("UPDATE pairings SET active = false WHERE run_id = {run}"),
+        "DELETE FROM games".to_string(),
+        "DROP TABLE runs".to_string(),
+    ] {
+        let e = refused(&bob, &sql).await;
+        assert!(e.contains("permission denied") || e.contains("must be owner"), "{sql}: {e}");
+    }
+
+    // The approver lets it start; the worker plays it; the owner cancels it.
+    assert_eq!(queue::approve(&carol, run).await.unwrap(), "pending");
+    assert_eq!(queue::approve(&carol, run).await.unwrap(), "active", "approved once");
+    assert_eq!(queue::claim(&w, &id, None, &[], 4, LEASE).await.unwrap().len(), 4);
+    assert_eq!(queue::cancel(&alice, run).await.unwrap(), "active");
+    // An approver's own runs start at once, and an approver may cancel anyone's.
+    let mine = new_run(&carol, 2, json!({})).await;
+    assert_eq!(queue::run(&carol, mine).await.unwrap().unwrap().state, "active");
+    let hers = new_run(&alice, 2, json!({})).await;
+    assert_eq!(queue::cancel(&carol, hers).await.unwrap(), "pending");
+    // A finished run cannot be reopened by its owner either.
+    let e = refused(&alice, &format!("UPDATE runs SET state = 'active' WHERE id = {run}")).await;
     assert!(e.contains("permission denied"), "{e}");
-    let e = refused(&sub, "DROP TABLE runs").await;
-    assert!(e.contains("must be owner"), "{e}");
-    let e = refused(&sub, "UPDATE pairs SET state = 'done'").await;
-    assert!(e.contains("permission denied"), "{e}");
+    let e = queue::purge(&mut alice, 999, "box").await.unwrap_err();
+    assert!(format!("{e:#}").contains("no run 999"), "{e:#}");
+}
+
+#[tokio::test]
+async fn refusals_by_distinct_workers_fail_a_run_and_spare_the_others() {
+    let pg = fleet("roles-refusals").await;
+    let carol = connect_as(&pg, "carol").await;
+    let bad = new_run(&carol, 4, json!({})).await;
+    let good = new_run(&carol, 2, json!({})).await;
+    let w = connect_as(&pg, "fleet_worker").await;
+    for (i, name) in ["k1", "k2", "k3"].iter().enumerate() {
+        let key = queue::key_add(&carol, name).await.unwrap();
+        let id = queue::register_worker(&w, Some(&key), name, 1, 1, LEASE).await.unwrap();
+        let c = queue::claim(&w, &id, None, &[], 1, LEASE).await.unwrap();
+        assert_eq!(c[0].run_id, bad, "the oldest run first");
+        let state =
+            queue::refuse(&w, &id, bad, "engine A: cannot start", &[c[0].token]).await.unwrap();
+        assert_eq!(state, if i < 2 { "active" } else { "failed" });
+        // A key that refused a run gets none of its pairs again, but the other runs' pairs.
+        let next = queue::claim(&w, &id, None, &[], 1, LEASE).await.unwrap();
+        assert_eq!(next.iter().map(|c| c.run_id).collect::<Vec<_>>(), [good]);
+        queue::release(&w, &id, &[next[0].token]).await.unwrap();
+    }
+    let row = queue::run(&carol, bad).await.unwrap().unwrap();
+    let why = row.stop_reason.unwrap();
+    assert!(why.starts_with("refused by 3 worker(s): k1: engine A: cannot start"), "{why}");
+    let refusals = queue::refusals(&carol, bad).await.unwrap();
+    assert_eq!(refusals.len(), 3);
+    let text = runner::fleet::status::status(&carol, Some(bad)).await.unwrap();
+    assert!(text.contains("failed") && text.contains("refused by 3 worker(s)"), "{text}");
 }

@@ -52,18 +52,91 @@ impl Fleet {
             .unwrap_or_else(|| panic!("no `run ID` last line: {out}"))
     }
 
-    /// A worker process (stderr to a file in the scratch folder).
+    /// A worker process (stderr to a file in the scratch folder) that trusts the folders of the
+    /// engines the tests submit: badengine's, the scratch folder, and /usr/games (Debian's
+    /// stockfish).
     fn worker(&self, name: &str, extra: &[&str]) -> Child {
+        self.worker_with(name, &self.trusted(), extra, &[])
+    }
+
+    /// `--trust DIR` for each folder whose engines [`Fleet::worker`] runs.
+    fn trusted(&self) -> Vec<String> {
+        let bad = e2e::badengine_bin();
+        let folders =
+            [bad.parent().unwrap().to_path_buf(), self.dir.clone(), PathBuf::from("/usr/games")];
+        folders.iter().flat_map(|d| ["--trust".to_string(), d.display().to_string()]).collect()
+    }
+
+    /// A worker process with `trust` (already `--trust DIR` pairs), `extra` arguments and
+    /// `env` variables added to the test's environment.
+    fn worker_with(
+        &self,
+        name: &str,
+        trust: &[String],
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> Child {
         let log = std::fs::File::create(self.dir.join(format!("{name}.log"))).unwrap();
         Command::new(runner_bin())
             .args(["worker", "--db", &self.url()])
+            .args(trust)
             .args(extra)
+            .env_remove("RUNNER_WORKER_KEY")
+            .envs(env.iter().copied())
             .current_dir(&self.dir)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log)
             .spawn()
             .expect("start a worker")
+    }
+
+    /// `runner worker-key add NAME` as the superuser (an administrator): the key it printed.
+    fn worker_key(&self, name: &str) -> String {
+        let o = run_runner(&self.dir, &["worker-key", "add", name, "--db", &self.url()]);
+        assert!(o.status.success(), "worker-key add {name}: {}", stderr(&o));
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    }
+
+    /// The runner as database role `user`, `--db` after the first argument (a subcommand).
+    fn runner_as(&self, user: &str, args: &[&str]) -> Output {
+        let url = self.pg.url_as(user);
+        let mut full = args.to_vec();
+        full.splice(1..1, ["--db", url.as_str()]);
+        run_runner(&self.dir, &full)
+    }
+
+    /// An executable shell script `name` in the scratch folder.
+    fn script(&self, name: &str, body: &str) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt as _;
+        let p = self.dir.join(name);
+        std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        p
+    }
+
+    fn state(&self, run: i64) -> String {
+        self.sql(&format!("SELECT state FROM runs WHERE id = {run}"))
+    }
+
+    fn count(&self, what: &str, run: i64) -> i64 {
+        self.sql(&format!("SELECT count(*) FROM {what} WHERE run_id = {run}")).parse().unwrap()
+    }
+
+    fn pairs_in(&self, state: &str, run: i64) -> i64 {
+        let q = format!("SELECT count(*) FROM pairs WHERE run_id = {run} AND state = '{state}'");
+        self.sql(&q).parse().unwrap()
+    }
+
+    /// Asserts that worker `name` refused `run` in one line, recorded once in `refusals`, and
+    /// gave back its pairs; returns the line.
+    fn refused_once(&self, name: &str, run: i64) -> String {
+        let log = self.log(name);
+        let said = lines_with(&log, &format!("refusing run {run}:"));
+        assert_eq!(said.len(), 1, "{log}");
+        assert_eq!(self.count("refusals", run), 1);
+        assert_eq!(self.pairs_in("leased", run), 0, "the refused pairs are given back");
+        said[0].to_string()
     }
 
     fn log(&self, name: &str) -> String {
@@ -431,4 +504,303 @@ fn adaptive_sweep_drops_a_hopeless_point_in_the_report_transaction() {
     assert_eq!(dropped.len(), 1, "{}", summary["fleet"]);
     assert_eq!(dropped[0]["pairing"], 0);
     assert!(dropped[0]["why"].as_str().unwrap().contains("dropped by racing"), "{}", dropped[0]);
+}
+
+/// The lines of `text` that contain `needle`.
+fn lines_with<'a>(text: &'a str, needle: &str) -> Vec<&'a str> {
+    text.lines().filter(|l| l.contains(needle)).collect()
+}
+
+/// Asserts a command failed with one line of error output (warnings aside) containing every one
+/// of `needles`; returns that line.
+fn fails_in_one_line(o: &Output, needles: &[&str]) -> String {
+    let err = stderr(o);
+    assert!(!o.status.success(), "it succeeded:\n{err}");
+    let lines: Vec<&str> = err.lines().filter(|l| !l.starts_with("warning:")).collect();
+    assert_eq!(lines.len(), 1, "not one line:\n{err}");
+    for n in needles {
+        assert!(lines[0].contains(n), "no {n:?} in: {}", lines[0]);
+    }
+    lines[0].to_string()
+}
+
+#[test]
+fn a_run_whose_engine_cannot_start_is_refused_and_fails_after_three_keys() {
+    let f = Fleet::new("fleet-nostart");
+    let book = e2e::write_book(&f.dir, 4);
+    // It plays when submitted (submit starts it), then exits at once: its file is unchanged,
+    // so its hash is the submitted one and the worker gets as far as starting it.
+    let broken = f.dir.join("broken");
+    let dead = f.script(
+        "dead.sh",
+        &format!(
+            "[ -e {} ] && exit 1\nexec {} good",
+            broken.display(),
+            e2e::badengine_bin().display()
+        ),
+    );
+    let dead = format!("name=dead,cmd={}", dead.display());
+    let good = bad_spec("b", "good", None);
+    let first = f.submit(&match_args(&dead, &good, &book, "4"));
+    let second = f.submit(&match_args(&bad_spec("a", "good", None), &good, &book, "4"));
+    std::fs::write(&broken, "").unwrap();
+    let keys: Vec<String> = (1..=3).map(|i| f.worker_key(&format!("k{i}"))).collect();
+
+    let mut w = f.worker_with(
+        "w1",
+        &f.trusted(),
+        &["--concurrency", "1"],
+        &[("RUNNER_WORKER_KEY", &keys[0])],
+    );
+    assert!(wait_exit(&mut w, Duration::from_secs(120)).success(), "{}", f.log("w1"));
+    let log = f.log("w1");
+    let said = lines_with(&log, &format!("refusing run {first}:"));
+    assert_eq!(said.len(), 1, "{log}");
+    assert!(said[0].contains("engine dead"), "{log}");
+    assert_eq!(f.count("refusals", first), 1);
+    assert_eq!(f.state(first), "active", "one key's refusal does not fail a run");
+    // The same worker went on to the second run and played all of it.
+    assert_eq!(f.state(second), "complete", "{log}");
+    assert_eq!(f.count("games", second), 4);
+    assert_eq!(f.count("games", first), 0);
+    assert!(log.contains("worker done: 2 pair(s) stored"), "{log}");
+
+    // Two more keys refuse it: the run fails.
+    let mut more: Vec<Child> = (1..3)
+        .map(|i| {
+            f.worker_with(
+                &format!("w{}", i + 1),
+                &f.trusted(),
+                &["--concurrency", "1"],
+                &[("RUNNER_WORKER_KEY", &keys[i])],
+            )
+        })
+        .collect();
+    for (i, w) in more.iter_mut().enumerate() {
+        let name = format!("w{}", i + 2);
+        assert!(wait_exit(w, Duration::from_secs(120)).success(), "{}", f.log(&name));
+    }
+    assert_eq!(f.count("refusals", first), 3);
+    assert_eq!(f.state(first), "failed");
+    assert_eq!(f.count("games", first), 0);
+    let o = f.runner(&["status", &first.to_string()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(text.contains("failed") && text.contains("refused by 3 worker(s)"), "{text}");
+    for k in ["k1", "k2", "k3"] {
+        assert!(text.contains(&format!("{k}: cannot start an engine: engine dead")), "{text}");
+    }
+}
+
+#[test]
+fn a_submitted_shell_command_is_refused_by_a_worker_that_does_not_trust_its_folder() {
+    let f = Fleet::new("fleet-sh");
+    let book = e2e::write_book(&f.dir, 4);
+    let pwned = f.dir.join("pwned");
+    let (a, b) = (bad_spec("a", "good", None), bad_spec("b", "good", None));
+    let run = f.submit(&match_args(&a, &b, &book, "4"));
+    // What a hostile submitter stores: engine a is `/bin/sh -c 'touch <scratch>/pwned'`.
+    // (Written as the superuser: `runner submit` would start the command itself to check it.)
+    let args = serde_json::to_string(&["-c", &format!("touch {}", pwned.display())]).unwrap();
+    f.sql(&format!(
+        "UPDATE runs SET submission = jsonb_set(jsonb_set(submission, \
+         '{{run,plan,engines,0,cmd}}', '\"/bin/sh\"'), '{{run,plan,engines,0,args}}', \
+         '{args}'::jsonb) WHERE id = {run}"
+    ));
+    assert_eq!(
+        f.sql(&format!(
+            "SELECT submission->'run'->'plan'->'engines'->0->>'cmd' FROM runs WHERE id = {run}"
+        )),
+        "/bin/sh"
+    );
+    let mut w = f.worker("w", &["--concurrency", "1"]);
+    assert!(wait_exit(&mut w, Duration::from_secs(120)).success(), "{}", f.log("w"));
+    let said = f.refused_once("w", run);
+    assert!(said.contains("engine a") && said.contains("/bin/sh"), "{said}");
+    assert!(said.contains("not one this worker trusts"), "{said}");
+    assert!(!pwned.exists(), "the submitted shell command ran");
+    let reason = f.sql(&format!("SELECT reason FROM refusals WHERE run_id = {run}"));
+    assert!(reason.contains("not one this worker trusts"), "{reason}");
+    assert_eq!((f.count("games", run), f.pairs_in("pending", run)), (0, 2));
+}
+
+#[test]
+fn an_engine_never_sees_the_workers_database_secrets() {
+    let f = Fleet::new("fleet-env");
+    let book = e2e::write_book(&f.dir, 4);
+    let dumps = f.dir.join("dumps");
+    std::fs::create_dir_all(&dumps).unwrap();
+    let spy = f.script(
+        "spy.sh",
+        &format!(
+            "env > {}/env-$$.txt\nexec {} good",
+            dumps.display(),
+            e2e::badengine_bin().display()
+        ),
+    );
+    let spy = format!("name=spy,cmd={}", spy.display());
+    let run = f.submit(&match_args(&spy, &bad_spec("b", "good", None), &book, "4"));
+    // The dumps of `runner submit`'s own check go: only the worker's engines count.
+    std::fs::remove_dir_all(&dumps).unwrap();
+    std::fs::create_dir_all(&dumps).unwrap();
+    let url = f.url();
+    let mut w = f.worker_with(
+        "w",
+        &f.trusted(),
+        &["--concurrency", "1"],
+        &[("RUNNER_DB", &url), ("PGPASSWORD", "hunter2-secret"), ("PGUSER", "fleet-secret-user")],
+    );
+    assert!(wait_exit(&mut w, Duration::from_secs(120)).success(), "{}", f.log("w"));
+    assert_eq!(f.state(run), "complete");
+    let files: Vec<PathBuf> =
+        std::fs::read_dir(&dumps).unwrap().map(|e| e.unwrap().path()).collect();
+    assert!(!files.is_empty(), "the engine never started");
+    for p in files {
+        let env = std::fs::read_to_string(&p).unwrap();
+        assert!(env.contains("PATH="), "not an environment dump: {env}");
+        for secret in ["RUNNER_DB=", "PGPASSWORD=", "hunter2-secret", &url] {
+            assert!(!env.contains(secret), "{secret} reached the engine:\n{env}");
+        }
+    }
+}
+
+#[test]
+fn a_forged_result_stops_the_pull_naming_the_game_and_the_key() {
+    let f = Fleet::new("fleet-forged");
+    let (a, b) = (bad_spec("a", "good", None), bad_spec("b", "good", None));
+    let mut args = match_args(&a, &b, "", "4");
+    // No book: every game starts from the initial position.
+    args.drain(5..7);
+    let run = f.submit(&args);
+    let key = f.worker_key("forger");
+    let mut w =
+        f.worker_with("w", &f.trusted(), &["--concurrency", "1"], &[("RUNNER_WORKER_KEY", &key)]);
+    assert!(wait_exit(&mut w, Duration::from_secs(120)).success(), "{}", f.log("w"));
+    assert_eq!(f.state(run), "complete");
+    // Game 1 of pair 1 becomes a threefold repetition (the start position three times: Nf3
+    // Nf6 Ng1 Ng8, twice) that White is said to have won.
+    let moves = r#"["g1f3","g8f6","f3g1","f6g8","g1f3","g8f6","f3g1","f6g8"]"#;
+    f.sql(&format!(
+        "UPDATE games SET record = (record::jsonb || jsonb_build_object('moves', '{moves}'::jsonb, \
+         'plies', 8, 'book_plies', 0, 'termination', 'threefold', 'result', '1-0', \
+         'fen', 'rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1'))::json \
+         WHERE run_id = {run} AND pair = 0 AND game = 0"
+    ));
+    let out = f.dir.join("pulled");
+    let o = f.runner(&["pull", &run.to_string(), "--out", &out.to_string_lossy()]);
+    fails_in_one_line(&o, &["game 1.1", "worker key forger", "result 1-0", "1/2-1/2"]);
+    let written = std::fs::read_dir(&out).map(|d| d.count()).unwrap_or(0);
+    assert_eq!(written, 0, "the refused pull wrote into --out");
+}
+
+#[test]
+fn a_pull_of_another_run_into_a_pulled_folder_is_refused() {
+    let f = Fleet::new("fleet-twopulls");
+    let book = e2e::write_book(&f.dir, 4);
+    let (a, b) = (bad_spec("a", "good", None), bad_spec("b", "good", None));
+    let first = f.submit(&match_args(&a, &b, &book, "4"));
+    let second = f.submit(&match_args(&a, &b, &book, "4"));
+    let mut w = f.worker("w", &["--concurrency", "2"]);
+    assert!(wait_exit(&mut w, Duration::from_secs(120)).success(), "{}", f.log("w"));
+    assert_eq!((f.state(first), f.state(second)), ("complete".into(), "complete".into()));
+    let out = f.dir.join("pulled");
+    f.pull(first, &out);
+    let games = std::fs::read(out.join("games.jsonl")).unwrap();
+    let o = f.runner(&["pull", &second.to_string(), "--out", &out.to_string_lossy()]);
+    fails_in_one_line(&o, &[&format!("pull of run {first}"), &format!("not of run {second}")]);
+    assert_eq!(read_json(&out.join("pull.json"))["run"], first);
+    assert_eq!(std::fs::read(out.join("games.jsonl")).unwrap(), games);
+    assert_eq!(read_games(&out).len(), 4);
+    // The same run again only brings the folder up to date.
+    f.pull(first, &out);
+    assert_eq!(std::fs::read(out.join("games.jsonl")).unwrap(), games);
+}
+
+#[test]
+fn a_worker_for_a_missing_run_fails_and_a_stopped_one_counts_its_pairs_in_flight() {
+    let f = Fleet::new("fleet-sigterm");
+    let mut w = f.worker("none", &["--run", "99999"]);
+    assert!(!wait_exit(&mut w, Duration::from_secs(60)).success());
+    assert!(f.log("none").contains("no run 99999"), "{}", f.log("none"));
+
+    let book = e2e::write_book(&f.dir, 4);
+    let (a, b) = (bad_spec("a", "slow", Some(200)), bad_spec("b", "slow", Some(200)));
+    let run = f.submit(&match_args(&a, &b, &book, "8"));
+    let mut w = f.worker("w", &["--concurrency", "2", "--lease", "30"]);
+    // Both pairs are playing: leased, the run loaded, and a move of each pair's engines made.
+    assert!(wait_until(Duration::from_secs(60), || {
+        f.pairs_in("leased", run) == 2 && f.log("w").contains(&format!("serving run {run}"))
+    }));
+    // SAFETY: a signal to our own child.
+    unsafe { libc::kill(w.id() as i32, libc::SIGTERM) };
+    let status = wait_exit(&mut w, Duration::from_secs(60));
+    let log = f.log("w");
+    assert!(!status.success(), "{log}");
+    let done = lines_with(&log, "worker done:");
+    assert_eq!(done.len(), 1, "{log}");
+    assert!(done[0].contains("0 pair(s) stored") && done[0].contains(", 2 stopped"), "{log}");
+    assert_eq!(f.count("games", run), 0);
+    assert_eq!(f.pairs_in("leased", run), 0, "the stopped pairs were given back");
+}
+
+#[test]
+fn an_engine_past_the_fault_limit_makes_the_worker_refuse_the_run() {
+    let f = Fleet::new("fleet-faults");
+    let book = e2e::write_book(&f.dir, 4);
+    let (a, b) = (bad_spec("a", "crash", Some(0)), bad_spec("b", "good", None));
+    let mut args = match_args(&a, &b, &book, "12");
+    args.extend(["--fault-limit", "3"]);
+    let run = f.submit(&args);
+    let mut w = f.worker("w", &["--concurrency", "1"]);
+    assert!(wait_exit(&mut w, Duration::from_secs(120)).success(), "{}", f.log("w"));
+    let said = f.refused_once("w", run);
+    assert!(said.contains("engine a lost 3 games in a row by its own fault"), "{said}");
+    let reason = f.sql(&format!("SELECT reason FROM refusals WHERE run_id = {run}"));
+    assert!(
+        reason.contains("lost 3 games in a row") && reason.contains("--fault-limit 3"),
+        "{reason}"
+    );
+    let played = f.count("games", run);
+    assert!(played < 12, "all {played} games were played");
+    assert_eq!(f.state(run), "active", "one refusal does not end the run");
+}
+
+#[test]
+fn a_submitters_run_waits_for_approval_and_only_its_owner_cancels_it() {
+    let f = Fleet::new("fleet-owners");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/fleet-worker-role.sql");
+    f.pg.psql_file(&script).unwrap_or_else(|e| panic!("docs/fleet-worker-role.sql: {e}"));
+    f.sql("CREATE ROLE alice LOGIN IN ROLE fleet_submitter");
+    f.sql("CREATE ROLE bob LOGIN IN ROLE fleet_submitter");
+    let book = e2e::write_book(&f.dir, 4);
+    let (a, b) = (bad_spec("a", "good", None), bad_spec("b", "good", None));
+    let mut args = vec!["submit"];
+    args.extend(match_args(&a, &b, &book, "4"));
+    let o = f.runner_as("alice", &args);
+    assert!(o.status.success(), "alice's submit: {}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let run: i64 =
+        out.lines().last().and_then(|l| l.strip_prefix("run ")).unwrap().parse().unwrap();
+    assert!(stderr(&o).contains(&format!("runner approve {run}")), "{}", stderr(&o));
+    assert_eq!(f.state(run), "pending");
+
+    // A worker finds nothing to play while the run waits.
+    let mut w = f.worker("w", &["--concurrency", "1"]);
+    assert!(wait_exit(&mut w, Duration::from_secs(60)).success(), "{}", f.log("w"));
+    assert!(f.log("w").contains("worker done: 0 pair(s) stored"), "{}", f.log("w"));
+    assert_eq!(f.count("games", run), 0);
+    assert_eq!(f.pairs_in("pending", run), 2);
+
+    // Bob cannot cancel alice's run.
+    let o = f.runner_as("bob", &["cancel", &run.to_string()]);
+    fails_in_one_line(&o, &["alice"]);
+    assert_eq!(f.state(run), "pending");
+
+    let o = f.runner(&["approve", &run.to_string()]);
+    assert!(o.status.success(), "approve: {}", stderr(&o));
+    assert_eq!(f.state(run), "active");
+
+    let o = f.runner_as("alice", &["cancel", &run.to_string()]);
+    assert!(o.status.success(), "alice's cancel: {}", stderr(&o));
+    assert_eq!(f.state(run), "cancelled");
 }

@@ -1,7 +1,8 @@
-//! `runner cancel --db URL RUN`: an active run becomes cancelled; workers lose their leases on it
-//! at their next heartbeat and stop its games (`crate::fleet::queue::cancel`).
+//! `runner cancel --db URL RUN`: a pending or active run becomes cancelled (its owner or an
+//! approver); workers lose their leases on it at their next heartbeat and stop its games
+//! (`crate::fleet::queue::cancel`).
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 
 use crate::cli::CancelArgs;
 use crate::exit::Exit;
@@ -13,10 +14,9 @@ use crate::fleet::schema;
 pub async fn run(args: &CancelArgs) -> Result<Exit> {
     let (_, db) = connect(args.db.db.as_deref()).await?;
     schema::check(&db).await?;
-    match cancel(&db, args.run).await?.as_deref() {
-        None => bail!("no run {} in the database", args.run),
-        Some("active") => outln!("run {} cancelled", args.run),
-        Some(state) => outln!("run {} is already {state}: nothing to cancel", args.run),
+    match cancel(&db, args.run).await?.as_str() {
+        "active" | "pending" => outln!("run {} cancelled", args.run),
+        state => outln!("run {} is already {state}: nothing to cancel", args.run),
     }
     Ok(Exit::Done)
 }

@@ -1,5 +1,6 @@
 //! Subcommands.
 
+pub mod approve;
 pub mod book;
 pub mod calibrate;
 pub mod cancel;
@@ -8,6 +9,7 @@ pub mod fastchess;
 pub mod match_cmd;
 pub mod merge;
 pub mod pull;
+pub mod purge;
 pub mod report;
 pub mod searchtest;
 pub mod stats;
@@ -16,6 +18,7 @@ pub mod submit;
 pub mod sweep;
 pub mod tune;
 pub mod worker;
+pub mod worker_key;
 
 #[cfg(test)]
 mod tests {

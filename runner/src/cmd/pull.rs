@@ -11,9 +11,9 @@ use crate::fleet::schema;
 
 /// `runner pull`. Returns the process exit code.
 pub async fn run(args: &PullArgs) -> Result<Exit> {
-    let (_, db) = connect(args.db.db.as_deref()).await?;
+    let (target, db) = connect(args.db.db.as_deref()).await?;
     schema::check(&db).await?;
-    let text = pull(&db, args.run, &args.out).await?;
+    let text = pull(&db, &target.to_string(), args.run, &args.out).await?;
     out!("{text}");
     outln!("results: {}", args.out.display());
     Ok(Exit::Done)

@@ -115,8 +115,15 @@ fn tables(args: &ReportArgs) -> Result<Exit> {
     let records = read_records(dir, &plan)?;
     match SweepPlan::load(dir)? {
         Some(sweep) => {
-            let table =
-                write_sweep_stopped_by(dir, &sweep, &plan, &records, &stored_stopped_by(dir))?;
+            let decided = fleet_decisions(dir);
+            let table = write_sweep_stopped_by(
+                dir,
+                &sweep,
+                &plan,
+                &records,
+                &stored_stopped_by(dir),
+                decided.as_deref(),
+            )?;
             out!("{table}");
         }
         None if plan.kind == RunKind::Match => {
@@ -139,4 +146,16 @@ fn tables(args: &ReportArgs) -> Result<Exit> {
     }
     outln!("written: table.md, table.csv, plot.svg in {}", dir.display());
     Ok(Exit::Done)
+}
+
+/// A pulled fleet sweep's points as the fleet decided them (summary.json's `fleet.points`), so
+/// that a report tells the same story as the pull; none for other folders.
+fn fleet_decisions(dir: &std::path::Path) -> Option<Vec<crate::sweep::analysis::PointStatus>> {
+    let text = crate::store::files::read_regular_text(
+        &dir.join(crate::store::SUMMARY_FILE),
+        crate::store::files::SMALL_CAP,
+    )
+    .ok()??;
+    let summary: serde_json::Value = serde_json::from_str(&text).ok()?;
+    serde_json::from_value(summary.get("fleet")?.get("points")?.clone()).ok()
 }

@@ -25,9 +25,9 @@ pub async fn run(args: &SubmitArgs) -> Result<Exit> {
              locally, or use --repeat 2"
         );
     }
-    let (target, mut db) = connect(args.db.db.as_deref()).await?;
+    let (target, db) = connect(args.db.db.as_deref()).await?;
     schema::check(&db).await?;
-    let id = store(&mut db, &sub).await?;
+    let (id, pending) = store(&db, &sub).await?;
     let plan = sub.plan();
     errln!(
         "submitted to {target}: {} ({}), {} pairing(s) x {} games max, {}, {} opening(s), plan {}",
@@ -39,6 +39,9 @@ pub async fn run(args: &SubmitArgs) -> Result<Exit> {
         sub.openings.len(),
         sub.run.plan_hash.get(..12).unwrap_or(&sub.run.plan_hash)
     );
+    if pending {
+        errln!("run {id} waits for an approver (`runner approve {id}`) before workers start on it");
+    }
     outln!("run {id}");
     Ok(Exit::Done)
 }

@@ -75,7 +75,8 @@ pub async fn run(args: &SweepArgs) -> Result<Exit> {
     );
     let page = LivePage::new(out.clone());
     let mut write = |records: &[GameRecord]| -> Result<()> {
-        let written = write_sweep_stopped_by(&out, &sweep, &plan, records, "running").map(|_| ());
+        let written =
+            write_sweep_stopped_by(&out, &sweep, &plan, records, "running", None).map(|_| ());
         page.refresh();
         written
     };

@@ -4,15 +4,15 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::Result;
+use anyhow::{Context, Result, bail};
 
 use crate::cli::WorkerArgs;
 use crate::exit::Exit;
 use crate::fleet::connect::{db_url, parse_target};
-use crate::fleet::link::Link;
+use crate::fleet::link::{Link, connect_patiently};
+use crate::fleet::load::{LoadOptions, load_run};
 use crate::fleet::schema;
-use crate::fleet::serve::load_run;
-use crate::fleet::worker::{WorkerOptions, run_worker};
+use crate::fleet::worker::{LoadRun, WorkerOptions, run_worker};
 use crate::play::cancel::{Cancel, cancel_on_signals};
 use crate::play::worker::default_concurrency;
 
@@ -20,28 +20,63 @@ use crate::play::worker::default_concurrency;
 const STOPPING: &str =
     "stopping: games in flight are dropped and their pairs given back to the queue";
 
+/// The environment variable holding a worker's key when `--key-file` is not given.
+pub const KEY_ENV: &str = "RUNNER_WORKER_KEY";
+
+/// How long a worker waits at start for a database that refuses connections (full, restarting).
+const START_PATIENCE: Duration = Duration::from_secs(300);
+
 /// `runner worker`. Returns the process exit code.
 pub async fn run(args: &WorkerArgs) -> Result<Exit> {
     let target = parse_target(&db_url(args.db.as_deref())?)?;
-    let client = target.connect().await?;
+    let key = worker_key(args)?;
+    let cancel = Cancel::new();
+    cancel_on_signals(cancel.clone(), STOPPING);
+    let client = tokio::select! {
+        c = connect_patiently(&target, START_PATIENCE) => c?,
+        _ = cancel.cancelled() => return Ok(Exit::Interrupted),
+    };
     schema::check(&client).await?;
-    let link = Arc::new(Link::new(target, client).await?);
+    drop(client);
+    let link = Arc::new(Link::new(target));
     let opts = WorkerOptions {
         run: args.run,
         concurrency: args.concurrency.unwrap_or_else(default_concurrency),
         lease: Duration::from_secs_f64(args.lease),
         wait: args.wait,
+        key,
     };
-    let cancel = Cancel::new();
-    cancel_on_signals(cancel.clone(), STOPPING);
-    let log_dir = args.log_dir.clone();
-    let load = move |row: &crate::fleet::queue::RunRow| load_run(row, log_dir.as_deref());
-    let tally = run_worker(link, &opts, &load, cancel.clone()).await?;
+    let load_opts = LoadOptions {
+        log_dir: args.log_dir.clone(),
+        trust: args.trust.clone(),
+        engines_file: args.engines_file.clone(),
+    };
+    let load: LoadRun = Arc::new(move |row| load_run(row, &load_opts));
+    let tally = run_worker(link, &opts, load, cancel.clone()).await?;
     errln!(
-        "worker done: {} pair(s) stored, {} refused, {} stopped",
+        "worker done: {} pair(s) stored, {} refused, {} stopped, {} incident(s), {} run(s) refused",
         tally.stored,
         tally.refused,
-        tally.stopped
+        tally.stopped,
+        tally.incidents,
+        tally.runs_refused
     );
     Ok(Exit::done_unless(cancel.is_cancelled()))
+}
+
+/// The worker's key: `--key-file`, else `RUNNER_WORKER_KEY`, else none.
+fn worker_key(args: &WorkerArgs) -> Result<Option<String>> {
+    if let Some(f) = &args.key_file {
+        let text = std::fs::read_to_string(f)
+            .with_context(|| format!("cannot read the key file {}", f.display()))?;
+        let key = text.trim();
+        if key.is_empty() || key.contains(char::is_whitespace) {
+            bail!(
+                "the key file {} holds no key (one line, as `runner worker-key add` printed it)",
+                f.display()
+            );
+        }
+        return Ok(Some(key.to_string()));
+    }
+    Ok(std::env::var(KEY_ENV).ok().map(|k| k.trim().to_string()).filter(|k| !k.is_empty()))
 }

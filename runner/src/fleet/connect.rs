@@ -82,8 +82,15 @@ pub fn parse_target(url: &str) -> Result<DbTarget> {
         Some(other) => bail!("prepared_statements={other} is not on or off"),
     };
     let mut config: Config = rest.parse().map_err(|e| {
-        // The driver's message never quotes the string, so no password leaks through it.
-        anyhow!("cannot parse the database connection string: {e}")
+        // The driver's message never quotes the string, so no password leaks through it; a
+        // key it does not know is named (a key is never a secret).
+        match unknown_key(&rest) {
+            Some(k) => anyhow!(
+                "cannot parse the database connection string: unknown key {k:?} (known: {})",
+                KNOWN_KEYS.join(", ")
+            ),
+            None => anyhow!("cannot parse the database connection string: {e}"),
+        }
     })?;
     let tls = match sslmode.as_deref() {
         None | Some("prefer") | Some("allow") => TlsMode::Prefer,
@@ -117,6 +124,45 @@ pub fn parse_target(url: &str) -> Result<DbTarget> {
     config.connect_timeout(Duration::from_secs(10));
     config.application_name("mpc-runner");
     Ok(DbTarget { config, tls, root_cert: root.map(PathBuf::from), prepared_statements })
+}
+
+/// The keys the driver takes, and ours (`take_our_keys`).
+const KNOWN_KEYS: &[&str] = &[
+    "user",
+    "password",
+    "dbname",
+    "options",
+    "application_name",
+    "host",
+    "hostaddr",
+    "port",
+    "connect_timeout",
+    "tcp_user_timeout",
+    "keepalives",
+    "keepalives_idle",
+    "keepalives_interval",
+    "keepalives_retries",
+    "target_session_attrs",
+    "channel_binding",
+    "load_balance_hosts",
+    "sslnegotiation",
+    "sslmode",
+    "sslrootcert",
+    "prepared_statements",
+];
+
+/// The first key of a URL's query or a key=value string that is not in [`KNOWN_KEYS`].
+fn unknown_key(s: &str) -> Option<String> {
+    let pairs: Vec<&str> = if s.starts_with("postgres://") || s.starts_with("postgresql://") {
+        s.split_once('?').map(|(_, q)| q.split('&').collect()).unwrap_or_default()
+    } else {
+        s.split_whitespace().collect()
+    };
+    pairs
+        .into_iter()
+        .filter_map(|kv| kv.split_once('=').map(|(k, _)| k.trim()))
+        .find(|k| !k.is_empty() && !KNOWN_KEYS.contains(k))
+        .map(str::to_string)
 }
 
 /// The keys of a connection string that the driver does not take.
@@ -265,24 +311,19 @@ impl DbTarget {
     }
 
     /// Connects; the connection's driver task runs in the background until the client drops.
+    /// A failure is a [`ConnectError`] (its source says whether it may pass).
     pub async fn connect(&self) -> Result<Client> {
         let unix = matches!(self.config.get_hosts().first(), Some(Host::Unix(_)));
+        let failed = |e| ConnectError { target: self.to_string(), source: e };
         if self.tls == TlsMode::Disable || unix {
-            let (client, conn) =
-                self.config.connect(NoTls).await.map_err(|e| {
-                    anyhow!("cannot connect to the database {self}: {}", pg_reason(&e))
-                })?;
+            let (client, conn) = self.config.connect(NoTls).await.map_err(failed)?;
             tokio::spawn(async move {
                 let _ = conn.await;
             });
             return Ok(client);
         }
         let tls = tokio_postgres_rustls::MakeRustlsConnect::new(self.tls_config()?);
-        let (client, conn) = self
-            .config
-            .connect(tls)
-            .await
-            .map_err(|e| anyhow!("cannot connect to the database {self}: {}", pg_reason(&e)))?;
+        let (client, conn) = self.config.connect(tls).await.map_err(failed)?;
         tokio::spawn(async move {
             let _ = conn.await;
         });
@@ -314,6 +355,25 @@ impl DbTarget {
     }
 }
 
+/// A connection that could not be made: the target (never its password) and the driver's error.
+#[derive(Debug)]
+pub struct ConnectError {
+    target: String,
+    source: tokio_postgres::Error,
+}
+
+impl fmt::Display for ConnectError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "cannot connect to the database {}: {}", self.target, pg_reason(&self.source))
+    }
+}
+
+impl std::error::Error for ConnectError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
+}
+
 /// The driver's error with the server's or the system's reason ("db error" alone says nothing:
 /// the reason is its source). Never holds the password: neither the driver nor the server
 /// repeats it.
@@ -327,10 +387,14 @@ pub fn pg_reason(e: &tokio_postgres::Error) -> String {
     }
 }
 
-/// `--db` (or `RUNNER_DB`) parsed and connected.
+/// How long a one-shot command (status, cancel, submit, ...) waits for a database that refuses
+/// connections for a passing reason (full, restarting).
+pub const COMMAND_PATIENCE: Duration = Duration::from_secs(30);
+
+/// `--db` (or `RUNNER_DB`) parsed and connected (a full or restarting database is waited for).
 pub async fn connect(flag: Option<&str>) -> Result<(DbTarget, Client)> {
     let target = parse_target(&db_url(flag)?)?;
-    let client = target.connect().await?;
+    let client = super::link::connect_patiently(&target, COMMAND_PATIENCE).await?;
     Ok((target, client))
 }
 
@@ -349,6 +413,14 @@ mod tests {
         let (rest, keys) = take_our_keys("host=/tmp/pg dbname=fleet sslmode=disable");
         assert_eq!(rest, "host=/tmp/pg dbname=fleet");
         assert_eq!(keys.sslmode.as_deref(), Some("disable"));
+    }
+
+    #[test]
+    fn an_unknown_key_is_named() {
+        let e = parse_target("host=/tmp dbname=f user=u sslmod=require").unwrap_err().to_string();
+        assert!(e.contains("unknown key \"sslmod\""), "{e}");
+        let e = parse_target("postgresql://u:secret@h/f?bogus=1").unwrap_err().to_string();
+        assert!(e.contains("unknown key \"bogus\"") && !e.contains("secret"), "{e}");
     }
 
     #[test]

@@ -1,14 +1,19 @@
-//! What a report transaction decides, by the rules a local run uses: a pairing's SPRT on its
-//! paired counts (`stats::sprt`, as `run/` and the sweep tracker call it), a sweep's racing
-//! (`sweep::racing::Race`), and a tuning iteration's update (`tune::spsa::Spsa::update`).
+//! Decisions, by the rules a local run uses: a pairing's SPRT on its paired counts
+//! (`stats::sprt`, as `run/` and the sweep tracker call it) and a sweep's racing
+//! (`sweep::racing::Race`).
+//!
+//! In the fleet these are taken by the database (`fleet_settle_run` and the functions of
+//! `sql/judge.sql`, which give what these Rust functions give: `runner/tests/fleet_judge_sql.rs`
+//! compares them). [`judge_config`] is what the submitter stores for the database to decide
+//! with; a worker's [`RunJudge`] reads the counts a report returns only to know when to ask the
+//! database for a decision ([`RunJudge::may_stop`]).
 
-use anyhow::{Context, Result};
-use serde_json::Value;
+use serde_json::{Value, json};
 use stats::{Counts, Penta, SprtSpec, Verdict, Wdl};
 
-use super::queue::{Judge, PairingCounts, Stop};
+use super::queue::{PairingCounts, Stop};
 use crate::sweep::racing::{Race, RaceConfig};
-use crate::tune::spsa::{Iteration, Spsa, Step};
+use crate::tune::spsa::Spsa;
 
 /// The verdict word a racing drop is stored with (racing skips those points from then on).
 pub const DROPPED: &str = "dropped";
@@ -19,7 +24,38 @@ pub struct RunJudge {
     pub sprt: Option<SprtSpec>,
     pub race: Option<RaceConfig>,
     pub labels: Vec<String>,
-    pub spsa: Option<Spsa>,
+}
+
+/// What the database decides run with these rules by (runs.judge): the SPRT's bounds (Wald's,
+/// from alpha and beta), racing's critical value for each number of points still racing, a
+/// tuning run's parameter clamps and types.
+pub fn judge_config(
+    sprt: Option<&SprtSpec>,
+    race: Option<&RaceConfig>,
+    points: usize,
+    spsa: Option<&Spsa>,
+) -> Value {
+    let mut j = serde_json::Map::new();
+    if let Some(s) = sprt {
+        j.insert(
+            "sprt".into(),
+            json!({
+                "elo0": s.elo0, "elo1": s.elo1, "model": s.model.to_string(),
+                "lower": s.lower_bound(), "upper": s.upper_bound(),
+            }),
+        );
+    }
+    if let Some(r) = race {
+        j.insert(
+            "race".into(),
+            // SQL arrays start at 1: `crit[k]` is the critical value with k points racing.
+            json!({ "min_pairs": r.min_pairs, "crit": r.criticals(points).get(1..) }),
+        );
+    }
+    if let Some(s) = spsa {
+        j.insert("spsa".into(), json!({ "params": s.judge_params() }));
+    }
+    Value::Object(j)
 }
 
 /// Counts of a pairing in the `stats` crate's terms.
@@ -106,34 +142,23 @@ impl RunJudge {
     }
 }
 
-impl Judge for RunJudge {
-    fn needs_all(&self) -> bool {
+impl RunJudge {
+    /// Whether the judge reads every pairing's counts (racing) or the reported one's.
+    pub fn needs_all(&self) -> bool {
         self.race.is_some()
     }
 
-    fn stops(&mut self, counts: &[PairingCounts]) -> Vec<Stop> {
+    /// The pairings that stop given the counts (every pairing's, or the reported one's).
+    pub fn stops(&self, counts: &[PairingCounts]) -> Vec<Stop> {
         let mut out = self.sprt_stops(counts);
         let raced = self.race_stops(counts, &out);
         out.extend(raced);
         out
     }
 
-    fn tune(&mut self, theta: &Value, spsa: &Value, result: f64) -> Result<(Value, Value)> {
-        let s = self.spsa.as_ref().context("this run is not a tuning run")?;
-        let mut theta: Vec<f64> =
-            serde_json::from_value(theta.clone()).context("the stored theta is not a list")?;
-        let it: Iteration =
-            serde_json::from_value(spsa.clone()).context("a logged iteration does not parse")?;
-        s.update(&mut theta, &it, result);
-        let step = Step {
-            k: it.k,
-            games: 0,
-            theta: theta.clone(),
-            c_k: it.c_k.clone(),
-            a_k: it.a_k.clone(),
-            result,
-        };
-        Ok((serde_json::to_value(&theta)?, serde_json::to_value(&step)?))
+    /// Whether a report with these counts should ask the database for a decision.
+    pub fn may_stop(&self, counts: &[PairingCounts]) -> bool {
+        !self.stops(counts).is_empty()
     }
 }
 
@@ -151,8 +176,7 @@ mod tests {
     #[test]
     fn the_sprt_stops_a_pairing_as_a_local_run_would() {
         let spec = SprtSpec::parse("elo0=0,elo1=10").unwrap();
-        let mut j =
-            RunJudge { sprt: Some(spec), race: None, labels: vec!["a vs b".into()], spsa: None };
+        let j = RunJudge { sprt: Some(spec), race: None, labels: vec!["a vs b".into()] };
         assert!(j.stops(&[counts(0, [1, 2, 3, 2, 1])]).is_empty());
         let s = j.stops(&[counts(0, [0, 2, 10, 20, 60])]);
         assert_eq!(s.len(), 1);
@@ -167,7 +191,7 @@ mod tests {
     fn racing_drops_a_clearly_worse_point_once() {
         let race = RaceConfig { alpha: 0.05, min_pairs: 8 };
         let labels = vec!["x=1".into(), "x=2".into(), "x=3".into()];
-        let mut j = RunJudge { sprt: None, race: Some(race), labels, spsa: None };
+        let j = RunJudge { sprt: None, race: Some(race), labels };
         let mut c = vec![
             counts(0, [1, 4, 10, 4, 1]),
             counts(1, [10, 6, 4, 0, 0]),

@@ -4,10 +4,12 @@
 //! machine that builds the same source). `runner submit` stores the identities; a worker
 //! identifies its own engines and refuses a run whose binaries differ ([`check_same`]).
 //!
-//! A worker resolves engines on its own machine ([`resolve_on_worker`]): the stored command
-//! when that file exists there, else the engine's name (without a sweep point's `[..]` or a
-//! tuning side's `+`/`-`) looked up in the built-ins and configs/engines.toml, keeping the
-//! stored arguments and options.
+//! A worker runs only engines it trusts ([`resolve_trusted`]): an engine of its own catalog
+//! (the built-ins and the configs/engines.toml of the folder it was started in), found by the
+//! submitted engine's name (without a sweep point's `[..]` or a tuning side's `+`/`-`) and
+//! started with the catalog's command and arguments, or a command inside a folder it was told
+//! to trust (`runner worker --trust DIR`). A submitted command is never run because it was
+//! submitted: `/bin/sh -c ...` is refused however the hashes compare.
 
 use std::collections::HashMap;
 use std::io::Read as _;
@@ -211,27 +213,43 @@ fn base_names(name: &str) -> Vec<&str> {
     names
 }
 
-/// `spec` as a worker starts it on its own machine: unchanged when its command resolves here;
-/// else, when its name (or base name, see [`base_names`]) is an engine of the built-ins or
-/// configs/engines.toml, that engine's command (and its `dir` when the stored one is missing
-/// here) with the stored name, arguments and options. Otherwise unchanged (starting it then
-/// fails with the play layer's own message).
-pub fn resolve_on_worker(spec: &EngineSpec) -> EngineSpec {
-    if resolve_command(spec).is_some() {
-        return spec.clone();
-    }
-    let catalog = EngineCatalog::load(None).unwrap_or_else(|_| EngineCatalog::builtin());
+/// `spec` as this worker starts it, if it trusts it: the entry of its catalog of that name
+/// (command, arguments and working folder from the catalog; the submitted name, options and
+/// limits kept), refused when the submitted arguments differ from the entry's; else the
+/// submitted command as it resolves here, when it lies inside one of the `trust` folders.
+/// `Err` is the line saying why the engine is not run here.
+pub fn resolve_trusted(
+    spec: &EngineSpec,
+    catalog: &EngineCatalog,
+    trust: &[PathBuf],
+) -> Result<EngineSpec, String> {
     for name in base_names(&spec.name) {
         if let Some(found) = catalog.get(name) {
+            if found.args != spec.args {
+                return Err(format!(
+                    "engine {}: its arguments {:?} are not those of this worker's engine {name} \
+                     ({:?})",
+                    spec.name, spec.args, found.args
+                ));
+            }
             let mut s = spec.clone();
             s.cmd = found.cmd.clone();
-            if !s.dir.as_ref().is_some_and(|d| d.is_dir()) {
-                s.dir = found.dir.clone();
-            }
-            return s;
+            s.dir = found.dir.clone();
+            return Ok(s);
         }
     }
-    spec.clone()
+    let inside = resolve_command(spec).and_then(|p| std::fs::canonicalize(p).ok()).filter(|p| {
+        trust.iter().filter_map(|d| std::fs::canonicalize(d).ok()).any(|d| p.starts_with(d))
+    });
+    match inside {
+        Some(_) => Ok(spec.clone()),
+        None => Err(format!(
+            "engine {}: command {:?} is not one this worker trusts (an engine of its \
+             configs/engines.toml or the built-ins by that name, or a command inside a folder \
+             given with --trust)",
+            spec.name, spec.cmd
+        )),
+    }
 }
 
 #[cfg(test)]
@@ -310,22 +328,32 @@ mod tests {
     }
 
     #[test]
-    fn workers_resolve_missing_commands_by_name() {
+    fn workers_run_only_engines_they_trust() {
         assert_eq!(base_names("mpc[t_mid=0.9]"), ["mpc[t_mid=0.9]", "mpc"]);
         assert_eq!(base_names("engine+"), ["engine+", "engine"]);
         assert_eq!(base_names("sf"), ["sf"]);
-        // A command that exists is kept as it is.
-        let here = spec("x", "/bin/sh");
-        assert_eq!(resolve_on_worker(&here), here);
-        // A stored path missing here, named after a built-in: the built-in's command, with the
-        // stored options.
-        let mut gone = spec("stockfish[Hash=16]", "/nowhere/stockfish");
+        let catalog = EngineCatalog::builtin();
+        // A submitted shell is not run, whatever it is called.
+        let mut sh = spec("sh", "/bin/sh");
+        sh.args = vec!["-c".into(), "touch /tmp/pwned".into()];
+        let e = resolve_trusted(&sh, &catalog, &[]).unwrap_err();
+        assert!(e.starts_with("engine sh: command") && e.contains("--trust"), "{e}");
+        // Named after a built-in: the built-in's command, the submitted options.
+        let mut gone = spec("stockfish[Hash=16]", "/bin/sh");
         gone.options = vec![("Hash".into(), "16".into())];
-        let r = resolve_on_worker(&gone);
+        let r = resolve_trusted(&gone, &catalog, &[]).unwrap();
         assert_eq!((r.cmd.as_str(), r.name.as_str()), ("/usr/games/stockfish", gone.name.as_str()));
         assert_eq!(r.options, gone.options);
-        // An unknown name stays as stored.
-        let unknown = spec("nobody-knows", "/nowhere/x");
-        assert_eq!(resolve_on_worker(&unknown), unknown);
+        // ... but not with arguments of the submitter's.
+        let mut args = gone.clone();
+        args.args = vec!["-c".into(), "x".into()];
+        assert!(resolve_trusted(&args, &catalog, &[]).unwrap_err().contains("arguments"));
+        // A command inside a trusted folder runs as submitted; outside it, not.
+        let d = scratch("trust");
+        let a = script(&d, "a.sh", "echo a");
+        let inside = spec("mine", a.to_str().unwrap());
+        assert_eq!(resolve_trusted(&inside, &catalog, &[d.clone()]).unwrap(), inside);
+        assert!(resolve_trusted(&inside, &catalog, &[PathBuf::from("/usr/games")]).is_err());
+        let _ = std::fs::remove_dir_all(&d);
     }
 }

@@ -6,23 +6,23 @@
 //!
 //! Layer: above the experiments (`sweep`, `gauntlet`, `tune`) and the run core, whose plan
 //! builders, statistics, rules and writers it reuses, and below `cmd/`, which only wires the
-//! commands. [`queue`] is the only place that writes SQL; [`schema`] holds the tables and their
-//! versions; [`connect`] turns `--db URL` into a connection and [`link`] keeps a worker's one
+//! commands. [`queue`] is the only place that sends SQL; [`schema`] holds the tables, their versions
+//! and the database functions through which workers write (`sql/`); [`connect`] turns `--db URL` into a connection and [`link`] keeps a worker's one
 //! connection alive; [`decide`] is what a report transaction decides (SPRT, racing, a tuning
 //! step) by the rules a local run uses; [`submission`] is what a run stores, [`identity`] tells
-//! the engines' binaries apart, [`serve`] loads a run on a worker, [`pair`] plays one game pair,
-//! [`worker`] is the worker's loop, [`pull`] writes the results folder, [`status`] formats
-//! `runner status`.
+//! the engines' binaries apart and decides which a worker trusts, [`load`] loads a run on a
+//! worker, [`pair`] plays one game pair, [`worker`] is the worker's loop, [`pull`] writes the
+//! results folder, [`status`] formats `runner status`.
 
 pub mod connect;
 pub mod decide;
 pub mod identity;
 pub mod link;
+pub mod load;
 pub mod pair;
 pub mod pull;
 pub mod queue;
 pub mod schema;
-pub mod serve;
 pub mod status;
 pub mod submission;
 pub mod worker;

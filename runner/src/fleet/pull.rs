@@ -9,6 +9,13 @@
 //! games.jsonl keeps the records in the order given: schedule order for a match or sweep, the
 //! order the pairs were reported for a tuning run (theta is replayed from tune.jsonl and
 //! games.jsonl in that order, as `--resume` replays it, so the folder's theta is the fleet's).
+//!
+//! Every stored record is checked before anything is written: against the plan (the store's
+//! check of a run's records) and against the rules of chess (`store::rules`), so a record a
+//! worker forged (a draw by repetition turned into a win, an illegal move) fails the pull in one
+//! line naming the game and the worker key that stored it, and the folder is not touched. A
+//! pulled folder records where it came from (`pull.json`: the run's id and the database); a
+//! pull of another run into it is refused.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -18,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use tokio_postgres::Client;
 
 use super::decide::DROPPED;
-use super::queue::{self, GameOrder};
+use super::queue::{self, GameOrder, StoredGame};
 use super::submission::{Experiment, Submission};
 use crate::gauntlet::files::write_tables;
 use crate::plan::run_plan::RunKind;
@@ -27,7 +34,11 @@ use crate::report::match_files;
 use crate::report::summary::write_gathered_summary;
 use crate::store::dir::{DirMode, RunDir, check_new_out};
 use crate::store::formats::{DroppedPairing, FleetOrigin, Origin};
+use crate::store::merge::ShardSet;
+use crate::store::records_check::{RecordsFile, check_records};
+use crate::store::rules::check_rules;
 use crate::store::{GAMES_FILE, GameRecord, RUN_FILE, Store, read_run_file, write_atomic};
+use crate::sweep::analysis::PointStatus;
 use crate::sweep::report::write_gathered_sweep;
 use crate::tune::files::write_outputs;
 use crate::tune::log::TuneLog;
@@ -46,6 +57,10 @@ pub enum RunState {
     Complete,
     /// Stopped by `runner cancel`.
     Cancelled,
+    /// Waits for an approver.
+    Pending,
+    /// Refused by enough workers.
+    Failed,
 }
 
 impl RunState {
@@ -55,14 +70,23 @@ impl RunState {
             RunState::Decided => "decided",
             RunState::Complete => "complete",
             RunState::Cancelled => "cancelled",
+            RunState::Pending => "pending",
+            RunState::Failed => "failed",
         }
     }
 
     /// The state as the database stores it.
     pub fn parse(s: &str) -> Option<RunState> {
-        [RunState::Active, RunState::Decided, RunState::Complete, RunState::Cancelled]
-            .into_iter()
-            .find(|r| r.as_str() == s)
+        [
+            RunState::Active,
+            RunState::Decided,
+            RunState::Complete,
+            RunState::Cancelled,
+            RunState::Pending,
+            RunState::Failed,
+        ]
+        .into_iter()
+        .find(|r| r.as_str() == s)
     }
 
     /// summary.json's `stopped_by` for a run in this state (a local run's words where there
@@ -73,9 +97,23 @@ impl RunState {
             RunState::Decided => "sprt",
             RunState::Complete => "complete",
             RunState::Cancelled => "cancelled",
+            RunState::Pending => "pending",
+            RunState::Failed => "failed",
         }
     }
 }
+
+/// Where a pulled folder came from (`pull.json`): a later pull must be of the same run of the
+/// same database.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PullOrigin {
+    pub run: i64,
+    /// `user@host:port/db` (never a password).
+    pub database: String,
+}
+
+/// The file a pull writes its origin to.
+pub const PULL_FILE: &str = "pull.json";
 
 /// A tuning run as the fleet holds it.
 #[derive(Clone, Debug, Default)]
@@ -95,13 +133,15 @@ pub struct PulledState {
     pub stop_reason: Option<String>,
     /// Sweep points dropped (pairing index, why).
     pub dropped: Vec<(usize, String)>,
+    /// Each pairing as the fleet decided it (a sweep's table shows these).
+    pub points: Option<Vec<PointStatus>>,
     /// A tuning run's iterations and theta.
     pub tune: Option<PulledTune>,
 }
 
 impl PulledState {
     pub fn new(state: RunState) -> PulledState {
-        PulledState { state, stop_reason: None, dropped: Vec::new(), tune: None }
+        PulledState { state, stop_reason: None, dropped: Vec::new(), points: None, tune: None }
     }
 }
 
@@ -111,16 +151,25 @@ impl PulledState {
 /// written outside `out`. Returns the text to print (the summary or table).
 pub fn write_folder(
     out: &Path,
+    origin: &PullOrigin,
     sub: &Submission,
     records: Vec<GameRecord>,
     state: PulledState,
 ) -> Result<String> {
-    check_out(out, sub)?;
+    check_out(out, origin, sub)?;
+    // Every record passes the plan's check before the first byte is written.
+    let set = ShardSet::of_plan(sub.plan());
+    let db_path = Path::new("the database");
+    let numbered: Vec<(usize, GameRecord)> =
+        records.iter().cloned().enumerate().map(|(i, r)| (i + 1, r)).collect();
+    check_records(sub.plan(), vec![RecordsFile { path: db_path, set: &set, records: numbered }])
+        .map_err(|e| anyhow!("run {}: stored game {e}", origin.run))?;
     crate::store::files::create_dir_all(out)
         .with_context(|| format!("cannot create results directory {}", out.display()))?;
     // Locked while written: no runner resumes it, and a report waits.
     let _dir = RunDir::open(out, DirMode::Resume)?;
     let plan = sub.plan();
+    write_atomic(&out.join(PULL_FILE), serde_json::to_string_pretty(origin)?.as_bytes())?;
     write_atomic(&out.join(RUN_FILE), serde_json::to_string_pretty(&sub.run)?.as_bytes())?;
     let mut jsonl = String::new();
     for r in &records {
@@ -146,6 +195,7 @@ pub fn write_folder(
         games: records.len(),
         scheduled_games: scheduled,
         dropped,
+        points: state.points.as_ref().map(serde_json::to_value).transpose()?,
     });
     let stopped_by = state.state.stopped_by();
     let text = match &sub.experiment {
@@ -160,9 +210,15 @@ pub fn write_folder(
             }
             text
         }
-        Experiment::Sweep { sweep, .. } => {
-            write_gathered_sweep(out, sweep, plan, &records, (stopped_by, stopped_by), origin)?
-        }
+        Experiment::Sweep { sweep, .. } => write_gathered_sweep(
+            out,
+            sweep,
+            plan,
+            &records,
+            (stopped_by, stopped_by),
+            origin,
+            state.points.as_deref(),
+        )?,
         Experiment::Tune { .. } => {
             let tune = state.tune.unwrap_or_default();
             write_gathered_summary(out, plan, &records, stopped_by, origin)?;
@@ -175,31 +231,75 @@ pub fn write_folder(
 
 /// `runner pull`: run `run` of the database written into `out` by [`write_folder`] (games in
 /// schedule order, a tuning run's in the order they were reported). Returns the text to print.
-pub async fn pull(db: &Client, run: i64, out: &Path) -> Result<String> {
+pub async fn pull(db: &Client, database: &str, run: i64, out: &Path) -> Result<String> {
     let row = queue::run(db, run).await?.ok_or_else(|| anyhow!("no run {run} in the database"))?;
     let sub = Submission::from_stored(&row.submission).with_context(|| format!("run {run}"))?;
+    let origin = PullOrigin { run, database: database.to_string() };
+    check_out(out, &origin, &sub)?;
     let tuning = sub.spsa().is_some();
     let order = if tuning { GameOrder::Reported } else { GameOrder::Schedule };
-    let records: Vec<GameRecord> = queue::games(db, run, order)
-        .await?
-        .into_iter()
-        .enumerate()
-        .map(|(i, v)| {
-            serde_json::from_value(v)
-                .with_context(|| format!("run {run}: stored game {} is not a game record", i + 1))
-        })
-        .collect::<Result<_>>()?;
+    let stored = queue::games(db, run, order).await?;
+    let records = checked_records(run, &sub, stored)?;
     let state = RunState::parse(&row.state)
         .ok_or_else(|| anyhow!("run {run} is in state {:?}, unknown to this runner", row.state))?;
-    let dropped = queue::pairings(db, run)
-        .await?
+    let pairings = queue::pairings(db, run).await?;
+    let labels: Vec<String> = pairings.iter().map(|p| p.label.clone()).collect();
+    let points = pairings.iter().map(|p| point_status(p, &labels)).collect();
+    let dropped = pairings
         .into_iter()
         .filter(|p| p.verdict.as_deref() == Some(DROPPED))
         .map(|p| (p.pairing.max(0) as usize, p.why.unwrap_or_default()))
         .collect();
     let tune = if tuning { Some(pulled_tune(db, run).await?) } else { None };
-    let pulled = PulledState { state, stop_reason: row.stop_reason, dropped, tune };
-    write_folder(out, &sub, records, pulled)
+    let pulled =
+        PulledState { state, stop_reason: row.stop_reason, dropped, points: Some(points), tune };
+    write_folder(out, &origin, &sub, records, pulled)
+}
+
+/// A pairing as the fleet decided it: dropped by racing (after the games the database counted,
+/// against its best point then), decided by its SPRT, or still active.
+fn point_status(p: &queue::PairingRow, labels: &[String]) -> PointStatus {
+    let games = p.stop_games.unwrap_or(0).max(0) as u64;
+    match p.verdict.as_deref() {
+        Some(DROPPED) => PointStatus::Dropped {
+            after_games: games,
+            best: p
+                .stop_best
+                .and_then(|b| labels.get(b.max(0) as usize))
+                .cloned()
+                .unwrap_or_default(),
+            z: p.stop_z.unwrap_or(0.0),
+        },
+        Some(_) => PointStatus::Decided { after_games: games },
+        None => PointStatus::Active,
+    }
+}
+
+/// The stored games as records, each checked against the rules of chess; the first that fails
+/// is an error naming the game and the worker key that stored it.
+fn checked_records(run: i64, sub: &Submission, stored: Vec<StoredGame>) -> Result<Vec<GameRecord>> {
+    let variant = sub.plan().variant;
+    let mut out = Vec::with_capacity(stored.len());
+    for (i, g) in stored.into_iter().enumerate() {
+        let by = g.key_name.as_deref().unwrap_or("(unknown)");
+        let r: GameRecord = serde_json::from_value(g.record).with_context(|| {
+            format!("run {run}: stored game {} (worker key {by}) is not a game record", i + 1)
+        })?;
+        if let Err(e) = check_rules(&r, variant) {
+            bail!(
+                "run {run}: game {}.{} ({} vs {}, {}) stored by worker key {by} breaks the rules of \
+                 chess: {e}; nothing was written (`runner purge {run} --worker {by}` plays that \
+                 key's pairs again)",
+                r.pair + 1,
+                r.game + 1,
+                r.white,
+                r.black,
+                r.result.pgn()
+            );
+        }
+        out.push(r);
+    }
+    Ok(out)
 }
 
 /// A tuning run's logged iterations, theta and applied steps as the database holds them.
@@ -258,8 +358,30 @@ fn write_tune(
     write_outputs(out, &state, stopped_by)
 }
 
-/// `out` may take this pull: new, empty, or an earlier pull of the same run.
-fn check_out(out: &Path, sub: &Submission) -> Result<()> {
+/// `out` may take this pull: new, empty, or an earlier pull of the same run of the same
+/// database.
+fn check_out(out: &Path, origin: &PullOrigin, sub: &Submission) -> Result<()> {
+    let earlier: Option<PullOrigin> =
+        crate::store::files::read_regular(&out.join(PULL_FILE), 1 << 16)
+            .ok()
+            .flatten()
+            .and_then(|t| serde_json::from_slice(&t).ok());
+    match &earlier {
+        Some(e) if e != origin => bail!(
+            "--out {} holds a pull of run {} of {}, not of run {} of {}: choose a new folder",
+            out.display(),
+            e.run,
+            e.database,
+            origin.run,
+            origin.database
+        ),
+        None if read_run_file(out).is_ok() => bail!(
+            "--out {} holds a run that was not pulled from the fleet (no {PULL_FILE}): choose a \
+             new folder for the pull",
+            out.display()
+        ),
+        _ => {}
+    }
     if let Ok(run) = read_run_file(out)
         && run.plan_hash != sub.run.plan_hash
     {
@@ -269,7 +391,9 @@ fn check_out(out: &Path, sub: &Submission) -> Result<()> {
             run.plan_hash.get(..12).unwrap_or(&run.plan_hash)
         );
     }
-    check_new_out(out, &|d| read_run_file(d).is_ok_and(|r| r.plan_hash == sub.run.plan_hash))
+    check_new_out(out, &|d| {
+        earlier.is_some() && read_run_file(d).is_ok_and(|r| r.plan_hash == sub.run.plan_hash)
+    })
 }
 
 #[cfg(test)]
@@ -319,6 +443,11 @@ mod tests {
         out
     }
 
+    /// Where the tests' pulls come from.
+    fn origin() -> PullOrigin {
+        PullOrigin { run: 1, database: "u@h:5432/fleet".into() }
+    }
+
     fn read_json(p: &Path) -> Value {
         serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
     }
@@ -330,8 +459,14 @@ mod tests {
         let sub = match_submission(&engine, &["--games", "8", "--seed", "3"]).unwrap();
         let records = games(&sub, &[0, 1, 2, 3]);
         let out = d.join("pulled");
-        let text = write_folder(&out, &sub, records.clone(), PulledState::new(RunState::Complete))
-            .unwrap();
+        let text = write_folder(
+            &out,
+            &origin(),
+            &sub,
+            records.clone(),
+            PulledState::new(RunState::Complete),
+        )
+        .unwrap();
         assert!(text.contains("A vs B: 8 games"), "{text}");
         assert_eq!(read_records(&out, sub.plan()).unwrap(), records);
         let run = read_run_file(&out).unwrap();
@@ -361,17 +496,24 @@ mod tests {
             .unwrap();
         // Pulled again later (more games): brought up to date.
         let more = games(&sub, &[0, 1, 2, 3]);
-        write_folder(&out, &sub, more, PulledState::new(RunState::Complete)).unwrap();
+        write_folder(&out, &origin(), &sub, more, PulledState::new(RunState::Complete)).unwrap();
         // Another run's folder, and a folder of the user's, are refused.
         let other = match_submission(&engine, &["--games", "8", "--seed", "4"]).unwrap();
-        let e = write_folder(&out, &other, vec![], PulledState::new(RunState::Active))
+        let e = write_folder(&out, &origin(), &other, vec![], PulledState::new(RunState::Active))
             .unwrap_err()
             .to_string();
         assert!(e.contains("holds another run") && !e.contains('\n'), "{e}");
+        // A pull of another run of the database (or of another database) into it is refused.
+        let two = PullOrigin { run: 2, ..origin() };
+        let e = write_folder(&out, &two, &sub, vec![], PulledState::new(RunState::Active))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("holds a pull of run 1 of u@h:5432/fleet, not of run 2"), "{e}");
+        assert_eq!(read_records(&out, sub.plan()).unwrap().len(), 8, "nothing replaced");
         let mine = d.join("mine");
         std::fs::create_dir_all(&mine).unwrap();
         std::fs::write(mine.join("notes.txt"), "x").unwrap();
-        let e = write_folder(&mine, &sub, vec![], PulledState::new(RunState::Active))
+        let e = write_folder(&mine, &origin(), &sub, vec![], PulledState::new(RunState::Active))
             .unwrap_err()
             .to_string();
         assert!(e.contains("is not empty and holds no run"), "{e}");
@@ -379,9 +521,11 @@ mod tests {
         // A game that is not in the plan's schedule is refused.
         let mut bad = games(&sub, &[0]);
         bad[0].opening += 1;
-        let e = write_folder(&d.join("bad"), &sub, bad, PulledState::new(RunState::Active))
-            .unwrap_err();
+        let e =
+            write_folder(&d.join("bad"), &origin(), &sub, bad, PulledState::new(RunState::Active))
+                .unwrap_err();
         assert!(format!("{e:#}").contains("does not match the plan's schedule"), "{e:#}");
+        assert!(!d.join("bad").exists(), "a pull that fails its checks writes nothing");
         let _ = std::fs::remove_dir_all(&d);
     }
 
@@ -404,6 +548,7 @@ mod tests {
         let out = d.join("gauntlet");
         let text = write_folder(
             &out,
+            &origin(),
             &sub,
             games(&sub, &(0..n).collect::<Vec<_>>()),
             PulledState::new(RunState::Complete),
@@ -427,10 +572,18 @@ mod tests {
             state: RunState::Decided,
             stop_reason: Some("racing".into()),
             dropped: vec![(2, "dropped: worse than X=1".into())],
+            points: Some(vec![
+                PointStatus::Active,
+                PointStatus::Active,
+                PointStatus::Dropped { after_games: 2, best: "X=1".into(), z: 3.5 },
+            ]),
             tune: None,
         };
         let records = games(&sub, &[0, 1, 2, 3, 4]);
-        write_folder(&out, &sub, records.clone(), state).unwrap();
+        write_folder(&out, &origin(), &sub, records.clone(), state).unwrap();
+        // The table tells the fleet's story (its decision, not a replay in schedule order).
+        let table = std::fs::read_to_string(out.join("table.md")).unwrap();
+        assert!(table.contains("dropped@2 (vs X=1)"), "{table}");
         let summary = read_json(&out.join("summary.json"));
         assert_eq!(
             (summary["kind"].as_str(), summary["stopped_by"].as_str()),
@@ -438,6 +591,7 @@ mod tests {
         );
         assert_eq!(summary["fleet"]["dropped"][0]["label"], "X=3");
         assert_eq!(summary["fleet"]["stop_reason"], "racing");
+        assert_eq!(summary["fleet"]["points"][2]["state"], "dropped");
         assert_eq!(summary["points"].as_array().unwrap().len(), 3);
         // `runner report`'s sweep path over the folder.
         let sweep = crate::sweep::plan::SweepPlan::load(&out).unwrap().unwrap();
@@ -449,6 +603,7 @@ mod tests {
             &plan,
             &read_records(&out, &plan).unwrap(),
             "sprt",
+            None,
         )
         .unwrap();
         assert_eq!(
@@ -506,7 +661,7 @@ mod tests {
             tune: Some(PulledTune { started, theta: theta.clone(), history: history.clone() }),
             ..PulledState::new(RunState::Complete)
         };
-        write_folder(&out, &sub, records.clone(), state).unwrap();
+        write_folder(&out, &origin(), &sub, records.clone(), state).unwrap();
         let tj = read_json(&out.join("tune.json"));
         assert_eq!(tj["values"]["T"].as_f64().unwrap(), theta[0]);
         assert_eq!(tj["iterations"], 4);

@@ -1,18 +1,33 @@
 //! The fleet's tables and their versions. `runner db init` applies the migrations this binary
 //! knows, each in its own transaction, under an advisory lock (two inits at once are safe);
 //! every other fleet command checks the version first and refuses a database of another one.
+//!
+//! Version 1: the tables. Version 2 (`sql/v2_trust.sql`, `sql/judge.sql`): who may do what:
+//! worker keys, run owners and approval, refusals and incidents, and the functions through
+//! which workers write and the database decides. PostgreSQL 13 or newer (`gen_random_uuid`).
 
 use anyhow::{Context, Result, bail};
 use tokio_postgres::Client;
 
 /// The schema version this binary reads and writes.
-pub const VERSION: i32 = 1;
+pub const VERSION: i32 = 2;
 
 /// Advisory lock key held while migrating ("mpcfleet" as bytes).
 const MIGRATION_LOCK: i64 = 0x6d70_6366_6c65_6574;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &[r#"
+const MIGRATIONS: &[&str] = &[V1, V2];
+
+/// Version 2: the trust model (see the module's doc), then what workers may no longer do.
+const V2: &str = concat!(
+    include_str!("sql/judge.sql"),
+    "\n",
+    include_str!("sql/v2_trust.sql"),
+    "\n",
+    include_str!("sql/v2_privileges.sql")
+);
+
+const V1: &str = r#"
 CREATE TABLE runs (
     id           bigserial PRIMARY KEY,
     kind         text NOT NULL,
@@ -108,7 +123,7 @@ CREATE TABLE tune_steps (
     step     jsonb NOT NULL,
     PRIMARY KEY (run_id, ord)
 );
-"#];
+"#;
 
 /// The version a database is at (0: no fleet tables yet).
 pub async fn current_version(db: &Client) -> Result<i32> {
@@ -120,11 +135,28 @@ pub async fn current_version(db: &Client) -> Result<i32> {
     if !exists {
         return Ok(0);
     }
-    let row = db
-        .query_opt("SELECT version FROM fleet_schema", &[])
+    let rows = db
+        .query("SELECT version FROM fleet_schema", &[])
         .await
         .context("cannot read the schema version")?;
-    Ok(row.map_or(0, |r| r.get(0)))
+    let found: Vec<Option<i32>> =
+        rows.iter().map(|r| r.try_get(0)).collect::<Result<_, _>>().context("schema version")?;
+    match found.as_slice() {
+        [] => Ok(0),
+        [Some(v)] if (0..=VERSION.max(*v)).contains(v) => Ok(*v),
+        other => bail!(
+            "the fleet_schema table holds {}, not a version a runner wrote: was it edited by \
+             hand? Put back the version the tables are at (`UPDATE fleet_schema SET version = \
+             N`, one row) and run `runner db init` again",
+            describe(other)
+        ),
+    }
+}
+
+fn describe(found: &[Option<i32>]) -> String {
+    let v: Vec<String> =
+        found.iter().map(|x| x.map_or_else(|| "NULL".to_string(), |v| v.to_string())).collect();
+    if v.len() == 1 { v[0].clone() } else { format!("{} rows ({})", v.len(), v.join(", ")) }
 }
 
 /// Creates or migrates the schema to [`VERSION`]; returns the version it was at.
@@ -143,7 +175,8 @@ async fn migrate(db: &mut Client) -> Result<i32> {
     if was > VERSION {
         bail!("{}", newer(was));
     }
-    for (i, sql) in MIGRATIONS.iter().enumerate().skip(was as usize) {
+    let was_usize = usize::try_from(was).unwrap_or(0);
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(was_usize) {
         let tx = db.transaction().await?;
         tx.batch_execute(sql).await.with_context(|| format!("migration to version {}", i + 1))?;
         tx.execute("DELETE FROM fleet_schema", &[]).await?;

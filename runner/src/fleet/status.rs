@@ -8,7 +8,7 @@ use stats::Options;
 use tokio_postgres::Client;
 
 use super::decide::stats_counts;
-use super::queue::{self, PairingCounts, PairingRow, Progress, RunRow};
+use super::queue::{self, PairingCounts, PairingRow, Progress, Refusal, RunRow};
 use super::submission::Submission;
 use crate::report::figures::{elo, nelo};
 use crate::report::summary::summarize_or_na;
@@ -32,7 +32,8 @@ pub async fn status(db: &Client, run: Option<i64>) -> Result<String> {
         let counts = queue::pairing_counts(db, row.id, None).await?;
         let pairings = queue::pairings(db, row.id).await?;
         let progress = queue::progress(db, row.id).await?;
-        out.push_str(&format_run(row, &counts, &pairings, &progress));
+        let refusals = queue::refusals(db, row.id).await?;
+        out.push_str(&format_run(row, &counts, &pairings, &progress, &refusals));
     }
     Ok(out)
 }
@@ -43,6 +44,7 @@ pub fn format_run(
     counts: &[PairingCounts],
     pairings: &[PairingRow],
     p: &Progress,
+    refusals: &[Refusal],
 ) -> String {
     let sub = Submission::from_stored(&row.submission);
     let sprt = sub.as_ref().ok().and_then(|s| s.plan().sprt);
@@ -50,11 +52,33 @@ pub fn format_run(
         Ok(s) => format!("{} {}, {}", s.kind(), s.plan().kind, s.plan().tc),
         Err(e) => format!("{} ({e})", row.kind),
     };
-    let mut out = format!("run {} ({what}; submitted {}): {}", row.id, row.created, row.state);
+    let mut out = format!(
+        "run {} ({what}; submitted {} by {}): {}",
+        row.id, row.created, row.owner, row.state
+    );
     if let Some(why) = &row.stop_reason {
         out.push_str(&format!(" ({why})"));
     }
     out.push('\n');
+    if row.state == "pending" {
+        out.push_str(&format!(
+            "  waits for an approver: `runner approve {}` (nothing is played before)\n",
+            row.id
+        ));
+    }
+    if !refusals.is_empty() {
+        let who = refusals
+            .iter()
+            .map(|r| format!("{}: {}", r.key_name, r.reason))
+            .collect::<Vec<_>>()
+            .join("\n    ");
+        let none_left = row.state == "active" && p.pairs_done == 0 && p.pairs_leased == 0;
+        out.push_str(&format!(
+            "  refused by {} worker(s){}:\n    {who}\n",
+            refusals.len(),
+            if none_left { " (no worker has played it)" } else { "" }
+        ));
+    }
     let rate = if p.reporting_secs > 0.0 && p.pairs_done > 1 {
         format!(
             "{:.0} pairs/h since the first report",
@@ -135,6 +159,8 @@ mod tests {
             plan_hash: "h".into(),
             created: "2026-11-25T08:00:00Z".into(),
             finished: None,
+            owner: "alice".into(),
+            approved_by: Some("alice".into()),
         };
         let counts = [PairingCounts {
             pairing: 0,
@@ -149,6 +175,9 @@ mod tests {
             active: false,
             verdict: Some("H1".into()),
             why: Some("SPRT accepted H1 after 184 games".into()),
+            stop_games: Some(184),
+            stop_best: None,
+            stop_z: None,
         }];
         let p = Progress {
             pairs_total: 500,
@@ -159,8 +188,9 @@ mod tests {
             pairs_last_hour: 92,
             reporting_secs: 1820.0,
         };
-        let text = format_run(&row, &counts, &pairings, &p);
+        let text = format_run(&row, &counts, &pairings, &p, &[]);
         assert!(text.starts_with("run 7 (match match, "), "{text}");
+        assert!(text.contains("submitted 2026-11-25T08:00:00Z by alice): decided"), "{text}");
         assert!(text.contains(": decided (A vs B: SPRT accepted H1)\n"), "{text}");
         assert!(text.contains("92 done, 0 leased, 408 skipped of 500; workers alive: 3; 92 pairs in the last hour, 180 pairs/h"), "{text}");
         assert!(
@@ -177,7 +207,9 @@ mod tests {
         assert!(text.contains("    stopped: H1 (SPRT accepted H1 after 184 games)"), "{text}");
         // An unreadable submission still shows the counts.
         let bad = RunRow { submission: serde_json::json!({"x": 1}), ..row };
-        let text = format_run(&bad, &counts, &pairings, &p);
+        let refused = [Refusal { key_name: "box1".into(), reason: "engine B: not found".into() }];
+        let text = format_run(&bad, &counts, &pairings, &p, &refused);
+        assert!(text.contains("refused by 1 worker(s):\n    box1: engine B: not found"), "{text}");
         assert!(
             text.contains("not one of this runner") && text.contains("W-D-L 140-42-2"),
             "{text}"

@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_postgres::Client;
 
+use super::decide::judge_config;
 use super::identity::{EngineIdentity, identify_all};
 use super::queue::{self, NewRun};
 use crate::cli::{ExecArgs, MatchArgs, SweepArgs, TuneArgs};
@@ -230,25 +231,47 @@ pub async fn submission_of_tune(args: &TuneArgs) -> Result<Submission> {
     Submission::new(plan, openings, settings, Experiment::Tune { params, big_a, integer })
 }
 
-/// Stores `sub` with its schedule of game pairs (and a tuning run's starting theta) through the
-/// queue; returns the run's id.
-pub async fn store(db: &mut Client, sub: &Submission) -> Result<i64> {
+/// Distinct workers that must refuse a run (an engine that cannot start, a binary of another
+/// hash, the fault limit reached) before it fails.
+pub const REFUSAL_LIMIT: i32 = 3;
+
+/// Stores `sub` with its schedule of game pairs (and a tuning run's starting theta and random
+/// draws) through the queue, with what the database decides it by; returns the run's id and
+/// whether it waits for an approver.
+pub async fn store(db: &Client, sub: &Submission) -> Result<(i64, bool)> {
     let value = serde_json::to_value(sub)?;
-    let labels: Vec<String> = sub.plan().pairings.iter().map(|p| p.label.clone()).collect();
+    let plan = sub.plan();
+    let labels: Vec<String> = plan.pairings.iter().map(|p| p.label.clone()).collect();
+    let name = |i: usize| plan.engines.get(i).map(|e| e.name.clone()).unwrap_or_default();
+    let engines: Vec<(String, String)> =
+        plan.pairings.iter().map(|p| (name(p.first), name(p.second))).collect();
     let int = |x: usize| i32::try_from(x).map_err(|_| anyhow!("{x} is beyond the queue's range"));
     let jobs: Vec<(i32, i32, i32)> = sub
         .schedule()
         .iter()
         .map(|j| Ok((int(j.pairing)?, int(j.pair)?, int(j.opening)?)))
         .collect::<Result<_>>()?;
-    let theta = sub.spsa().map(|s| serde_json::to_value(s.start_theta())).transpose()?;
+    let spsa = sub.spsa();
+    let theta = spsa.as_ref().map(|s| serde_json::to_value(s.start_theta())).transpose()?;
+    let draws: Vec<Value> = match &spsa {
+        Some(s) => jobs
+            .iter()
+            .map(|j| serde_json::to_value(s.draws(j.1 as u64)))
+            .collect::<Result<_, _>>()?,
+        None => Vec::new(),
+    };
+    let judge = judge_config(plan.sprt.as_ref(), sub.race().as_ref(), labels.len(), spsa.as_ref());
     let run = NewRun {
         kind: sub.kind(),
         submission: &value,
         plan_hash: &sub.run.plan_hash,
+        judge: &judge,
         labels: &labels,
+        engines: &engines,
         jobs: &jobs,
         theta: theta.as_ref(),
+        draws: &draws,
+        refusal_limit: REFUSAL_LIMIT,
     };
     queue::insert_run(db, &run).await
 }
@@ -259,7 +282,8 @@ impl Submission {
         match v.get("format").and_then(Value::as_u64) {
             Some(f) if f == u64::from(SUBMISSION_FORMAT) => {}
             Some(f) => bail!(
-                "it was submitted by a runner with submission format {f}, this one reads                  {SUBMISSION_FORMAT}: use the same runner version"
+                "it was submitted by a runner with submission format {f}, this one reads \
+                 {SUBMISSION_FORMAT}: use the same runner version"
             ),
             None => bail!("its stored submission is not one of this runner"),
         }

@@ -102,6 +102,18 @@ impl Termination {
         }
     }
 
+    /// True when the rules of chess decide the ending (the final position shows it).
+    pub fn is_rules(self) -> bool {
+        matches!(
+            self,
+            Termination::Checkmate
+                | Termination::Stalemate
+                | Termination::Threefold
+                | Termination::FiftyMove
+                | Termination::InsufficientMaterial
+        )
+    }
+
     /// True when the ending is an engine's fault (the engine is restarted afterwards).
     pub fn is_fault(self) -> bool {
         matches!(

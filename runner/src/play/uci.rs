@@ -22,6 +22,19 @@ use crate::play::orphans;
 use crate::play::uci_info::{InfoSummary, parse_info, parse_pv};
 use crate::play::uci_lines::{self, LineRead, MAX_LINE};
 
+/// Variables never passed to an engine: the fleet's database URL and worker key, and libpq's
+/// password and connection settings (an engine has no business with the database).
+pub const SECRET_ENV: [&str; 8] = [
+    "RUNNER_DB",
+    "RUNNER_WORKER_KEY",
+    "PGPASSWORD",
+    "PGPASSFILE",
+    "PGUSER",
+    "PGHOST",
+    "PGSERVICEFILE",
+    "PGSSLKEY",
+];
+
 /// A line of engine output and the moment the reader task read it. Unless the engine was started
 /// with [`StartOptions::every_line`], `info` lines are not forwarded one by one: the reader keeps
 /// the last one holding a score and attaches it to the next forwarded line (the `bestmove`), so
@@ -184,6 +197,10 @@ impl UciEngine {
     fn spawn(spec: &EngineSpec, opts: &StartOptions) -> Result<UciEngine, UciError> {
         let program = spec.program();
         let mut cmd = Command::new(&program);
+        // An engine is somebody else's program: it gets no database credentials or worker key.
+        for var in SECRET_ENV {
+            cmd.env_remove(var);
+        }
         cmd.args(&spec.args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -236,6 +236,10 @@ pub struct FleetOrigin {
     pub scheduled_games: usize,
     /// Pairings the fleet stopped early (racing), and why.
     pub dropped: Vec<DroppedPairing>,
+    /// Each pairing as the fleet decided it (`sweep::analysis::PointStatus`, a layer above
+    /// this one, hence JSON here): a pulled sweep's table shows these, `runner report` too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub points: Option<serde_json::Value>,
 }
 
 /// A pairing a fleet run dropped.

@@ -15,6 +15,7 @@ pub mod move_fields;
 pub mod pgn;
 pub mod pgnout;
 pub mod records_check;
+pub mod rules;
 
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};

@@ -31,6 +31,22 @@ pub struct RaceConfig {
     pub min_pairs: u64,
 }
 
+impl RaceConfig {
+    /// The critical values of a look: entry `k` (for `k` in `0..=points`) is the `z` a point
+    /// must exceed to be dropped when `k` points are active, `Phi^-1(1 - alpha / (k - 1))`
+    /// (the level clamped to [0.5, 1 - 1e-15]); entries for `k < 2` are 0 (no look happens).
+    /// [`Race::update`] uses exactly these; the fleet passes them to its SQL judge
+    /// (`fleet_race_drops` in `fleet/sql/judge.sql`), which cannot compute normal quantiles.
+    pub fn criticals(&self, points: usize) -> Vec<f64> {
+        (0..=points).map(|k| if k < 2 { 0.0 } else { self.critical(k) }).collect()
+    }
+
+    /// The critical value with `k >= 2` active points.
+    fn critical(&self, k: usize) -> f64 {
+        stats::selection::drop_threshold(self.alpha, k - 1)
+    }
+}
+
 impl Default for RaceConfig {
     fn default() -> Self {
         RaceConfig { alpha: 0.05, min_pairs: 8 }
@@ -104,7 +120,7 @@ impl Race {
             return Vec::new();
         };
         let (mb, sb) = est[best].unwrap_or((0.0, 0.0));
-        let crit = stats::selection::drop_threshold(self.config.alpha, k - 1);
+        let crit = self.config.criticals(k)[k];
         let mut out = Vec::new();
         for (i, e) in est.iter().enumerate() {
             let Some((mi, si)) = *e else { continue };
@@ -163,6 +179,20 @@ mod tests {
         // The last point is never dropped.
         assert!(race.update(&[penta(0, 0, 0, 0, 8), penta(8, 0, 0, 0, 0)]).is_empty());
         assert_eq!(race.active_count(), 1);
+    }
+
+    #[test]
+    fn criticals_are_bonferroni_quantiles() {
+        let c = RaceConfig { alpha: 0.1, min_pairs: 8 }.criticals(4);
+        assert_eq!(c.len(), 5);
+        assert_eq!((c[0], c[1]), (0.0, 0.0));
+        let phi = |comparisons: usize| stats::selection::drop_threshold(0.1, comparisons);
+        assert_eq!(c[2], phi(1));
+        assert_eq!(c[3], phi(2));
+        assert_eq!(c[4], phi(3));
+        assert!((c[2] - 1.2815515655446004).abs() < 1e-12, "Phi^-1(0.9) = {}", c[2]);
+        // alpha / (k - 1) above 1/2: the level is clamped to 1/2, z = 0.
+        assert!(RaceConfig { alpha: 0.9, min_pairs: 1 }.criticals(2)[2].abs() < 1e-12);
     }
 
     #[test]

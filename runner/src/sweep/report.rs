@@ -8,7 +8,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use serde_json::json;
 
-use super::analysis::{SweepAnalysis, analyze};
+use super::analysis::{PointStatus, SweepAnalysis, analyze};
 use super::plan::SweepPlan;
 use super::plot;
 use super::surface;
@@ -107,7 +107,7 @@ pub fn write_sweep(
     records: &[GameRecord],
     stop: StopReason,
 ) -> Result<String> {
-    write_sweep_stopped_by(dir, sweep, plan, records, stop.as_str())
+    write_sweep_stopped_by(dir, sweep, plan, records, stop.as_str(), None)
 }
 
 /// [`write_sweep`] with the reason to stop as text (a report keeps the stored one).
@@ -117,14 +117,21 @@ pub fn write_sweep_stopped_by(
     plan: &RunPlan,
     records: &[GameRecord],
     stopped_by: &str,
+    decided: Option<&[PointStatus]>,
 ) -> Result<String> {
     let labels: Vec<String> = plan.pairings.iter().map(|p| p.label.clone()).collect();
     let tracker = replay(labels, Some(sweep), plan, records)?;
+    // Decisions taken elsewhere (a fleet's database) are the run's story; a replay in schedule
+    // order could drop a point at another moment.
+    let status = match decided {
+        Some(d) if d.len() == tracker.status().len() => d,
+        _ => tracker.status(),
+    };
     let mut a = analyze(
         &sweep.param_names(),
         &sweep.points,
         tracker.counts(),
-        tracker.status(),
+        status,
         &sweep.analysis_options(),
     )?;
     a.surface = Some(surface::of_analysis(&a, plan.seed));
@@ -178,6 +185,7 @@ pub fn write_merged_sweep(
         records,
         (stop.as_str(), stopped_by),
         Origin::Merge(merge_info),
+        None,
     )
 }
 
@@ -192,9 +200,10 @@ pub fn write_gathered_sweep(
     records: &[GameRecord],
     stopped_by: (&str, &str),
     origin: Origin,
+    decided: Option<&[PointStatus]>,
 ) -> Result<String> {
     sweep.save(out)?;
-    let table = write_sweep_stopped_by(out, sweep, plan, records, stopped_by.0)?;
+    let table = write_sweep_stopped_by(out, sweep, plan, records, stopped_by.0, decided)?;
     let path = out.join(SUMMARY_FILE);
     let text = read_regular_text(&path, SMALL_CAP)?
         .with_context(|| format!("cannot read {}: it is missing", path.display()))?;

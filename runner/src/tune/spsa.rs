@@ -52,8 +52,13 @@ impl Gains {
 /// `x` rounded down or up, up with probability frac(x) (fishtest's rounding of integer
 /// parameters): the mean is preserved.
 pub fn stochastic_round(x: f64, rng: &mut impl RngExt) -> f64 {
+    round_with(x, rng.random::<f64>())
+}
+
+/// [`stochastic_round`] with its uniform number `u` in [0, 1) given: up when `u < frac(x)`.
+pub fn round_with(x: f64, u: f64) -> f64 {
     let f = x.floor();
-    if rng.random::<f64>() < x - f { f + 1.0 } else { f }
+    if u < x - f { f + 1.0 } else { f }
 }
 
 /// A tuning run's fixed settings (the first line of tune.jsonl; resume checks it).
@@ -81,6 +86,27 @@ pub struct Iteration {
     pub plus: Vec<f64>,
     pub minus: Vec<f64>,
     pub c_k: Vec<f64>,
+    pub a_k: Vec<f64>,
+}
+
+/// The random numbers and gains of iteration `k` ([`Spsa::draws`]): everything
+/// [`Spsa::begin_with`] needs besides theta, so that a database can start an iteration without
+/// the seed (the fleet's `fleet_spsa_begin` in `fleet/sql/judge.sql`). Serialized with these
+/// field names; every list has one entry per parameter.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Draws {
+    /// The iteration.
+    pub k: u64,
+    /// +1 or -1 per parameter (Delta).
+    pub delta: Vec<i8>,
+    /// The uniform number in [0, 1) that rounds the plus side's value of an integer parameter
+    /// (up when it is below the fractional part); `null` for other parameters.
+    pub round_plus: Vec<Option<f64>>,
+    /// The same for the minus side.
+    pub round_minus: Vec<Option<f64>>,
+    /// c_k per parameter.
+    pub c_k: Vec<f64>,
+    /// a_k per parameter.
     pub a_k: Vec<f64>,
 }
 
@@ -124,23 +150,65 @@ impl Spsa {
 
     /// Iteration `k` from `theta`: Delta, the clamped and rounded values of both sides, gains.
     pub fn begin(&self, k: u64, theta: &[f64]) -> Iteration {
+        self.begin_with(&self.draws(k), theta)
+    }
+
+    /// The random numbers of iteration `k` from its stream, in the order they are drawn: the
+    /// signs of Delta, then a rounding uniform per integer parameter for the plus side, then
+    /// for the minus side; and the gains c_k, a_k.
+    pub fn draws(&self, k: u64) -> Draws {
         let mut rng = self.rng(k);
         let delta: Vec<i8> =
             self.params.iter().map(|_| if rng.random::<bool>() { 1 } else { -1 }).collect();
+        let mut side = || -> Vec<Option<f64>> {
+            (0..self.params.len()).map(|i| self.integer[i].then(|| rng.random::<f64>())).collect()
+        };
+        let round_plus = side();
+        let round_minus = side();
         let c_k: Vec<f64> = (0..self.params.len()).map(|i| self.gains(i).c_k(k)).collect();
         let a_k: Vec<f64> = (0..self.params.len()).map(|i| self.gains(i).a_k(k)).collect();
-        let mut side = |sign: f64| -> Vec<f64> {
+        Draws { k, delta, round_plus, round_minus, c_k, a_k }
+    }
+
+    /// The iteration `draws` start from `theta`: each side's values theta +- c_k Delta,
+    /// clamped to [min, max], integer parameters (those with a rounding number) rounded.
+    pub fn begin_with(&self, draws: &Draws, theta: &[f64]) -> Iteration {
+        let Draws { k, delta, c_k, a_k, .. } = draws;
+        let side = |sign: f64, round: &[Option<f64>]| -> Vec<f64> {
             (0..self.params.len())
                 .map(|i| {
                     let p = &self.params[i];
                     let x = (theta[i] + sign * c_k[i] * f64::from(delta[i])).clamp(p.min, p.max);
-                    if self.integer[i] { stochastic_round(x, &mut rng) } else { x }
+                    match round[i] {
+                        Some(u) => round_with(x, u),
+                        None => x,
+                    }
                 })
                 .collect()
         };
-        let plus = side(1.0);
-        let minus = side(-1.0);
-        Iteration { k, theta: theta.to_vec(), delta, plus, minus, c_k, a_k }
+        let plus = side(1.0, &draws.round_plus);
+        let minus = side(-1.0, &draws.round_minus);
+        Iteration {
+            k: *k,
+            theta: theta.to_vec(),
+            delta: delta.clone(),
+            plus,
+            minus,
+            c_k: c_k.clone(),
+            a_k: a_k.clone(),
+        }
+    }
+
+    /// The parameters as the SQL judge reads them (`fleet_spsa_begin`, `fleet_spsa_update`):
+    /// `[{"min": f, "max": f, "integer": bool}, ...]`, one object per parameter.
+    pub fn judge_params(&self) -> serde_json::Value {
+        self.params
+            .iter()
+            .zip(&self.integer)
+            .map(
+                |(p, &integer)| serde_json::json!({"min": p.min, "max": p.max, "integer": integer}),
+            )
+            .collect()
     }
 
     /// Applies a finished iteration's `result` to `theta` (the current one, which may have
@@ -292,6 +360,28 @@ mod tests {
         assert_eq!(history[2].theta, theta);
         let e = s.replay(&started, &[f(5, 1.0, 2)]).unwrap_err();
         assert!(e.contains("iteration 5"), "{e}");
+    }
+
+    #[test]
+    fn draws_are_what_begin_uses_and_serialize_as_documented() {
+        let s = spsa(&["X,98,0,100,10,0.002", "f,0.5,0,1,0.1,0.002"], &[true, false], 50);
+        let d = s.draws(3);
+        assert_eq!(s.begin_with(&d, &[97.2, 0.5]), s.begin(3, &[97.2, 0.5]));
+        assert!(d.round_plus[0].is_some() && d.round_minus[0].is_some());
+        assert_eq!((d.round_plus[1], d.round_minus[1]), (None, None));
+        let json = serde_json::to_value(&d).unwrap();
+        let mut keys: Vec<&str> = json.as_object().unwrap().keys().map(String::as_str).collect();
+        keys.sort();
+        assert_eq!(keys, ["a_k", "c_k", "delta", "k", "round_minus", "round_plus"]);
+        assert_eq!(json["round_plus"][1], serde_json::Value::Null);
+        assert_eq!(serde_json::from_value::<Draws>(json).unwrap(), d);
+        assert_eq!(
+            s.judge_params(),
+            serde_json::json!([
+                {"min": 0.0, "max": 100.0, "integer": true},
+                {"min": 0.0, "max": 1.0, "integer": false}
+            ])
+        );
     }
 
     #[test]

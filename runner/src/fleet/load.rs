@@ -1,0 +1,77 @@
+//! A worker's view of a submitted run: the submission read back, its engines resolved on this
+//! machine among those it trusts (`identity::resolve_trusted`) and checked against the submitted
+//! identities, the engine pools to play with, and the judge that tells it when to ask the
+//! database for a decision.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::decide::RunJudge;
+use super::identity::{check_same, identify_all, resolve_trusted};
+use super::pair::RunSpec;
+use super::queue::RunRow;
+use super::submission::Submission;
+use super::worker::{Served, run_log_dir};
+use crate::plan::engines::EngineCatalog;
+use crate::play::worker::EnginePool;
+
+/// What a worker brings to every run it loads.
+#[derive(Clone, Debug, Default)]
+pub struct LoadOptions {
+    /// Engine logs go under this folder (`run-ID/`); none: discarded.
+    pub log_dir: Option<PathBuf>,
+    /// Folders whose commands this worker runs as submitted (`--trust`).
+    pub trust: Vec<PathBuf>,
+    /// The engines file to read instead of configs/engines.toml (`--engines-file`).
+    pub engines_file: Option<PathBuf>,
+}
+
+/// Loads run `row` for this worker; `Err` is the one line saying why this worker refuses it.
+pub fn load_run(row: &RunRow, opts: &LoadOptions) -> Result<Served, String> {
+    let sub = Submission::from_stored(&row.submission).map_err(|e| format!("{e:#}"))?;
+    let catalog = EngineCatalog::load(opts.engines_file.as_deref())
+        .map_err(|e| format!("cannot read this worker's engines: {e:#}"))?;
+    let mut plan = sub.plan().clone();
+    plan.engines = plan
+        .engines
+        .iter()
+        .map(|s| resolve_trusted(s, &catalog, &opts.trust))
+        .collect::<Result<_, _>>()?;
+    let local = identify_all(&plan.engines).map_err(|e| format!("{e:#}"))?;
+    check_same(&sub.engines, &local)?;
+    let mut start = sub.start_options();
+    start.log_dir = opts.log_dir.as_deref().map(|d| run_log_dir(d, row.id));
+    if let Some(d) = &start.log_dir {
+        make_log_dir(d)?;
+    }
+    let pools =
+        plan.engines.iter().map(|s| Arc::new(EnginePool::new(s.clone(), start.clone()))).collect();
+    let spsa = sub.spsa();
+    let tuned = spsa
+        .as_ref()
+        .map(|s| (s.params.iter().map(|p| p.name.clone()).collect::<Vec<_>>(), s.integer.clone()));
+    let judge = RunJudge {
+        sprt: plan.sprt,
+        race: sub.race(),
+        labels: plan.pairings.iter().map(|p| p.label.clone()).collect(),
+    };
+    let spec = RunSpec {
+        id: row.id,
+        // Records carry the submitted plan's hash, as a local run of that plan stamps them.
+        plan_hash: sub.plan().merge_hash(),
+        settings: sub.game_settings(),
+        openings: sub.openings.clone(),
+        plan,
+        pools,
+        tuned,
+    };
+    Ok(Served { spec: Arc::new(spec), judge, fault_limit: sub.settings.fault_limit })
+}
+
+/// The run's log folder, made now so that a name the file system refuses is a refusal of the
+/// run here rather than a failure of every game.
+fn make_log_dir(d: &Path) -> Result<(), String> {
+    crate::store::files::create_dir_all(d)
+        .map_err(|e| format!("cannot make the log folder {}: {e}", d.display()))?;
+    Ok(())
+}

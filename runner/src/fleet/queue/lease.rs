@@ -1,0 +1,241 @@
+//! A worker's side of the queue, through the database's worker functions: registering under a
+//! key, claiming, renewing and giving back leases, refusing a run, recording an incident, and a
+//! tuning pair's iteration.
+
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use serde_json::Value;
+use tokio_postgres::Client;
+use tokio_postgres::types::Type;
+
+use super::{Db, TUNE_IN_FLIGHT, hot, one, opt, rows};
+
+/// A registered worker process: its id and the secret every call carries (never printed).
+#[derive(Clone)]
+pub struct WorkerId {
+    pub id: i64,
+    secret: String,
+    /// The name of the key it registered under (`role:NAME` for an administrator's own worker).
+    pub key_name: String,
+}
+
+impl WorkerId {
+    pub(super) fn secret(&self) -> &String {
+        &self.secret
+    }
+}
+
+impl std::fmt::Debug for WorkerId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "WorkerId({}, key {})", self.id, self.key_name)
+    }
+}
+
+/// Registers a worker under `key` (None: an administrator's own worker, under its role).
+pub async fn register_worker(
+    db: &Client,
+    key: Option<&str>,
+    host: &str,
+    pid: i32,
+    concurrency: i32,
+    lease: Duration,
+) -> Result<WorkerId> {
+    let version = env!("CARGO_PKG_VERSION");
+    let row = one(
+        db,
+        "SELECT worker_id, secret, key_name FROM fleet_register($1, $2, $3, $4, $5, $6)",
+        &[
+            (&key, Type::TEXT),
+            (&host, Type::TEXT),
+            (&pid, Type::INT4),
+            (&concurrency, Type::INT4),
+            (&lease.as_secs_f64(), Type::FLOAT8),
+            (&version, Type::TEXT),
+        ],
+    )
+    .await
+    .context("cannot register the worker")?;
+    Ok(WorkerId {
+        id: row.try_get("worker_id")?,
+        secret: row.try_get("secret")?,
+        key_name: row.try_get("key_name")?,
+    })
+}
+
+/// Marks a worker stopped (its leases, if any, expire on their own).
+pub async fn worker_stopped(db: &Client, w: &WorkerId) -> Result<()> {
+    rows(
+        db,
+        "SELECT fleet_worker_stopped($1, $2)",
+        &[(&w.id, Type::INT8), (w.secret(), Type::TEXT)],
+    )
+    .await?;
+    Ok(())
+}
+
+/// A leased game pair.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Claim {
+    pub run_id: i64,
+    pub seq: i32,
+    pub pairing: i32,
+    pub pair: i32,
+    pub opening: i32,
+    /// The fencing token: a report is accepted only under the latest token of the pair.
+    pub token: i64,
+    /// How many times the pair was handed out, this time included.
+    pub attempts: i32,
+    /// A tuning iteration's logged values (set when first handed out).
+    pub spsa: Option<Value>,
+}
+
+/// Leases up to `n` pairs for worker `w`: of run `only` when given, never of the runs in
+/// `skip` (nor of a run its key refused), in schedule order.
+pub async fn claim(
+    db: &impl Db,
+    w: &WorkerId,
+    only: Option<i64>,
+    skip: &[i64],
+    n: i64,
+    lease: Duration,
+) -> Result<Vec<Claim>> {
+    let rows = hot(
+        db,
+        "SELECT run_id, seq, pairing, pair, opening, token, attempts, spsa \
+         FROM fleet_claim($1, $2, $3, $4, $5, $6, $7)",
+        &[
+            (&w.id, Type::INT8),
+            (w.secret(), Type::TEXT),
+            (&only, Type::INT8),
+            (&skip, Type::INT8_ARRAY),
+            (&n, Type::INT8),
+            (&lease.as_secs_f64(), Type::FLOAT8),
+            (&TUNE_IN_FLIGHT, Type::INT8),
+        ],
+    )
+    .await
+    .context("cannot claim work")?;
+    let mut out = rows
+        .iter()
+        .map(|r| {
+            Ok(Claim {
+                run_id: r.try_get("run_id")?,
+                seq: r.try_get("seq")?,
+                pairing: r.try_get("pairing")?,
+                pair: r.try_get("pair")?,
+                opening: r.try_get("opening")?,
+                token: r.try_get("token")?,
+                attempts: r.try_get("attempts")?,
+                spsa: r.try_get("spsa")?,
+            })
+        })
+        .collect::<Result<Vec<Claim>, tokio_postgres::Error>>()?;
+    out.sort_by_key(|c| (c.run_id, c.seq));
+    Ok(out)
+}
+
+/// Renews the leases of `tokens` held by `w` (and notes the worker alive); returns the tokens
+/// whose lease is still valid. A token missing from the answer lost its lease.
+pub async fn heartbeat(
+    db: &impl Db,
+    w: &WorkerId,
+    tokens: &[i64],
+    lease: Duration,
+) -> Result<Vec<i64>> {
+    let rows = hot(
+        db,
+        "SELECT token FROM fleet_heartbeat($1, $2, $3, $4) AS token",
+        &[
+            (&w.id, Type::INT8),
+            (w.secret(), Type::TEXT),
+            (&tokens, Type::INT8_ARRAY),
+            (&lease.as_secs_f64(), Type::FLOAT8),
+        ],
+    )
+    .await
+    .context("heartbeat")?;
+    Ok(rows.iter().map(|r| r.try_get("token")).collect::<Result<_, _>>()?)
+}
+
+/// Gives leased pairs back (a worker that stops): pending again, with no token, so any worker
+/// takes them at once. Returns how many were given back.
+pub async fn release(db: &Client, w: &WorkerId, tokens: &[i64]) -> Result<i64> {
+    let row = one(
+        db,
+        "SELECT fleet_release($1, $2, $3) AS n",
+        &[(&w.id, Type::INT8), (w.secret(), Type::TEXT), (&tokens, Type::INT8_ARRAY)],
+    )
+    .await
+    .context("cannot give pairs back")?;
+    Ok(row.try_get("n")?)
+}
+
+/// Worker `w` cannot play run `run` (`reason`, one line): its leases `tokens` of the run go
+/// back, the refusal is recorded, and the run fails once enough distinct workers refused it.
+/// Returns the run's state after.
+pub async fn refuse(
+    db: &Client,
+    w: &WorkerId,
+    run: i64,
+    reason: &str,
+    tokens: &[i64],
+) -> Result<String> {
+    let row = one(
+        db,
+        "SELECT fleet_refuse($1, $2, $3, $4, $5) AS state",
+        &[
+            (&w.id, Type::INT8),
+            (w.secret(), Type::TEXT),
+            (&run, Type::INT8),
+            (&reason, Type::TEXT),
+            (&tokens, Type::INT8_ARRAY),
+        ],
+    )
+    .await
+    .context("cannot record the refusal")?;
+    Ok(row.try_get("state")?)
+}
+
+/// A pair `w` holds could not be stored (`what`, one line): recorded, and the pair given back.
+pub async fn incident(db: &Client, w: &WorkerId, c: &Claim, what: &str) -> Result<()> {
+    rows(
+        db,
+        "SELECT fleet_incident($1, $2, $3, $4, $5, $6, $7)",
+        &[
+            (&w.id, Type::INT8),
+            (w.secret(), Type::TEXT),
+            (&c.run_id, Type::INT8),
+            (&c.pairing, Type::INT4),
+            (&c.pair, Type::INT4),
+            (&c.token, Type::INT8),
+            (&what, Type::TEXT),
+        ],
+    )
+    .await
+    .context("cannot record the incident")?;
+    Ok(())
+}
+
+/// A tuning pair's iteration: computed by the database from the current theta and the pair's
+/// draws when first asked for, and logged; `None` when the lease is lost.
+pub async fn iteration(db: &Client, w: &WorkerId, c: &Claim) -> Result<Option<Value>> {
+    let row = opt(
+        db,
+        "SELECT fleet_iteration($1, $2, $3, $4, $5, $6) AS it",
+        &[
+            (&w.id, Type::INT8),
+            (w.secret(), Type::TEXT),
+            (&c.run_id, Type::INT8),
+            (&c.pairing, Type::INT4),
+            (&c.pair, Type::INT4),
+            (&c.token, Type::INT8),
+        ],
+    )
+    .await
+    .context("cannot read the tuning iteration")?;
+    Ok(match row {
+        Some(r) => r.try_get("it")?,
+        None => None,
+    })
+}

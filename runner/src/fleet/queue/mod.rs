@@ -1,0 +1,170 @@
+//! The work queue: every SQL statement of the fleet is in this folder, each with bound
+//! parameters only. A unit of work is one game pair of a run's schedule (same opening, colours
+//! swapped).
+//!
+//! Workers are untrusted: they call only the database functions of schema version 2
+//! (`fleet/sql/v2_trust.sql`), never a table: [`lease`] registers a worker under its key,
+//! claims, renews and gives back leases, refuses runs and records incidents; [`report`] stores
+//! a finished pair (the database reads its result from the game records) and asks the database
+//! to decide (`fleet_settle`: the SPRT, racing and the run's end are computed inside PostgreSQL,
+//! with the run locked, from every stored pair). Submitters and approvers go through [`admin`]
+//! (submit, approve, cancel, purge, worker keys); [`read`] holds what status and pull read.
+//!
+//! The frequent statements (claim, report, heartbeat) run on a [`Db`]: a [`Conn`] prepares each
+//! of them once per connection (named prepared statements: no parsing and, with the generic
+//! plans [`Conn::open`] asks for, no planning per call), a plain `Client`, or a `Conn` made with
+//! prepared statements off (`prepared_statements=off` in the connection string, for a
+//! transaction pooler that does not keep them) sends them unnamed with their parameters' types
+//! (`query_typed`). Rows are read by column name.
+
+pub mod admin;
+pub mod lease;
+pub mod read;
+pub mod report;
+
+use std::collections::HashMap;
+use std::ops::{Deref, DerefMut};
+use std::sync::Mutex;
+
+use tokio_postgres::types::{ToSql, Type};
+use tokio_postgres::{Client, GenericClient, Row, Statement};
+
+pub use admin::{KeyRow, NewRun, approve, cancel, insert_run, key_add, key_revoke, keys, purge};
+pub use lease::{
+    Claim, WorkerId, claim, heartbeat, incident, iteration, refuse, register_worker, release,
+    worker_stopped,
+};
+pub use read::{
+    GameOrder, PairingRow, Progress, Refusal, RunRow, StoredGame, games, outstanding,
+    pairing_counts, pairings, progress, refusals, run, run_states, runs, tune_iterations,
+    tune_state,
+};
+pub use report::{
+    PairReport, PairingCounts, Reported, Settled, Stop, report, settle, settle_as_owner,
+};
+
+/// A bound parameter and its PostgreSQL type.
+type Param<'a> = (&'a (dyn ToSql + Sync), Type);
+
+/// The statements prepared on one connection, by their SQL.
+type Prepared = Mutex<HashMap<&'static str, Statement>>;
+
+/// Iterations of a tuning run handed out but not yet applied, at most. Each iteration is played
+/// with the theta of its hand-out; with this bound, an iteration's theta misses at most this many
+/// earlier results, a lag comparable to a local run at `--concurrency 16`, and small against the
+/// hundreds to thousands of iterations of a tuning run.
+pub const TUNE_IN_FLIGHT: i64 = 16;
+
+/// A connection with its cache of prepared statements (dropped with it: a new connection, after
+/// a restart of the server for instance, prepares them again).
+pub struct Conn {
+    client: Client,
+    prepared: Option<Prepared>,
+}
+
+impl Conn {
+    /// `prepare`: prepare the frequent statements once (direct connections, or a pooler that
+    /// keeps prepared statements); false sends every statement unnamed.
+    pub fn new(client: Client, prepare: bool) -> Conn {
+        Conn { client, prepared: prepare.then(|| Mutex::new(HashMap::new())) }
+    }
+
+    /// [`Conn::new`] for a worker: with prepared statements, the session also asks PostgreSQL
+    /// for generic plans (`plan_cache_mode = force_generic_plan`), which the functions' own
+    /// statements use too: left to itself PostgreSQL plans the claim anew at every call, which
+    /// was a third of the server's CPU per pair (docs/fleet.md, "The goal, on an idle machine").
+    /// Every statement a worker runs is shaped so that its plan does not depend on its
+    /// parameters. Without prepared statements (a transaction pooler) nothing is set: a setting
+    /// would stay on a shared server connection.
+    pub async fn open(client: Client, prepare: bool) -> Result<Conn, tokio_postgres::Error> {
+        if prepare {
+            client.batch_execute("SET plan_cache_mode = force_generic_plan").await?;
+        }
+        Ok(Conn::new(client, prepare))
+    }
+}
+
+impl Deref for Conn {
+    type Target = Client;
+    fn deref(&self) -> &Client {
+        &self.client
+    }
+}
+
+impl DerefMut for Conn {
+    fn deref_mut(&mut self) -> &mut Client {
+        &mut self.client
+    }
+}
+
+/// What the frequent statements run on: a [`Conn`] (prepared per connection, if it was made
+/// so) or a plain `Client` (unnamed statements).
+pub trait Db: Send + Sync {
+    fn client(&self) -> &Client;
+    fn prepared(&self) -> Option<&Prepared>;
+}
+
+impl Db for Client {
+    fn client(&self) -> &Client {
+        self
+    }
+    fn prepared(&self) -> Option<&Prepared> {
+        None
+    }
+}
+
+impl Db for Conn {
+    fn client(&self) -> &Client {
+        &self.client
+    }
+    fn prepared(&self) -> Option<&Prepared> {
+        self.prepared.as_ref()
+    }
+}
+
+/// Runs one of the frequent statements: prepared once on this connection when the [`Db`] keeps
+/// prepared statements, else sent unnamed.
+async fn hot(
+    db: &impl Db,
+    sql: &'static str,
+    params: &[Param<'_>],
+) -> Result<Vec<Row>, tokio_postgres::Error> {
+    let client = db.client();
+    let Some(cache) = db.prepared() else { return client.query_typed(sql, params).await };
+    let known = cache.lock().unwrap_or_else(|e| e.into_inner()).get(sql).cloned();
+    let stmt = match known {
+        Some(s) => s,
+        None => {
+            let types: Vec<Type> = params.iter().map(|p| p.1.clone()).collect();
+            let s = client.prepare_typed(sql, &types).await?;
+            cache.lock().unwrap_or_else(|e| e.into_inner()).insert(sql, s.clone());
+            s
+        }
+    };
+    let values: Vec<&(dyn ToSql + Sync)> = params.iter().map(|p| p.0).collect();
+    client.query(&stmt, &values).await
+}
+
+async fn rows(
+    db: &impl GenericClient,
+    sql: &str,
+    params: &[Param<'_>],
+) -> Result<Vec<Row>, tokio_postgres::Error> {
+    db.query_typed(sql, params).await
+}
+
+async fn one(
+    db: &impl GenericClient,
+    sql: &str,
+    params: &[Param<'_>],
+) -> Result<Row, tokio_postgres::Error> {
+    db.query_typed_one(sql, params).await
+}
+
+async fn opt(
+    db: &impl GenericClient,
+    sql: &str,
+    params: &[Param<'_>],
+) -> Result<Option<Row>, tokio_postgres::Error> {
+    db.query_typed_opt(sql, params).await
+}

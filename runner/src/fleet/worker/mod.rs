@@ -1,0 +1,137 @@
+//! `runner worker`: claims game pairs from the queue, plays them with the play layer, reports
+//! each finished pair, renews its leases, and stops a pair at once when its lease is lost (the run
+//! was decided or cancelled, or the lease expired and another worker took the pair).
+//!
+//! A worker is one of many, on anybody's machine, and one bad run or one bad answer must not
+//! stop it: a run it cannot play (an engine that does not start or is not trusted here, a
+//! binary of another hash, the fault limit reached) is refused in one line, recorded in the
+//! database with the reason, its pairs given back, and the worker goes on with the other runs;
+//! a report the database refuses for a reason other than a lost lease is recorded as an
+//! incident and the pair given back. Every statement has a deadline ([`super::link`]); a
+//! database that is away is retried with jittered backoff, and a finished pair is kept in
+//! memory and reported again until it is stored or refused. Loading a run (hashing and
+//! benching its engines) runs off the loop that renews the leases. Without `--wait` the worker
+//! ends when no run it serves has a pair left (it waits out the leases of workers that may have
+//! died, and plays their pairs).
+//!
+//! [`state`] is the loop (claim, load, play, beat, idle); [`task`] plays and reports one pair.
+
+mod state;
+mod task;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Result, bail};
+
+use super::decide::RunJudge;
+use super::link::Link;
+use super::pair::RunSpec;
+use super::queue::{self, RunRow, WorkerId};
+use crate::play::cancel::Cancel;
+
+/// How a worker works.
+#[derive(Clone, Debug)]
+pub struct WorkerOptions {
+    /// Serve only this run.
+    pub run: Option<i64>,
+    /// Pairs played at once.
+    pub concurrency: usize,
+    pub lease: Duration,
+    /// Stay for new runs when there is no work.
+    pub wait: bool,
+    /// The worker key (None: an administrator's own worker).
+    pub key: Option<String>,
+}
+
+/// What the worker needs to serve a run.
+pub struct Served {
+    pub spec: Arc<RunSpec>,
+    pub judge: RunJudge,
+    /// `--fault-limit`: games in a row one engine may lose by its own fault on this worker
+    /// before it refuses the run (0: never).
+    pub fault_limit: u32,
+}
+
+/// Loads a run for this worker: its plan, openings, engines resolved, trusted and checked on
+/// this machine. `Err` is the line saying why the worker refuses the run. Called off the async
+/// loop (it hashes binaries and runs their `bench`).
+pub type LoadRun = Arc<dyn Fn(&RunRow) -> Result<Served, String> + Send + Sync>;
+
+/// Counts of what a worker did (printed at its end).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tally {
+    pub stored: u64,
+    pub refused: u64,
+    pub stopped: u64,
+    /// Reports the database refused for another reason than a lost lease (recorded).
+    pub incidents: u64,
+    /// Runs this worker refused.
+    pub runs_refused: u64,
+}
+
+/// Runs a worker until its work is done, `cancel` (a signal) stops it, or a lasting fault.
+pub async fn run_worker(
+    link: Arc<Link>,
+    opts: &WorkerOptions,
+    load: LoadRun,
+    cancel: Cancel,
+) -> Result<Tally> {
+    let host = hostname();
+    let pid = std::process::id() as i32;
+    let (conc, lease) = (opts.concurrency as i32, opts.lease);
+    let key = opts.key.clone();
+    // A database that is full or restarting at start is waited for, as a running worker waits.
+    let id = link
+        .call("registering the worker", &cancel, |c| {
+            let (key, host) = (key.as_deref(), &host);
+            async move { queue::register_worker(&c, key, host, pid, conc, lease).await }
+        })
+        .await?;
+    if let Some(run) = opts.run {
+        let row = link
+            .call("reading the run", &cancel, |c| async move { queue::run(&c, run).await })
+            .await?;
+        match row {
+            None => {
+                stop(&link, &id).await;
+                bail!("no run {run} in the database");
+            }
+            Some(r) if r.state != "active" => {
+                errln!("run {run} is {}: nothing to play", r.state);
+                stop(&link, &id).await;
+                return Ok(Tally::default());
+            }
+            Some(_) => {}
+        }
+    }
+    errln!(
+        "worker {} on {host} (pid {pid}, key {}): concurrency {}, lease {} s, database {}",
+        id.id,
+        id.key_name,
+        opts.concurrency,
+        opts.lease.as_secs_f64(),
+        link.target()
+    );
+    let result = state::Worker::new(link.clone(), id.clone(), opts, load, cancel).serve().await;
+    stop(&link, &id).await;
+    result
+}
+
+async fn stop(link: &Link, id: &WorkerId) {
+    let _ = link.once(|c| async move { queue::worker_stopped(&c, id).await }).await;
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// Where a worker keeps engine logs: `--log-dir`'s folder for run `run`.
+pub fn run_log_dir(base: &std::path::Path, run: i64) -> PathBuf {
+    base.join(format!("run-{run}"))
+}

@@ -1,0 +1,236 @@
+//! One leased pair on a worker: its tuning iteration (computed by the database), its two games,
+//! each record checked against the rules by replaying its moves, the report (again and again
+//! while the database is away), and, when the counts it returns say a decision may be due or
+//! nothing is left open, the database asked to decide.
+
+use std::sync::Arc;
+
+use anyhow::{Result, anyhow};
+
+use super::Served;
+use crate::fleet::link::{Link, is_transient};
+use crate::fleet::pair::{PairEnd, play_pair};
+use crate::fleet::queue::{self, Claim, PairReport, Reported, WorkerId};
+use crate::plan::schedule::Job;
+use crate::play::cancel::Cancel;
+use crate::play::pause::PauseWatch;
+use crate::store::GameRecord;
+use crate::store::rules::check_rules;
+use crate::tune::spsa::Iteration;
+
+/// How a pair task ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Ended {
+    Stored,
+    /// The database refused the report (lease lost, run or pairing stopped): nothing written.
+    Refused,
+    /// Stopped before its report (lease lost, run stopped, worker stopping).
+    Stopped,
+    /// The database refused the report for another reason: recorded, the pair given back.
+    Incident,
+    /// The run cannot be played here (an engine does not start): the worker refuses it.
+    CannotPlay,
+}
+
+/// A finished pair task: its slot is free.
+pub(super) struct Done {
+    pub token: i64,
+    pub run: i64,
+    pub ended: Ended,
+    /// A line to print.
+    pub line: Option<String>,
+    /// Why the run cannot be played here (the worker refuses it).
+    pub cannot_play: Option<String>,
+    /// The pair's records, when it was played (the fault limit counts them).
+    pub records: Option<Box<[GameRecord; 2]>>,
+}
+
+/// Plays a claimed pair and reports it.
+pub(super) async fn pair_task(
+    link: Arc<Link>,
+    id: WorkerId,
+    s: Arc<Served>,
+    c: Claim,
+    pair_cancel: Cancel,
+    cancel: Cancel,
+    pause: Arc<PauseWatch>,
+) -> Done {
+    // Either signal stops the pair.
+    let stop = Cancel::new();
+    let watch = {
+        let (a, b, stop) = (pair_cancel.clone(), cancel.clone(), stop.clone());
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = a.cancelled() => {}
+                _ = b.cancelled() => {}
+            }
+            stop.cancel();
+        })
+    };
+    let mut done = Done {
+        token: c.token,
+        run: c.run_id,
+        ended: Ended::Stopped,
+        line: None,
+        cannot_play: None,
+        records: None,
+    };
+    match play_and_report(&link, &id, &s, &c, (&stop, &cancel), &pause, &mut done).await {
+        Ok(()) => {}
+        Err(e) if stop.is_cancelled() || is_transient(&e) => {
+            done.ended = Ended::Stopped;
+            done.line = Some(lost_line(&c));
+        }
+        Err(e) => {
+            // The database refused the report for a lasting reason: record it and go on.
+            let what = format!("{e:#}");
+            let (id, c, what) = (&id, &c, &what);
+            let _ = link.once(|db| async move { queue::incident(&db, id, c, what).await }).await;
+            done.ended = Ended::Incident;
+            done.line = Some(format!(
+                "run {} pair {}: the database refused the report ({what}); recorded, the pair goes \
+                 back to the queue",
+                c.run_id,
+                c.pair + 1
+            ));
+        }
+    }
+    watch.abort();
+    done
+}
+
+async fn play_and_report(
+    link: &Link,
+    id: &WorkerId,
+    s: &Served,
+    c: &Claim,
+    (stop, quit): (&Cancel, &Cancel),
+    pause: &PauseWatch,
+    done: &mut Done,
+) -> Result<()> {
+    let job = Job {
+        seq: c.seq as usize,
+        pairing: c.pairing as usize,
+        pair: c.pair as usize,
+        opening: c.opening as usize,
+        // `runner submit` refuses --repeat 1, so a fleet pair has one opening.
+        second_opening: None,
+    };
+    let iteration = match s.spec.tuned {
+        Some(_) => match iteration_of(link, id, c, stop).await? {
+            Some(it) => Some(it),
+            None => {
+                done.line = Some(lost_line(c));
+                return Ok(());
+            }
+        },
+        None => None,
+    };
+    let records = loop {
+        match play_pair(&s.spec, job, iteration.as_ref(), stop, pause).await? {
+            PairEnd::Played(r) => break r,
+            PairEnd::Stopped => {
+                done.line = Some(lost_line(c));
+                return Ok(());
+            }
+            PairEnd::Paused(why) => {
+                errln!("warning: {why}");
+                continue;
+            }
+            PairEnd::Failed(why) => {
+                done.ended = Ended::CannotPlay;
+                done.cannot_play = Some(why);
+                return Ok(());
+            }
+        }
+    };
+    let variant = s.spec.plan.variant;
+    for r in records.iter() {
+        check_rules(r, variant).map_err(|e| {
+            anyhow!("game {} of the pair breaks the rules of chess: {e}", r.game + 1)
+        })?;
+    }
+    let values = [serde_json::to_value(&records[0])?, serde_json::to_value(&records[1])?];
+    let report = PairReport {
+        run_id: c.run_id,
+        pairing: c.pairing,
+        pair: c.pair,
+        token: c.token,
+        records: [&values[0], &values[1]],
+    };
+    let all = s.judge.needs_all();
+    let what = format!("reporting run {} pair {}", c.run_id, c.pair + 1);
+    let report = &report;
+    let outcome = link
+        .call(&what, stop, |db| async move { queue::report(&*db, id, report, all).await })
+        .await?;
+    let label = s.spec.plan.pairings.get(c.pairing as usize).map_or("", |p| p.label.as_str());
+    let results = format!("{} {}", records[0].result.pgn(), records[1].result.pgn());
+    match outcome {
+        Reported::Stored { counts, open } => {
+            done.ended = Ended::Stored;
+            let mut line =
+                format!("run {} {label} pair {}: {results} stored", c.run_id, c.pair + 1);
+            if s.judge.may_stop(&counts) || !open {
+                // The database decides, from every stored pair; this worker only asks (its lease
+                // of the pair has ended: only a signal gives up, leaving the decision to the next
+                // report or an idle worker).
+                let run = c.run_id;
+                let settled = link
+                    .call("asking for a decision", quit, |db| async move {
+                        queue::settle(&*db, id, run).await
+                    })
+                    .await
+                    .unwrap_or_default();
+                for st in &settled.stops {
+                    line.push_str(&format!("\n{}", st.why));
+                }
+                if !settled.state.is_empty() && settled.state != "active" {
+                    line.push_str(&format!("\nrun {} {}", c.run_id, settled.state));
+                }
+            }
+            done.line = Some(line);
+        }
+        Reported::Refused(why) => {
+            done.ended = Ended::Refused;
+            done.line = Some(format!(
+                "run {} {label} pair {}: {results} refused: {why}",
+                c.run_id,
+                c.pair + 1
+            ));
+        }
+    }
+    done.records = Some(records);
+    Ok(())
+}
+
+fn lost_line(c: &Claim) -> String {
+    format!(
+        "run {} pair {}: stopped (lease lost, run stopped, or worker stopping)",
+        c.run_id,
+        c.pair + 1
+    )
+}
+
+/// A tuning pair's iteration (the database computes and logs it). `None`: the lease is lost.
+async fn iteration_of(
+    link: &Link,
+    id: &WorkerId,
+    c: &Claim,
+    stop: &Cancel,
+) -> Result<Option<Iteration>> {
+    let value = match &c.spsa {
+        Some(v) => Some(v.clone()),
+        None => {
+            link.call("reading the tuning iteration", stop, |db| async move {
+                queue::iteration(&db, id, c).await
+            })
+            .await?
+        }
+    };
+    value
+        .map(|v| {
+            serde_json::from_value(v).map_err(|e| anyhow!("a logged iteration does not parse: {e}"))
+        })
+        .transpose()
+}

@@ -1,0 +1,123 @@
+//! What the fleet's database tests share: a schema made as the superuser (an administrator),
+//! runs stored through `fleet_submit`, synthetic game records the database accepts (the pair's
+//! games between the pairing's engines, a result the rules do not decide), and reports of them.
+
+#![allow(dead_code)]
+
+use std::time::Duration;
+
+use e2e::pg::TempPg;
+use runner::fleet::connect::parse_target;
+use runner::fleet::queue::{self, Claim, NewRun, PairReport, Reported, WorkerId};
+use runner::fleet::schema;
+use serde_json::{Value, json};
+use tokio_postgres::Client;
+
+pub const LEASE: Duration = Duration::from_secs(60);
+
+/// A connection as the cluster's superuser, the schema made.
+pub async fn db(pg: &TempPg) -> Client {
+    let mut c = parse_target(&pg.url()).unwrap().connect().await.unwrap();
+    schema::init(&mut c).await.unwrap();
+    c
+}
+
+pub async fn connect_as(pg: &TempPg, user: &str) -> Client {
+    parse_target(&pg.url_as(user)).unwrap().connect().await.unwrap()
+}
+
+/// A match of `pairs` pairs between engines A and B (one pairing), decided by `judge`.
+pub async fn new_run(db: &Client, pairs: i32, judge: Value) -> i64 {
+    new_run_of(db, "match", &[("A", "B")], pairs, judge).await.0
+}
+
+/// A run of `kind` with one pairing per `engines` entry, `pairs` pairs each (pairing-major);
+/// returns its id and whether it waits for approval.
+pub async fn new_run_of(
+    db: &Client,
+    kind: &str,
+    engines: &[(&str, &str)],
+    pairs: i32,
+    judge: Value,
+) -> (i64, bool) {
+    let labels: Vec<String> = engines.iter().map(|(a, b)| format!("{a} vs {b}")).collect();
+    let names: Vec<(String, String)> =
+        engines.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();
+    let jobs: Vec<(i32, i32, i32)> =
+        (0..pairs).flat_map(|p| (0..engines.len() as i32).map(move |g| (g, p, p % 3))).collect();
+    let sub = json!({"test": true});
+    let run = NewRun {
+        kind,
+        submission: &sub,
+        plan_hash: "h",
+        judge: &judge,
+        labels: &labels,
+        engines: &names,
+        jobs: &jobs,
+        theta: None,
+        draws: &[],
+        refusal_limit: 3,
+    };
+    queue::insert_run(db, &run).await.unwrap()
+}
+
+/// The SPRT part of a run's judge, as `fleet::decide::judge_config` writes it.
+pub fn sprt(spec: &str) -> Value {
+    let s = stats::SprtSpec::parse(spec).unwrap();
+    runner::fleet::decide::judge_config(Some(&s), None, 1, None)
+}
+
+/// Game `game` of `c` between A and B (game 0: A has White), with `result` from White's side.
+pub fn record(c: &Claim, game: u8, result: &str, engines: (&str, &str)) -> Value {
+    let (white, black) = if game == 0 { engines } else { (engines.1, engines.0) };
+    let termination = if result == "1/2-1/2" { "adjudication-draw" } else { "adjudication-resign" };
+    json!({
+        "pairing": c.pairing, "pair": c.pair, "game": game, "white": white, "black": black,
+        "result": result, "termination": termination,
+    })
+}
+
+/// Reports `c` with the first engine's results `first` ("W", "D" or "L") in games 0 and 1.
+pub async fn report(db: &impl queue::Db, w: &WorkerId, c: &Claim, first: [&str; 2]) -> Reported {
+    report_all(db, w, c, first, false).await
+}
+
+pub async fn report_all(
+    db: &impl queue::Db,
+    w: &WorkerId,
+    c: &Claim,
+    first: [&str; 2],
+    all: bool,
+) -> Reported {
+    report_as(db, w, c, first, all, ("A", "B")).await
+}
+
+/// [`report_all`] for a pairing of `engines`.
+pub async fn report_as(
+    db: &impl queue::Db,
+    w: &WorkerId,
+    c: &Claim,
+    first: [&str; 2],
+    all: bool,
+    engines: (&str, &str),
+) -> Reported {
+    let white = |game: u8, r: &str| match (game, r) {
+        (_, "D") => "1/2-1/2",
+        (0, "W") | (1, "L") => "1-0",
+        _ => "0-1",
+    };
+    let g = [record(c, 0, white(0, first[0]), engines), record(c, 1, white(1, first[1]), engines)];
+    let r = PairReport {
+        run_id: c.run_id,
+        pairing: c.pairing,
+        pair: c.pair,
+        token: c.token,
+        records: [&g[0], &g[1]],
+    };
+    queue::report(db, w, &r, all).await.unwrap()
+}
+
+/// A worker registered as the superuser (an administrator's own worker: no key needed).
+pub async fn worker(db: &Client, host: &str) -> WorkerId {
+    queue::register_worker(db, None, host, 1, 2, LEASE).await.unwrap()
+}
