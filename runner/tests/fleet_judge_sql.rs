@@ -7,8 +7,8 @@
 use std::time::Instant;
 
 use e2e::pg::TempPg;
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
+use rand::rngs::ChaCha8Rng;
+use rand::{RngExt, SeedableRng};
 use runner::fleet::connect::parse_target;
 use runner::sweep::racing::{Race, RaceConfig};
 use runner::tune::params::TuneParam;
@@ -54,7 +54,7 @@ fn pentanomials(rng: &mut ChaCha8Rng) -> Vec<[u64; 5]> {
         let shift: f64 = rng.random_range(-0.3..0.3);
         let w =
             [0.03 - shift * 0.05, 0.2 - shift * 0.3, 0.54, 0.2 + shift * 0.3, 0.03 + shift * 0.05];
-        out.push(w.map(|x| (x.max(0.0) * n * rng.random_range(0.5..1.5)).round() as u64));
+        out.push(w.map(|x: f64| (x.max(0.0) * n * rng.random_range(0.5..1.5)).round() as u64));
     }
     // One-sided and degenerate counts.
     for n in [1u64, 2, 7, 100, 100_000] {
