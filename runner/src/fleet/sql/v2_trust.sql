@@ -668,8 +668,12 @@ BEGIN
                 UPDATE pairings g SET active = false, verdict = v, why = fleet_settle_run.why,
                        stop_games = 2 * (c.ll + c.ld + c.dd + c.wd + c.ww)
                  WHERE g.run_id = p_run AND g.pairing = c.pairing;
-                UPDATE pairs p SET state = 'skipped'
-                 WHERE p.run_id = p_run AND p.pairing = c.pairing AND p.state = 'pending';
+                -- Its leased pairs too: their reports would be refused (the pairing is no
+                -- longer active), and a lease left behind would keep the run open for ever.
+                -- Their workers' next heartbeat no longer lists them, so the games stop.
+                UPDATE pairs p SET state = 'skipped', lease_until = NULL
+                 WHERE p.run_id = p_run AND p.pairing = c.pairing
+                   AND p.state IN ('pending', 'leased');
                 pairing := c.pairing; verdict := v; state := 'active';
                 whys := whys || why; stopped := stopped + 1;
                 RETURN NEXT;
@@ -693,8 +697,8 @@ BEGIN
                    stop_games = 2 * (c.ll + c.ld + c.dd + c.wd + c.ww), stop_best = d.best,
                    stop_z = d.z
              WHERE g.run_id = p_run AND g.pairing = d.point AND g.active;
-            UPDATE pairs p SET state = 'skipped'
-             WHERE p.run_id = p_run AND p.pairing = d.point AND p.state = 'pending';
+            UPDATE pairs p SET state = 'skipped', lease_until = NULL
+             WHERE p.run_id = p_run AND p.pairing = d.point AND p.state IN ('pending', 'leased');
             pairing := d.point; verdict := 'dropped'; state := 'active';
             whys := whys || why; stopped := stopped + 1;
             RETURN NEXT;
