@@ -84,12 +84,7 @@ async fn open(target: &DbTarget, client: Client) -> Result<Conn> {
 impl Link {
     /// A link that connects at its first use.
     pub fn new(target: DbTarget) -> Link {
-        Link::with_timeout(target, STATEMENT_TIMEOUT)
-    }
-
-    /// [`Link::new`] with another deadline per statement.
-    pub fn with_timeout(target: DbTarget, timeout: Duration) -> Link {
-        Link { target, client: Mutex::new(None), timeout }
+        Link { target, client: Mutex::new(None), timeout: STATEMENT_TIMEOUT }
     }
 
     pub fn target(&self) -> &DbTarget {

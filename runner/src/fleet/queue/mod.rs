@@ -36,8 +36,7 @@ pub use lease::{
 };
 pub use read::{
     GameOrder, PairingRow, Progress, Refusal, RunRow, StoredGame, games, outstanding,
-    pairing_counts, pairings, progress, refusals, run, run_states, runs, tune_iterations,
-    tune_state,
+    pairing_counts, pairings, progress, refusals, run, runs, tune_iterations, tune_state,
 };
 pub use report::{
     PairReport, PairingCounts, Reported, Settled, Stop, report, settle, settle_as_owner,

@@ -28,14 +28,6 @@ pub async fn pairing_counts(
     Ok(found.iter().map(PairingCounts::from_row).collect::<Result<_, _>>()?)
 }
 
-/// The states of runs `ids` (a worker's view of what it serves).
-pub async fn run_states(db: &Client, ids: &[i64]) -> Result<Vec<(i64, String)>> {
-    let found =
-        rows(db, "SELECT id, state FROM runs WHERE id = ANY($1)", &[(&ids, Type::INT8_ARRAY)])
-            .await?;
-    found.iter().map(|r| Ok((r.try_get("id")?, r.try_get("state")?))).collect()
-}
-
 /// Active runs (of `only` when given, never those in `skip` nor those worker `worker`'s key
 /// refused) that still have open pairs, and the soonest a lease among them expires (a worker
 /// with nothing to claim waits for it).
