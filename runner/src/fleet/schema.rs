@@ -4,19 +4,31 @@
 //!
 //! Version 1: the tables. Version 2 (`sql/v2_trust.sql`, `sql/judge.sql`): who may do what:
 //! worker keys, run owners and approval, refusals and incidents, and the functions through
-//! which workers write and the database decides. PostgreSQL 13 or newer (`gen_random_uuid`).
+//! which workers write and the database decides. Version 3: a fleet many runs share: what each
+//! worker is and did (`sql/v3_workers.sql`), priorities and fair shares (`sql/v3_share.sql`),
+//! engines delivered as artifacts (`sql/v3_artifacts.sql`). PostgreSQL 13 or newer
+//! (`gen_random_uuid`).
 
 use anyhow::{Context, Result, bail};
 use tokio_postgres::Client;
 
 /// The schema version this binary reads and writes.
-pub const VERSION: i32 = 2;
+pub const VERSION: i32 = 3;
 
 /// Advisory lock key held while migrating ("mpcfleet" as bytes).
 const MIGRATION_LOCK: i64 = 0x6d70_6366_6c65_6574;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &[V1, V2];
+const MIGRATIONS: &[&str] = &[V1, V2, V3];
+
+/// Version 3: workers seen, shares, artifacts (each file revokes what it adds from PUBLIC).
+const V3: &str = concat!(
+    include_str!("sql/v3_workers.sql"),
+    "\n",
+    include_str!("sql/v3_share.sql"),
+    "\n",
+    include_str!("sql/v3_artifacts.sql")
+);
 
 /// Version 2: the trust model (see the module's doc), then what workers may no longer do.
 const V2: &str = concat!(

@@ -1,0 +1,1 @@
+-- Schema version 3, part: engines delivered through the database: content-addressed artifacts, sources at a commit, builds.

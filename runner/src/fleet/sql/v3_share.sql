@@ -1,0 +1,1 @@
+-- Schema version 3, part: priorities, throughputs and fair shares between runs and owners; `runner modify`.

@@ -1,0 +1,1 @@
+-- Schema version 3, part: what each worker is and did: registration details, per-worker results, `runner workers`, `runner delete`.
