@@ -21,13 +21,16 @@ const MIGRATION_LOCK: i64 = 0x6d70_6366_6c65_6574;
 /// Migration `i` takes the schema from version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[V1, V2, V3];
 
-/// Version 3: workers seen, shares, artifacts (each file revokes what it adds from PUBLIC).
+/// Version 3: workers seen, shares, artifacts; then PUBLIC loses the new functions too (new
+/// grants for the roles go in docs/fleet-worker-role.sql).
 const V3: &str = concat!(
     include_str!("sql/v3_workers.sql"),
     "\n",
     include_str!("sql/v3_share.sql"),
     "\n",
-    include_str!("sql/v3_artifacts.sql")
+    include_str!("sql/v3_artifacts.sql"),
+    "\n",
+    include_str!("sql/v2_privileges.sql")
 );
 
 /// Version 2: the trust model (see the module's doc), then what workers may no longer do.
