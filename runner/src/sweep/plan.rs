@@ -6,6 +6,7 @@
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
+
 use crate::plan::engine_spec::{EngineSpec, set_option};
 use crate::plan::schedule::Pairing;
 

@@ -5,10 +5,10 @@
 
 use std::path::Path;
 
-use anyhow::Result;
 use super::run::TuneState;
 use crate::store::formats::{ByName, TuneFile, TuneStep};
 use crate::store::write_atomic;
+use anyhow::Result;
 
 pub const JSON_FILE: &str = "tune.json";
 pub const CSV_FILE: &str = "tune.csv";

@@ -14,7 +14,6 @@ use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
 use serde::{Deserialize, Serialize};
 
-
 /// Exponent of a_k.
 pub const ALPHA: f64 = 0.602;
 /// Exponent of c_k.

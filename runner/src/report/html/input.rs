@@ -141,8 +141,7 @@ pub fn read(dir: &Path) -> RunFiles {
         Some(text) => parse_games(&text),
         None => (Vec::new(), Vec::new()),
     };
-    let (kind, summary) =
-        kind_and_summary(run.as_ref(), is_sweep, summary_value, &mut notes);
+    let (kind, summary) = kind_and_summary(run.as_ref(), is_sweep, summary_value, &mut notes);
     let pgn = text_of(dir, "games.pgn", &mut notes).map(|t| split_pgn(&t)).unwrap_or_default();
     let table_md = text_of(dir, "table.md", &mut notes);
     let mut files: Vec<String> = Vec::new();

@@ -302,4 +302,3 @@ pub struct GauntletTables {
     pub rows: Vec<PairingRow>,
     pub ratings: Vec<RatingsTable>,
 }
-
