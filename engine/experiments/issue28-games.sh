@@ -1,7 +1,7 @@
 #!/bin/sh
-# Issue 28, section 2, the game side: changes of known sign and size against their base, at
-# 50,000 nodes per move, seed 11, the random-walk book (as the MPC screen of 2026-11-23), one
-# game at a time, niced. Run from the repository root after a release build.
+# Does an oracle rank what games rank? The game side: changes of known sign and size against
+# their base, at 50,000 nodes per move, seed 11, the random-walk book (as the MPC screen of
+# 2026-11-23), one game at a time, niced. Run from the repository root after a release build.
 set -e
 R=$PWD/target/release/runner
 E=$PWD/target/release/engine

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Issue 28, section 3: the MPC variants at 400,000 nodes (cold hash) on the first 80 critical
+# The MPC variants at 400,000 nodes (cold hash) on the first 80 critical
 # positions, where heights above 10 are reached near the root. Niced, one engine at a time.
 set -e
 P=results/positions/critical-80.epd; O=results/oracle/moves-deep400k.jsonl

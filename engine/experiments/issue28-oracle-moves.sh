@@ -1,5 +1,5 @@
 #!/bin/sh
-# Issue 28: every variant's move at 50,000 nodes (badengine: at once) on a position set, one
+# Every variant's move at 50,000 nodes (badengine: at once) on a position set, one
 # engine process at a time, niced. Usage: issue28-oracle-moves.sh POSITIONS.epd OUT.jsonl
 set -e
 P=$1; O=$2

@@ -1,7 +1,8 @@
 //! The files real runs write read back through the types of `runner::store::formats`, the ones
 //! every writer and reader uses: run.json, every games.jsonl line and summary.json of a match, a
-//! round-robin, a merge of two shards and a sweep, and plan.json and summary.json of
-//! `calibrate` and `searchtest` (bundled engine, tiny limits).
+//! round-robin, a merge of two shards, a sweep (with sweep.json and every point's summary.json)
+//! and a tune (with tune.json and every tune.jsonl line), and plan.json, summary.json and
+//! oracle.json of `calibrate` and `searchtest` (bundled engine, tiny limits).
 //!
 //! Each file is read as JSON, then as its type, then written back from the type: the two JSON
 //! values must be equal. A key a writer puts in a file that its type does not hold is dropped by
@@ -18,8 +19,8 @@ use serde_json::Value;
 
 use e2e::{engine_bin, run_runner, scratch, stderr};
 use runner::store::formats::{
-    CalibratePlanFile, CalibrateSummary, GameRecord, RunFile, RunSummary, SearchtestPlanFile,
-    SearchtestSummary, SweepSummary,
+    CalibratePlanFile, CalibrateSummary, GameRecord, OracleFile, PointRow, RunFile, RunSummary,
+    SearchtestPlanFile, SearchtestSummary, SweepPlan, SweepSummary, TuneFile, TuneLogLine,
 };
 
 /// The keys of `a` and `b` (objects, recursively) where they differ, as JSON pointers.
@@ -128,14 +129,49 @@ fn a_match_a_round_robin_and_a_merge_write_what_their_types_hold() {
 #[test]
 fn a_sweep_writes_what_its_types_hold() {
     let dir = scratch("formats-sweep");
-    let sweep = "sweep --param t_mid --values 0.8,1.2 --depth 2 --games 4 --maxmoves 20 --seed 5";
+    let sweep =
+        "sweep --param t_mid --values 0.8,1.0,1.2 --depth 2 --games 4 --maxmoves 20 --seed 5";
     let args: Vec<&str> = sweep.split(' ').chain(["--progress", "quiet", "--out", "sw"]).collect();
     runs(&dir, &args);
-    let (r, _, summary) = read_run(&dir.join("sw"));
+    let sw = dir.join("sw");
+    let (r, _, summary) = read_run(&sw);
     assert_eq!(r.plan.kind, runner::plan::run_plan::RunKind::Sweep);
+    let plan: SweepPlan = read_file(&sw, "sweep.json");
+    assert_eq!((plan.params.len(), plan.points.len()), (1, 3));
     let s: SweepSummary = read_as("sw/summary.json", &summary.to_string());
-    assert_eq!((s.kind.as_str(), s.points.len()), ("sweep", 2));
+    assert_eq!((s.kind.as_str(), s.points.len()), ("sweep", 3));
     assert!(s.best.is_some() && !s.run.stopped_by.is_empty());
+    assert!(s.surface.is_some(), "three numeric points: a surface entry");
+    assert_eq!(s.context.engine, plan.engine);
+    // Each point's own summary.json is its row of the sweep's.
+    for (point, row) in plan.points.iter().zip(&s.points) {
+        let own: PointRow = read_file(&sw.join("points").join(point.dir_name()), "summary.json");
+        assert_eq!(&own, row, "{}", point.label());
+    }
+}
+
+#[test]
+fn a_tune_writes_what_its_types_hold() {
+    let dir = scratch("formats-tune");
+    let tune = "tune --param t_mid,1,0.5,1.5,0.1,0.5 --depth 2 --games 4 --maxmoves 20 --seed 7";
+    let args: Vec<&str> = tune.split(' ').chain(["--progress", "quiet", "--out", "tu"]).collect();
+    runs(&dir, &args);
+    let tu = dir.join("tu");
+    let (r, games, summary) = read_run(&tu);
+    assert_eq!(r.plan.kind, runner::plan::run_plan::RunKind::Tune);
+    let _: RunSummary = read_as("tu/summary.json", &summary.to_string());
+    let t: TuneFile = read_file(&tu, "tune.json");
+    assert_eq!((t.iterations, t.history.len(), t.games), (2, 2, games.len()));
+    assert!(t.values.contains_key("t_mid"), "{:?}", t.values);
+    let path = tu.join("tune.jsonl");
+    let text = fs::read_to_string(&path).expect("tune.jsonl");
+    let lines: Vec<TuneLogLine> = text
+        .lines()
+        .enumerate()
+        .map(|(i, line)| read_as(&format!("{} line {}", path.display(), i + 1), line))
+        .collect();
+    assert!(matches!(lines.first(), Some(TuneLogLine::Plan(s)) if *s == t.spsa));
+    assert_eq!(lines.iter().filter(|l| matches!(l, TuneLogLine::Start(_))).count(), 2);
 }
 
 #[test]
@@ -158,6 +194,29 @@ fn calibrate_and_searchtest_write_what_their_types_hold() {
     assert_eq!(plan.variants.len(), 2);
     let s: SearchtestSummary = read_file(&dir.join("st"), "summary.json");
     assert_eq!((s.partial, s.variants.len()), (false, 2));
+    assert!(s.oracle.is_none() && s.suite.is_none());
+
+    // With an oracle (the bundled engine at depth 2) and EPD `bm`/`am`: oracle.json, and
+    // summary.json's `oracle` and `suite`.
+    fs::write(
+        dir.join("suite.epd"),
+        "6k1/5ppp/8/8/8/8/8/R5K1 w - - bm Ra8#; id \"s1\";\n\
+         4k3/8/8/3q4/8/8/8/3RK3 b - - am Qd4 Qd3 Qd2+; id \"s2\";\n",
+    )
+    .expect("suite.epd");
+    let oracle = format!("name=oracle,cmd={},depth=2", engine_bin().display());
+    let args = "searchtest --variant a:MPC=false --variant b:MPC=true --depth 2 --positions \
+                suite.epd --out so --oracle";
+    let args: Vec<&str> = args.split_whitespace().chain([oracle.as_str()]).collect();
+    runs(&dir, &args);
+    let so = dir.join("so");
+    let plan: SearchtestPlanFile = read_file(&so, "plan.json");
+    assert!(plan.oracle.is_some());
+    let o: OracleFile = read_file(&so, "oracle.json");
+    assert_eq!(o.summary.variants.len(), 2);
+    let s: SearchtestSummary = read_file(&so, "summary.json");
+    assert_eq!(s.oracle.as_ref(), Some(&o));
+    assert_eq!(s.suite.as_ref().map(Vec::len), Some(2));
 }
 
 /// A key written but missing from a type is caught by the round trip.

@@ -134,17 +134,7 @@ pub fn fit_points(points: &[PairPoint], stage: Stage) -> Vec<(f64, f64)> {
 }
 
 /// A row of params.json, as the engine's `MPCParams` loader reads it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ParamRow {
-    pub stage: Stage,
-    pub shallow: u32,
-    pub deep: u32,
-    pub a: f64,
-    pub b: f64,
-    pub sigma: f64,
-    pub r: f64,
-    pub n: usize,
-}
+pub use crate::store::formats::ParamRow;
 
 impl ParamRow {
     pub fn new(stage: Stage, pair: DepthPair, fit: &LinearFit) -> ParamRow {

@@ -9,7 +9,6 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use super::pairs::{DepthPair, PositionRecord, fit_all, needed_depths, pair_points};
@@ -21,7 +20,7 @@ use crate::play::cancel::Cancel;
 use crate::play::probe::{Limit, ScoreMode, SearchReport};
 use crate::play::probe_pool::{EngineSetup, Job, PoolConfig, check_setups};
 use crate::run::probes::{ProbeOutput, prepare_folder, probe};
-use crate::store::formats::{CalibratePlanFile, CalibrateSummary};
+use crate::store::formats::{CalibratePair, CalibratePlanFile, CalibrateSummary};
 
 /// Everything a calibration run needs.
 #[derive(Clone, Debug)]
@@ -244,15 +243,6 @@ fn record_from_reports(
     }
 }
 
-#[derive(Serialize)]
-struct PairSummary {
-    pair: String,
-    observations: usize,
-    used: usize,
-    mate_scores: usize,
-    beyond_max_abs: usize,
-}
-
 fn write_results(
     plan: &CalibratePlan,
     records: &[PositionRecord],
@@ -284,7 +274,7 @@ fn write_results(
             })
             .count();
         let used = points.iter().filter(|p| p.used).count();
-        pair_summaries.push(PairSummary {
+        pair_summaries.push(CalibratePair {
             pair: format!("{}:{}", pair.shallow, pair.deep),
             observations: points.len(),
             used,
@@ -327,10 +317,10 @@ fn write_results(
         faults,
         partial,
         mode: plan.mode,
-        pairs: pair_summaries.iter().map(serde_json::to_value).collect::<Result<_, _>>()?,
+        pairs: pair_summaries,
         max_abs: plan.max_abs,
         elapsed_s: (elapsed.as_secs_f64() * 10.0).round() / 10.0,
-        rows: rows.iter().map(serde_json::to_value).collect::<Result<_, _>>()?,
+        rows: rows.clone(),
         not_fitted: missing.iter().map(|(p, s, e)| format!("{p} {s}: {e}")).collect(),
     };
     write("summary.json", serde_json::to_string_pretty(&summary)? + "\n")?;

@@ -14,17 +14,11 @@ use crate::store::merge::{Merged, merge_dirs};
 use crate::sweep::plan::SweepPlan;
 use crate::sweep::report::write_merged_sweep;
 
-/// The sweep plan of a results directory as JSON (what shards must agree on).
-fn sweep_json(dir: &std::path::Path) -> Result<Option<serde_json::Value>> {
-    Ok(SweepPlan::load(dir)?.map(serde_json::to_value).transpose()?)
-}
-
 /// Writes the merged directory's summary.json and tables; returns the text to print.
 fn write_reports(m: &Merged) -> Result<String> {
     let (out, plan, records) = (&m.dir, &m.plan, &m.records);
-    if let Some(side) = &m.side_plan {
-        let sweep: SweepPlan = serde_json::from_value(side.clone())?;
-        return write_merged_sweep(out, &sweep, plan, records, &m.stopped_by, m.merge_info.clone());
+    if let Some(sweep) = &m.side_plan {
+        return write_merged_sweep(out, sweep, plan, records, &m.stopped_by, m.merge_info.clone());
     }
     let mut text = write_merged_summary(out, plan, records, &m.stopped_by, m.merge_info.clone())?;
     if plan.kind != RunKind::Match {
@@ -38,7 +32,7 @@ fn write_reports(m: &Merged) -> Result<String> {
 
 /// `runner merge`. Returns the process exit code.
 pub fn run(args: &MergeArgs) -> Result<Exit> {
-    let m = merge_dirs(&args.dirs, &args.out, &sweep_json)?;
+    let m = merge_dirs(&args.dirs, &args.out, &SweepPlan::load)?;
     out!("{}", write_reports(&m)?);
     outln!(
         "merged shard(s) {} of a {}-way split: {} of {} scheduled games ({})",

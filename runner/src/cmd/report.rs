@@ -151,11 +151,5 @@ fn tables(args: &ReportArgs) -> Result<Exit> {
 /// A pulled fleet sweep's points as the fleet decided them (summary.json's `fleet.points`), so
 /// that a report tells the same story as the pull; none for other folders.
 fn fleet_decisions(dir: &std::path::Path) -> Option<Vec<crate::sweep::analysis::PointStatus>> {
-    let text = crate::store::files::read_regular_text(
-        &dir.join(crate::store::SUMMARY_FILE),
-        crate::store::files::SMALL_CAP,
-    )
-    .ok()??;
-    let summary: serde_json::Value = serde_json::from_str(&text).ok()?;
-    serde_json::from_value(summary.get("fleet")?.get("points")?.clone()).ok()
+    crate::store::read_summary(dir)?.fleet?.points
 }

@@ -195,7 +195,7 @@ pub fn write_folder(
         games: records.len(),
         scheduled_games: scheduled,
         dropped,
-        points: state.points.as_ref().map(serde_json::to_value).transpose()?,
+        points: state.points.clone(),
     });
     let stopped_by = state.state.stopped_by();
     let text = match &sub.experiment {

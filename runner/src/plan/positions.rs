@@ -225,15 +225,20 @@ pub fn balanced_counts(count: usize, mids: usize, ends: usize) -> (usize, usize)
     (mid, end)
 }
 
+/// What the sampler reads of a games.jsonl line: the start position and every move of
+/// `store::GameRecord` (a store test reads a record through this type, so a field renamed there
+/// fails it).
+#[derive(Debug, Deserialize)]
+pub struct GameMoves {
+    pub fen: String,
+    /// Book moves first, as the runner stores them.
+    #[serde(default)]
+    pub moves: Vec<String>,
+}
+
 fn game_line(line: &str) -> Option<(String, Vec<String>)> {
-    let v: serde_json::Value = serde_json::from_str(line).ok()?;
-    let fen = v.get("fen")?.as_str()?.to_string();
-    // The runner keeps book moves first in `moves`.
-    let moves = match v.get("moves").and_then(|m| m.as_array()) {
-        Some(list) => list.iter().map(|m| m.as_str().map(str::to_string)).collect::<Option<_>>()?,
-        None => Vec::new(),
-    };
-    Some((fen, moves))
+    let g: GameMoves = serde_json::from_str(line).ok()?;
+    Some((g.fen, g.moves))
 }
 
 /// Sampled positions as EPD text: `board side castling ep hmvc N; fmvn N; id "..."; c0

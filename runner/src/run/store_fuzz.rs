@@ -177,7 +177,8 @@ fn mutated_games_jsonl_never_panics_on_resume_or_merge() {
         }
         // The merge path: load the folder as a shard and check it; now and then a full merge.
         fs::write(dir.join(GAMES_FILE), &bytes).unwrap();
-        let no_side_plan = |_: &Path| -> Result<Option<Value>> { Ok(None) };
+        let no_side_plan =
+            |_: &Path| -> Result<Option<crate::store::formats::SweepPlan>> { Ok(None) };
         if let Ok(input) = ShardInput::load(&dir, &no_side_plan)
             && check_inputs(&[input]).is_ok()
         {

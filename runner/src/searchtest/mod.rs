@@ -24,7 +24,7 @@ use crate::play::cancel::Cancel;
 use crate::play::probe::Limit;
 use crate::play::probe_pool::{EngineSetup, Job, JobResult, PoolConfig, check_setups};
 use crate::run::probes::{ProbeOutput, probe};
-use crate::store::formats::{SearchtestPlanFile, SearchtestSummary};
+use crate::store::formats::{OracleFile, SearchtestPlanFile, SearchtestSummary};
 use summary::{SearchRecord, VariantSummary, parse_mpc_counters, summarize};
 use variant::Variant;
 
@@ -125,7 +125,7 @@ fn write_plan(plan: &SearchTestPlan, concurrency: usize) -> Result<()> {
         positions: plan.positions.len(),
         limit: plan.limit,
         concurrency,
-        oracle: plan.oracle.as_ref().map(|o| serde_json::to_value(&o.spec)).transpose()?,
+        oracle: plan.oracle.as_ref().map(|o| o.spec.clone()),
     };
     if let Some(epd) = &plan.positions_epd {
         crate::store::files::write_file(&plan.out.join("positions.epd"), epd.as_bytes())?;
@@ -251,7 +251,7 @@ async fn write_results(
         crate::store::files::write_file(&p, text.as_bytes())
     };
     let variant_names: Vec<String> = plan.variants.iter().map(|v| v.name.clone()).collect();
-    let mut suite_json = serde_json::Value::Null;
+    let mut suite_json = None;
     if !plan.move_ops.is_empty() {
         let rows = suite::solve_rates(records, &plan.positions, &plan.move_ops, &variant_names);
         let text = format!(
@@ -261,16 +261,16 @@ async fn write_results(
         );
         doc.push_str(&text);
         table.push_str(&text);
-        suite_json = serde_json::to_value(&rows)?;
+        suite_json = Some(rows);
     }
-    let mut oracle_json = serde_json::Value::Null;
+    let mut oracle_json = None;
     if let (Some(op), Some(id_name)) = (&plan.oracle, oracle_id)
         && !cancel.is_cancelled()
     {
         let (text, json) = oracle_section(plan, op, id_name, records, cancel).await?;
         doc.push_str(&text);
         table.push_str(&text);
-        oracle_json = json;
+        oracle_json = Some(json);
     }
     write("table.md", doc)?;
     write("table.csv", table::csv(&summaries))?;
@@ -299,7 +299,7 @@ async fn oracle_section(
     id_name: Option<String>,
     records: &[SearchRecord],
     cancel: &Cancel,
-) -> Result<(String, serde_json::Value)> {
+) -> Result<(String, OracleFile)> {
     let out = &plan.out;
     let (moves, orun) = oracle::score_moves(op, id_name, &plan.positions, records, cancel).await?;
     let mut lines = String::new();
@@ -311,15 +311,15 @@ async fn oracle_section(
     let variant_names: Vec<String> = plan.variants.iter().map(|v| v.name.clone()).collect();
     let (all, stages) = oracle_report::summarize_by_stage(&moves, &variant_names);
     let text = oracle_report::document(op, &orun, &all, &stages);
-    let json = serde_json::json!({
-        "oracle": op.spec,
-        "run": orun,
-        "mate_mapping": oracle_spec::MAPPING_NOTE,
-        "summary": all,
-        "by_stage": stages,
-    });
+    let json = OracleFile {
+        oracle: op.spec.clone(),
+        run: orun,
+        mate_mapping: oracle_spec::MAPPING_NOTE.into(),
+        summary: all,
+        by_stage: stages,
+    };
     let pretty = serde_json::to_string_pretty(&json)? + "\n";
     crate::store::files::write_file(&out.join("oracle.json"), pretty.as_bytes())?;
-    oracle_plot::write_plot(&out.join("oracle.svg"), &all, &stages)?;
+    oracle_plot::write_plot(&out.join("oracle.svg"), &json.summary, &json.by_stage)?;
     Ok((text, json))
 }

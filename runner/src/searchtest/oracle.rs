@@ -54,21 +54,8 @@ pub struct ScoredMove {
     pub is_best: bool,
 }
 
-/// What the oracle phase did.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct OracleRun {
-    pub oracle: String,
-    pub id_name: Option<String>,
-    pub cache_file: String,
-    /// Searches the run needed, found in the cache, and run now.
-    pub needed: usize,
-    pub cached: usize,
-    pub searched: usize,
-    pub faults: usize,
-    /// Chosen moves left unscored: illegal or missing moves, or an oracle fault.
-    pub unscored: usize,
-    pub wall_ms: u64,
-}
+/// What the oracle phase did (oracle.json `run`).
+pub use crate::store::formats::OracleRun;
 
 /// Starts the oracle once (a missing or silent engine is an error before any search) and
 /// returns the `id name` it gave.

@@ -5,8 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
-use stats::sample::{MeanInterval, PairedTest, Proportion, mean_interval, paired_t, wilson};
+use stats::sample::{MeanInterval, Proportion, mean_interval, paired_t, wilson};
 
 use crate::plan::positions::Stage;
 use crate::play::probe::Limit;
@@ -14,38 +13,8 @@ use crate::report::figures::format_p;
 use crate::searchtest::oracle::{OraclePlan, OracleRun, ScoredMove};
 use crate::searchtest::oracle_spec::MAPPING_NOTE;
 
-/// One variant's oracle figures.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct LossRow {
-    pub name: String,
-    pub scored: usize,
-    /// Mean loss in centipawns.
-    pub loss: Option<MeanInterval>,
-    /// Mean loss in expected score (percentage points).
-    pub es_loss: Option<MeanInterval>,
-    /// Share of positions where the variant chose the oracle's best move.
-    pub best_move: Option<Proportion>,
-    /// One-move searches that scored the chosen move above the oracle's best (loss set to 0).
-    pub negative_raw: usize,
-}
-
-/// The paired difference `loss(a) - loss(b)` over the positions both were scored on.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct PairRow {
-    pub a: String,
-    pub b: String,
-    pub positions: usize,
-    pub test: Option<PairedTest>,
-    /// The same in expected score (percentage points).
-    pub es_test: Option<PairedTest>,
-}
-
-/// The oracle figures of one set of scored moves.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct LossSummary {
-    pub variants: Vec<LossRow>,
-    pub pairs: Vec<PairRow>,
-}
+/// The oracle's figures as oracle.json holds them.
+pub use crate::store::formats::{LossRow, LossSummary, PairRow};
 
 /// Figures for `names` (in order) from `moves`.
 pub fn summarize_losses(moves: &[ScoredMove], names: &[String]) -> LossSummary {

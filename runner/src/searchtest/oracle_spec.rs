@@ -4,7 +4,6 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
-use serde::{Deserialize, Serialize};
 
 use crate::plan::engine_spec::EngineSpec;
 use crate::plan::engines::resolve_engine;
@@ -23,12 +22,8 @@ pub const MATE_VALUE: i32 = 2000;
 pub const MAPPING_NOTE: &str = "centipawns clamped to +-1000; mate in p plies = +-(2000 - p), at \
      least 1001: every mate ranks above every centipawn score";
 
-/// The oracle: an engine and its limit.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct OracleSpec {
-    pub engine: EngineSpec,
-    pub limit: Limit,
-}
+/// The oracle: an engine and its limit (plan.json, oracle.json).
+pub use crate::store::formats::OracleSpec;
 
 /// Parses the `--oracle` value. Items `depth=N`, `nodes=N`, `movetime=MS` (at most one) are the
 /// limit; the rest is an engine spec (`name=X,cmd=PATH,option.K=V`, or a name alone from

@@ -3,22 +3,15 @@
 
 use std::collections::HashMap;
 
-use serde::{Deserialize, Serialize};
-use stats::sample::{Proportion, wilson};
+use stats::sample::wilson;
 
 use crate::plan::epd_ops::MoveOps;
 use crate::plan::positions::TestPosition;
 use crate::searchtest::oracle_report::rate_text;
 use crate::searchtest::summary::SearchRecord;
 
-/// One variant's solve rate over the suite positions it searched.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct SolveRow {
-    pub name: String,
-    pub positions: usize,
-    pub solved: usize,
-    pub rate: Option<Proportion>,
-}
+/// One variant's solve rate (summary.json `suite`).
+pub use crate::store::formats::SolveRow;
 
 /// Solve rates of `names` (in order) over the positions of `positions` that have operations.
 pub fn solve_rates(

@@ -15,11 +15,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use crate::plan::run_plan::{RunPlan, plan_differences};
 use crate::plan::schedule::{Job, build_schedule};
-use crate::store::formats::{MergeInfo, MergeSource, MergedFrom};
+use crate::store::formats::{MergeInfo, MergeSource, MergedFrom, SweepPlan};
 use crate::store::records_check::{CheckedRecords, RecordsFile, check_records};
 use crate::store::{
     GAMES_FILE, GameRecord, RUN_FILE, RunFile, RunSummary, Store, parse_games_numbered,
@@ -93,8 +92,8 @@ pub struct ShardInput {
     pub set: ShardSet,
     /// The records of games.jsonl with their line numbers, as read (unchecked).
     pub records: Vec<(usize, GameRecord)>,
-    /// An experiment's own plan file (a sweep's sweep.json), as JSON; shards must agree on it.
-    pub side_plan: Option<Value>,
+    /// A sweep's sweep.json; shards must agree on it.
+    pub side_plan: Option<SweepPlan>,
     /// The shard's summary.json (absent when the shard was killed before writing it).
     pub summary: Option<RunSummary>,
 }
@@ -209,15 +208,11 @@ pub fn schedule_of(plan: &RunPlan) -> Vec<Job> {
     )
 }
 
-fn sweep_differences(a: Option<&Value>, b: Option<&Value>) -> String {
+fn sweep_differences(a: Option<&SweepPlan>, b: Option<&SweepPlan>) -> String {
     match (a, b) {
-        (Some(Value::Object(a)), Some(Value::Object(b))) => {
-            let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
-            let d: Vec<String> = keys
-                .into_iter()
-                .filter(|k| a.get(*k) != b.get(*k))
-                .map(|k| format!("{k} changed"))
-                .collect();
+        (Some(a), Some(b)) => {
+            let d: Vec<String> =
+                a.changed_fields(b).iter().map(|k| format!("{k} changed")).collect();
             if d.is_empty() { "plan changed".into() } else { d.join(", ") }
         }
         (Some(_), None) => "the first is a sweep, this one has no sweep.json".into(),
@@ -247,14 +242,14 @@ pub struct Merged {
     pub records: Vec<GameRecord>,
     /// The `merge` entry of summary.json: shards, missing, games, sources.
     pub merge_info: MergeInfo,
-    /// The side plan the shards share (a sweep's sweep.json), as JSON.
-    pub side_plan: Option<Value>,
+    /// The sweep plan the shards share (a sweep's sweep.json).
+    pub side_plan: Option<SweepPlan>,
     /// The ratings anchor (engine index, Elo) of a tournament's shards.
     pub anchor: (usize, f64),
 }
 
-/// Reads an experiment's own plan file from a results directory as JSON (`None`: there is none).
-pub type SidePlan<'a> = &'a dyn Fn(&Path) -> Result<Option<Value>>;
+/// Reads a sweep's plan file from a results directory (`None`: there is none).
+pub type SidePlan<'a> = &'a dyn Fn(&Path) -> Result<Option<SweepPlan>>;
 
 /// Merges the stores of the results directories `inputs` into the new directory `out`: run.json,
 /// games.jsonl and games.pgn. The summaries and tables are the caller's (they depend on the kind
@@ -277,7 +272,7 @@ pub fn merge_dirs(inputs: &[PathBuf], out: &Path, side_plan: SidePlan) -> Result
     let missing = set.missing();
     // A shard short of games is fine only when it stopped on an SPRT (or racing) decision.
     let can_stop_early =
-        plan.sprt.is_some() || first.side_plan.as_ref().is_some_and(|v| !v["race"].is_null());
+        plan.sprt.is_some() || first.side_plan.as_ref().is_some_and(|s| s.race.is_some());
     let shortfalls: Vec<String> = loaded
         .iter()
         .zip(&held)

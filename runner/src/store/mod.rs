@@ -802,4 +802,15 @@ pub(crate) mod tests {
         let back: RunPlan = serde_json::from_str(&serde_json::to_string(&odds).unwrap()).unwrap();
         assert_eq!(back.hash(), odds.hash());
     }
+
+    /// The position sampler (`plan::positions`, a layer below) reads games.jsonl through its
+    /// own type: a record's `fen` and `moves` must come out as they went in.
+    #[test]
+    fn the_sampler_reads_a_records_fen_and_moves() {
+        let mut r = record(0, 0);
+        r.moves = vec!["e2e4".into(), "e7e5".into()];
+        let line = serde_json::to_string(&r).unwrap();
+        let g: crate::plan::positions::GameMoves = serde_json::from_str(&line).unwrap();
+        assert_eq!((g.fen, g.moves), (r.fen, r.moves));
+    }
 }

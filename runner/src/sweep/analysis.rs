@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use stats::selection::prob_best;
-use stats::{Counts, Options, Penta, ScoreMoments, SprtSpec, Summary, Verdict, Wdl};
+use stats::{Counts, Options, Penta, ScoreMoments, Summary, Verdict, Wdl};
 
 use crate::report::figures::too_few;
 use crate::report::summary::summarize_or_na;
@@ -33,33 +33,8 @@ pub struct PointCounts {
     pub penta: Penta,
 }
 
-/// Settings of the analysis.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct AnalysisOptions {
-    /// Family-wise level of the "significant" column (Holm across points).
-    pub alpha: f64,
-    /// Draws floor of the draw-aware test (the seed assumed 0.3); `None`: the observed ratio.
-    pub draws_floor: Option<f64>,
-    pub sprt: Option<SprtSpec>,
-}
-
-impl Default for AnalysisOptions {
-    fn default() -> Self {
-        AnalysisOptions { alpha: 0.05, draws_floor: None, sprt: None }
-    }
-}
-
-/// Where a point stands in the run.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case", tag = "state")]
-pub enum PointStatus {
-    /// Still getting games (or the run ended at its game cap).
-    Active,
-    /// Dropped by racing (`--adaptive`): `best` is the label of the best point at that time.
-    Dropped { after_games: u64, best: String, z: f64 },
-    /// Its SPRT reached a decision after this many games.
-    Decided { after_games: u64 },
-}
+/// The analysis settings and each point's status (summary.json `options`, `points[].status`).
+pub use crate::store::formats::{AnalysisOptions, PointStatus};
 
 impl PointStatus {
     pub fn from_dropped(d: &Dropped, labels: &[String]) -> PointStatus {
@@ -82,18 +57,8 @@ impl PointStatus {
     }
 }
 
-/// One row of the table.
-#[derive(Clone, Debug, Serialize)]
-pub struct PointRow {
-    pub label: String,
-    pub assignments: Vec<(String, String)>,
-    pub summary: Summary,
-    /// One-sided draw-aware test "better than the baseline", after Holm across all points.
-    pub significant: bool,
-    /// Probability of being the best point (normal approximation, [`super::best`]).
-    pub p_best: Option<f64>,
-    pub status: PointStatus,
-}
+/// One row of the table (summary.json `points`, points/<label>/summary.json).
+pub use crate::store::formats::PointRow;
 
 /// The best point and how sure we are (summary.json `best`).
 pub use crate::store::formats::BestPoint;

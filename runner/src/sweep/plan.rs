@@ -6,37 +6,15 @@
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
-use serde::{Deserialize, Serialize};
-
-use stats::SprtSpec;
 
 use crate::plan::engine_spec::{EngineSpec, set_option};
 use crate::plan::schedule::Pairing;
 
 use super::analysis::AnalysisOptions;
-use super::racing::RaceConfig;
-use super::values::{Point, SweptParam};
+use super::values::SweptParam;
 
-/// File name of the sweep plan in the results directory.
-pub const SWEEP_FILE: &str = "sweep.json";
-
-/// Everything specific to a sweep (the runner's `run.json` holds the rest).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct SweepPlan {
-    pub params: Vec<SweptParam>,
-    /// `--fixed NAME=VALUE`, applied to the swept engine at every point (not to the baseline).
-    pub fixed: Vec<(String, String)>,
-    pub points: Vec<Point>,
-    /// The swept engine before `--fixed` and the point's values.
-    pub engine: EngineSpec,
-    pub baseline: EngineSpec,
-    /// `--adaptive` racing settings.
-    pub race: Option<RaceConfig>,
-    /// Family-wise level of the table's "significant" column.
-    pub alpha: f64,
-    pub draws_floor: Option<f64>,
-    pub sprt: Option<SprtSpec>,
-}
+/// `sweep.json` and its type (the file's format lives with the other formats).
+pub use crate::store::formats::{SWEEP_FILE, SweepPlan};
 
 impl SweepPlan {
     /// Names of the swept parameters, in `--param` order.
@@ -111,15 +89,8 @@ impl SweepPlan {
         if self == stored {
             return Ok(());
         }
-        let (a, b) = (serde_json::to_value(stored)?, serde_json::to_value(self)?);
-        let mut diffs = Vec::new();
-        if let (Some(a), Some(b)) = (a.as_object(), b.as_object()) {
-            for (k, v) in a {
-                if b.get(k) != Some(v) {
-                    diffs.push(format!("{k} changed"));
-                }
-            }
-        }
+        let diffs: Vec<String> =
+            stored.changed_fields(self).iter().map(|k| format!("{k} changed")).collect();
         bail!(
             "cannot resume {}: the sweep differs from the stored one ({})",
             dir.display(),
@@ -185,6 +156,7 @@ pub fn validate(params: &[SweptParam], fixed: &[(String, String)]) -> Result<()>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sweep::racing::RaceConfig;
     use crate::sweep::values::{SweptParam, grid};
 
     fn engine() -> EngineSpec {

@@ -22,14 +22,8 @@ use serde::{Deserialize, Serialize};
 
 use stats::{Penta, ScoreMoments};
 
-/// Racing settings.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RaceConfig {
-    /// Family-wise level of each look's comparisons.
-    pub alpha: f64,
-    /// Pairs a point needs before it is compared.
-    pub min_pairs: u64,
-}
+/// Racing settings (sweep.json `race`).
+pub use crate::store::formats::RaceConfig;
 
 impl RaceConfig {
     /// The critical values of a look: entry `k` (for `k` in `0..=points`) is the `z` a point

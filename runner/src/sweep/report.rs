@@ -6,7 +6,6 @@
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use serde_json::json;
 
 use super::analysis::{PointStatus, SweepAnalysis, analyze};
 use super::plan::SweepPlan;
@@ -20,7 +19,7 @@ use crate::report::overhead::merged_overhead;
 use crate::report::summary::{Tally, summary_json as run_summary_json};
 use crate::run::StopReason;
 use crate::store::files::{SMALL_CAP, read_regular_text};
-use crate::store::formats::{MergeInfo, Origin, SweepSummary};
+use crate::store::formats::{MergeInfo, Origin, SweepContext, SweepSummary};
 use crate::store::{GameRecord, RunSummary, SUMMARY_FILE, read_summary};
 
 /// Writes `text` to `path` through a new temporary file in the same directory
@@ -34,19 +33,19 @@ pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
 /// terminations) kept at the top level, so tools reading a match summary read a sweep's too.
 pub fn summary_json(
     a: &SweepAnalysis,
-    context: &serde_json::Value,
+    context: &SweepContext,
     run_summary: &RunSummary,
-) -> Result<SweepSummary> {
-    Ok(SweepSummary {
+) -> SweepSummary {
+    SweepSummary {
         kind: "sweep".into(),
         context: context.clone(),
         params: a.params.clone(),
-        options: serde_json::to_value(a.options)?,
+        options: a.options,
         best: a.best.clone(),
-        points: a.rows.iter().map(serde_json::to_value).collect::<Result<_, _>>()?,
-        surface: a.surface.as_ref().map(serde_json::to_value).transpose()?,
+        points: a.rows.clone(),
+        surface: a.surface.clone(),
         run: run_summary.clone(),
-    })
+    }
 }
 
 /// Writes the outputs into `dir` and returns the terminal table.
@@ -55,7 +54,7 @@ pub fn write_all(
     a: &SweepAnalysis,
     points: &[Point],
     title: &str,
-    context: &serde_json::Value,
+    context: &SweepContext,
     run_summary: &RunSummary,
 ) -> Result<String> {
     crate::store::files::create_dir_all(dir)?;
@@ -63,22 +62,14 @@ pub fn write_all(
     write_atomic(&dir.join("table.csv"), &table::csv(a))?;
     let svg = plot::svg(a, title)?;
     write_atomic(&dir.join("plot.svg"), &svg)?;
-    let doc = summary_json(a, context, run_summary)?;
+    let doc = summary_json(a, context, run_summary);
     write_atomic(&dir.join("summary.json"), &(serde_json::to_string_pretty(&doc)? + "\n"))?;
     for (p, row) in points.iter().zip(&a.rows) {
         let pdir = crate::store::files::create_subdir(
             dir,
             &std::path::Path::new("points").join(p.dir_name()),
         )?;
-        let doc = json!({
-            "label": row.label,
-            "assignments": row.assignments,
-            "summary": row.summary,
-            "significant": row.significant,
-            "p_best": row.p_best,
-            "status": row.status,
-        });
-        write_atomic(&pdir.join("summary.json"), &(serde_json::to_string_pretty(&doc)? + "\n"))?;
+        write_atomic(&pdir.join("summary.json"), &(serde_json::to_string_pretty(row)? + "\n"))?;
     }
     Ok(table::console(a, title))
 }
@@ -147,19 +138,19 @@ pub fn write_sweep_stopped_by(
     if let Some(old) = read_summary(dir) {
         run_summary.keep_measured(old);
     }
-    let context = json!({
-        "engine": sweep.engine,
-        "baseline": sweep.baseline,
-        "fixed": sweep.fixed,
-        "tc": plan.tc.to_string(),
-        "book": plan.book,
-        "book_order": plan.book_order,
-        "seed": plan.seed,
-        "games_per_point": plan.pairs * 2,
-        "sprt": plan.sprt,
-        "adaptive": sweep.race,
-        "draws_floor": sweep.draws_floor,
-    });
+    let context = SweepContext {
+        engine: sweep.engine.clone(),
+        baseline: sweep.baseline.clone(),
+        fixed: sweep.fixed.clone(),
+        tc: plan.tc.to_string(),
+        book: plan.book.clone(),
+        book_order: plan.book_order,
+        seed: plan.seed,
+        games_per_point: plan.pairs * 2,
+        sprt: plan.sprt,
+        adaptive: sweep.race,
+        draws_floor: sweep.draws_floor,
+    };
     write_all(dir, &a, &sweep.points, &sweep.title(), &context, &run_summary)
 }
 
@@ -221,8 +212,26 @@ mod tests {
     use std::fs;
 
     use super::super::analysis::tests::sample;
-    use super::super::analysis::{AnalysisOptions, analyze};
+    use super::super::analysis::{AnalysisOptions, PointRow, analyze};
     use super::*;
+
+    /// A sweep's context with the store tests' engines.
+    fn context() -> SweepContext {
+        let plan = crate::store::tests::plan();
+        SweepContext {
+            engine: plan.engines[0].clone(),
+            baseline: plan.engines[1].clone(),
+            fixed: Vec::new(),
+            tc: plan.tc.to_string(),
+            book: plan.book.clone(),
+            book_order: plan.book_order,
+            seed: plan.seed,
+            games_per_point: plan.pairs * 2,
+            sprt: None,
+            adaptive: None,
+            draws_floor: None,
+        }
+    }
 
     #[test]
     fn writes_every_file_and_rewrites_identically() {
@@ -230,26 +239,23 @@ mod tests {
         let _ = fs::remove_dir_all(&dir);
         let (params, points, c) = sample();
         let a = analyze(&params, &points, &c, &[], &AnalysisOptions::default()).unwrap();
-        let ctx = json!({"engine": "e"});
+        let ctx = context();
         let run = RunSummary { stopped_by: "complete".into(), ..RunSummary::default() };
         let con = write_all(&dir, &a, &points, "t", &ctx, &run).unwrap();
         assert!(con.contains("t_mid"));
         let read = |n: &str| fs::read_to_string(dir.join(n)).unwrap();
         let first: Vec<String> =
             ["table.md", "table.csv", "summary.json", "plot.svg"].iter().map(|n| read(n)).collect();
-        let doc: serde_json::Value = serde_json::from_str(&first[2]).unwrap();
-        assert_eq!(doc["points"].as_array().unwrap().len(), 3);
-        assert_eq!(doc["best"]["label"], "t_mid=0.9");
-        assert_eq!(
-            (doc["stopped_by"].as_str(), doc["kind"].as_str()),
-            (Some("complete"), Some("sweep"))
-        );
-        assert_eq!(doc["points"][2]["summary"]["elo"], serde_json::Value::Null);
+        let doc: SweepSummary = serde_json::from_str(&first[2]).unwrap();
+        assert_eq!(doc.points.len(), 3);
+        assert_eq!(doc.best.as_ref().map(|b| b.label.as_str()), Some("t_mid=0.9"));
+        assert_eq!((doc.run.stopped_by.as_str(), doc.kind.as_str()), ("complete", "sweep"));
+        assert_eq!(doc.points[2].summary.elo, None);
         // No surface without the seed (`analyze` alone): the key is there, null.
-        assert_eq!(doc["surface"], serde_json::Value::Null);
-        let p: serde_json::Value =
-            serde_json::from_str(&read("points/t_mid=0.8/summary.json")).unwrap();
-        assert_eq!(p["summary"]["games"], 64);
+        assert!(first[2].contains("\"surface\": null") && doc.surface.is_none());
+        let p: PointRow = serde_json::from_str(&read("points/t_mid=0.8/summary.json")).unwrap();
+        assert_eq!(p.summary.games, 64);
+        assert_eq!(p, doc.points[1]);
         write_all(&dir, &a, &points, "t", &ctx, &run).unwrap();
         let again: Vec<String> =
             ["table.md", "table.csv", "summary.json", "plot.svg"].iter().map(|n| read(n)).collect();
@@ -286,17 +292,16 @@ mod tests {
         let mut a = analyze(&["X".into()], &points, &c, &[], &AnalysisOptions::default()).unwrap();
         a.surface = Some(surface::of_analysis(&a, 42));
         let con =
-            write_all(&dir, &a, &points, "X sweep", &json!({}), &RunSummary::default()).unwrap();
+            write_all(&dir, &a, &points, "X sweep", &context(), &RunSummary::default()).unwrap();
         let read = |n: &str| fs::read_to_string(dir.join(n)).unwrap();
-        let doc: serde_json::Value = serde_json::from_str(&read("summary.json")).unwrap();
-        let sf = &doc["surface"];
-        assert_eq!(sf["status"], "ok", "{sf}");
-        let opt = sf["optimum"].as_f64().unwrap();
-        let ci: Vec<f64> =
-            sf["ci"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
-        assert!(ci[0] < opt && opt < ci[1] && ci[0] > 0.0 && ci[1] < 100.0, "{sf}");
-        assert!(sf["model"].as_str().unwrap().starts_with("quadratic in logistic Elo"));
-        assert_eq!(sf["fit"]["dof"], 3);
+        let doc: SweepSummary = serde_json::from_str(&read("summary.json")).unwrap();
+        let sf = doc.surface.expect("a surface");
+        assert_eq!(sf.status, surface::Status::Ok, "{sf:?}");
+        let Some(surface::Loc::One(opt)) = sf.optimum else { panic!("{sf:?}") };
+        let Some(surface::Interval::One(ci)) = sf.ci else { panic!("{sf:?}") };
+        assert!(ci[0] < opt && opt < ci[1] && ci[0] > 0.0 && ci[1] < 100.0, "{sf:?}");
+        assert!(sf.model.starts_with("quadratic in logistic Elo"));
+        assert_eq!(sf.fit.as_ref().map(|f| f.dof), Some(3));
         let line = format!(
             "Fitted optimum (quadratic curve in Elo over all points, parametric bootstrap): X = {opt:.1}"
         );
@@ -305,7 +310,7 @@ mod tests {
         let svg = read("plot.svg");
         assert!(svg.contains(&format!("X = {opt:.1} [")), "plot footer");
         assert!(svg.contains("fill=\"#E67800\"") || svg.contains("opacity=\"0.15\""), "band");
-        eprintln!("{}", sf);
+        eprintln!("{sf:?}");
         let _ = fs::remove_dir_all(&dir);
     }
 }

@@ -50,7 +50,6 @@
 
 use rand::SeedableRng;
 use rand::rngs::ChaCha8Rng;
-use serde::Serialize;
 
 use stats::ScoreMoments;
 pub use stats::quadratic::Obs;
@@ -75,81 +74,8 @@ pub const MODEL_2D: &str = "quadratic surface in logistic Elo: elo = b0 + b1 u +
 pub const INTERVAL_METHOD: &str = "parametric bootstrap (draws around the fitted curve with each \
      point's standard error, refitted), 2.5 % and 97.5 % quantiles of the draws' optima";
 
-/// A location: one value, or a pair for a grid.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(untagged)]
-pub enum Loc {
-    One(f64),
-    Two([f64; 2]),
-}
-
-/// An interval: two numbers, or one pair per coordinate for a grid.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(untagged)]
-pub enum Interval {
-    One([f64; 2]),
-    Two([[f64; 2]; 2]),
-}
-
-/// What came of the fit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Status {
-    /// An optimum inside the range, with its interval.
-    Ok,
-    /// No fit: too few points, values not numbers, more than two parameters...
-    Absent,
-    /// The points scatter about the quadratic more than their errors allow.
-    PoorFit,
-    /// The fitted curve has no maximum (convex, flat, or a saddle).
-    NoMaximum,
-    /// The optimum or its interval leaves the swept range.
-    NotBracketed,
-}
-
-/// Goodness of fit.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct FitQuality {
-    pub points: usize,
-    pub chi2: f64,
-    pub dof: usize,
-    /// `None` with zero degrees of freedom (the curve passes through every point).
-    pub p_value: Option<f64>,
-}
-
-/// The `surface` entry of summary.json.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Surface {
-    pub model: String,
-    pub status: Status,
-    /// The optimum inside the swept range, or null (see `note`).
-    pub optimum: Option<Loc>,
-    /// Its 95 % interval, or null.
-    pub ci: Option<Interval>,
-    /// One sentence: the result or why there is none.
-    pub note: String,
-    /// How `ci` is computed.
-    pub interval_method: &'static str,
-    /// The parameters, in the order of `optimum`'s coordinates.
-    pub params: Vec<String>,
-    /// `[centre, half_width]` per parameter (the scaled variables of the coefficients).
-    pub scaling: Vec<[f64; 2]>,
-    /// b0, b1, ... in the scaled variables.
-    pub coefficients: Option<Vec<f64>>,
-    pub fit: Option<FitQuality>,
-    /// The fit's stationary maximum even when not reported as the optimum (null if none).
-    pub estimate: Option<Loc>,
-    /// The bootstrap quantiles as computed, null for an infinite end.
-    pub draw_interval: Option<Vec<[Option<f64>; 2]>>,
-    /// Fitted Elo at the optimum.
-    pub elo_at_optimum: Option<f64>,
-    pub draws: usize,
-    /// Draws whose curve had no maximum.
-    pub draws_without_maximum: usize,
-    /// The optimum and interval in a few words, for the plot (empty unless `Ok`).
-    #[serde(skip)]
-    pub brief: String,
-}
+/// The fitted quadratic as summary.json holds it.
+pub use crate::store::formats::{FitQuality, Interval, Loc, Status, Surface};
 
 impl Surface {
     fn absent(params: &[String], model: &str, note: String) -> Surface {
@@ -159,7 +85,7 @@ impl Surface {
             optimum: None,
             ci: None,
             note,
-            interval_method: INTERVAL_METHOD,
+            interval_method: INTERVAL_METHOD.into(),
             params: params.to_vec(),
             scaling: Vec::new(),
             coefficients: None,
@@ -230,7 +156,7 @@ pub fn fit(
         optimum: None,
         ci: None,
         note: String::new(),
-        interval_method: INTERVAL_METHOD,
+        interval_method: INTERVAL_METHOD.into(),
         params: params.to_vec(),
         scaling: q.scaling.clone(),
         coefficients: Some(q.coefficients.clone()),

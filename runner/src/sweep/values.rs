@@ -5,8 +5,6 @@
 //! yields exactly six values, written `0.8 0.9 1.0 1.1 1.2 1.3` (as many decimals as the most
 //! precise of the three numbers), never `0.30000000000000004`.
 
-use serde::{Deserialize, Serialize};
-
 /// Most points one parameter may have (a guard against a typo such as `0:1000:0.001`).
 pub const MAX_VALUES: usize = 10_000;
 
@@ -35,19 +33,8 @@ pub enum ValuesError {
     TooBig { points: usize, limit: usize },
 }
 
-/// One swept parameter and the values it takes, in the order given.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SweptParam {
-    pub name: String,
-    pub values: Vec<String>,
-}
-
-/// One point of the sweep: a value for every swept parameter.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Point {
-    /// `(parameter, value)` in the order of the `--param` flags.
-    pub assignments: Vec<(String, String)>,
-}
+/// A swept parameter and a point of the sweep (sweep.json holds both).
+pub use crate::store::formats::{Point, SweptParam};
 
 impl Point {
     /// `t_mid=0.9,t_end=1.0`: unique within a sweep, used as the pairing label.

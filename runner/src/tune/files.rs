@@ -5,11 +5,10 @@
 
 use std::path::Path;
 
-use anyhow::Result;
-use serde_json::{Map, Value, json};
-
 use super::run::TuneState;
+use crate::store::formats::{ByName, TuneFile, TuneStep};
 use crate::store::write_atomic;
+use anyhow::Result;
 
 pub const JSON_FILE: &str = "tune.json";
 pub const CSV_FILE: &str = "tune.csv";
@@ -23,37 +22,34 @@ pub fn fmt_value(v: f64) -> String {
     if s == "-0" { "0".into() } else { s.to_string() }
 }
 
-/// `{name: value}` in parameter order.
-fn by_name(state: &TuneState, values: &[f64]) -> Value {
-    let m: Map<String, Value> =
-        state.spsa.params.iter().zip(values).map(|(p, v)| (p.name.clone(), json!(v))).collect();
-    Value::Object(m)
+/// `{name: value}` per parameter.
+fn by_name(state: &TuneState, values: &[f64]) -> ByName {
+    state.spsa.params.iter().zip(values).map(|(p, v)| (p.name.clone(), *v)).collect()
 }
 
-pub fn tune_json(state: &TuneState, stopped_by: &str) -> Value {
-    let history: Vec<Value> = state
+/// tune.json: the final values, how far the run got, its settings and every update.
+pub fn tune_json(state: &TuneState, stopped_by: &str) -> TuneFile {
+    let history = state
         .history
         .iter()
-        .map(|h| {
-            json!({
-                "k": h.k,
-                "games": h.games,
-                "theta": by_name(state, &h.theta),
-                "c_k": by_name(state, &h.c_k),
-                "a_k": by_name(state, &h.a_k),
-                "result": h.result,
-            })
+        .map(|h| TuneStep {
+            k: h.k,
+            games: h.games,
+            theta: by_name(state, &h.theta),
+            c_k: by_name(state, &h.c_k),
+            a_k: by_name(state, &h.a_k),
+            result: h.result,
         })
         .collect();
-    json!({
-        "values": by_name(state, &state.theta),
-        "iterations": state.history.len(),
-        "planned_iterations": state.spsa.iterations,
-        "games": state.records.len(),
-        "stopped_by": stopped_by,
-        "spsa": state.spsa,
-        "history": history,
-    })
+    TuneFile {
+        values: by_name(state, &state.theta),
+        iterations: state.history.len(),
+        planned_iterations: state.spsa.iterations,
+        games: state.records.len(),
+        stopped_by: stopped_by.to_string(),
+        spsa: state.spsa.clone(),
+        history,
+    }
 }
 
 pub fn tune_csv(state: &TuneState) -> String {
@@ -153,10 +149,10 @@ pub(crate) mod tests {
     fn files_hold_every_iteration() {
         let s = state();
         let j = tune_json(&s, "complete");
-        assert_eq!(j["iterations"], 3);
-        assert_eq!(j["history"].as_array().unwrap().len(), 3);
-        assert_eq!(j["values"]["X"], json!(s.theta[0]));
-        assert_eq!(j["history"][2]["theta"]["t_mid"], json!(s.theta[1]));
+        assert_eq!(j.iterations, 3);
+        assert_eq!(j.history.len(), 3);
+        assert_eq!(j.values["X"], s.theta[0]);
+        assert_eq!(j.history[2].theta["t_mid"], s.theta[1]);
         let csv = tune_csv(&s);
         assert_eq!(csv.lines().count(), 4);
         assert!(csv.starts_with("k,games,result,X,X_c_k,X_a_k,t_mid,"), "{csv}");

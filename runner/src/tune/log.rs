@@ -9,18 +9,13 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::spsa::{Iteration, Spsa};
 
 pub const LOG_FILE: &str = "tune.jsonl";
 
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-enum Line {
-    Plan(Spsa),
-    Start(Iteration),
-}
+use crate::store::formats::TuneLogLine as Line;
 
 /// The open log of a run.
 pub struct TuneLog {

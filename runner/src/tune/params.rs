@@ -2,20 +2,8 @@
 //! engine's option declarations: an undeclared name is an error before any game, and `type spin`
 //! options are tuned as integers, every other type as floats.
 
-use serde::{Deserialize, Serialize};
-
-/// One tuned parameter.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TuneParam {
-    pub name: String,
-    pub start: f64,
-    pub min: f64,
-    pub max: f64,
-    /// Perturbation size at the last iteration.
-    pub c_end: f64,
-    /// Learning rate at the last iteration (fishtest: a_end = r_end * c_end^2).
-    pub r_end: f64,
-}
+/// One tuned parameter (tune.jsonl, tune.json).
+pub use crate::store::formats::TuneParam;
 
 /// Largest magnitude of any `--param` number. With it, c_end <= max - min and the gains of
 /// [`crate::tune::spsa`] stay finite (r_end * c_end^2 is at most 1e36), so no NaN or infinity

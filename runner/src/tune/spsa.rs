@@ -14,8 +14,6 @@ use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
 use serde::{Deserialize, Serialize};
 
-use super::params::TuneParam;
-
 /// Exponent of a_k.
 pub const ALPHA: f64 = 0.602;
 /// Exponent of c_k.
@@ -61,33 +59,8 @@ pub fn round_with(x: f64, u: f64) -> f64 {
     if u < x - f { f + 1.0 } else { f }
 }
 
-/// A tuning run's fixed settings (the first line of tune.jsonl; resume checks it).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Spsa {
-    pub params: Vec<TuneParam>,
-    /// Per parameter: an integer option (`type spin`), rounded stochastically when played.
-    pub integer: Vec<bool>,
-    /// Planned iterations N (game pairs).
-    pub iterations: u64,
-    /// fishtest's A.
-    pub big_a: f64,
-    pub seed: u64,
-}
-
-/// What iteration `k` plays: fixed when it starts, logged before its games.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Iteration {
-    pub k: u64,
-    /// theta when the iteration started.
-    pub theta: Vec<f64>,
-    /// +1 or -1 per parameter.
-    pub delta: Vec<i8>,
-    /// The values the plus and the minus engine play with (clamped, integers rounded).
-    pub plus: Vec<f64>,
-    pub minus: Vec<f64>,
-    pub c_k: Vec<f64>,
-    pub a_k: Vec<f64>,
-}
+/// The settings and a started iteration, as tune.jsonl holds them.
+pub use crate::store::formats::{Iteration, Spsa};
 
 /// The random numbers and gains of iteration `k` ([`Spsa::draws`]): everything
 /// [`Spsa::begin_with`] needs besides theta, so that a database can start an iteration without

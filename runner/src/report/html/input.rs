@@ -14,7 +14,9 @@ use serde_json::Value;
 use crate::plan::run_plan::{RunKind, RunPlan};
 use crate::store::dir::LOCK_FILE;
 use crate::store::files::{cap_for, read_regular};
-use crate::store::formats::{CalibrateSummary, SearchtestSummary, SweepSummary};
+use crate::store::formats::{
+    CalibrateSummary, SWEEP_FILE, SearchtestSummary, SweepPlan, SweepSummary,
+};
 use crate::store::{GameRecord, RunFile, RunSummary};
 
 /// What kind of folder this is.
@@ -45,10 +47,9 @@ impl Kind {
 pub struct RunFiles {
     pub dir: PathBuf,
     pub kind: Kind,
-    /// run.json (`plan` inside), sweep.json (`sweep::plan::SweepPlan`, a layer above this
-    /// one), summary.json.
+    /// run.json (`plan` inside), sweep.json, summary.json.
     pub run: Option<RunFile>,
-    pub sweep: Option<Value>,
+    pub sweep: Option<SweepPlan>,
     pub summary: Option<SummaryFile>,
     /// games.jsonl records in file order, and the lines skipped with their reasons.
     pub records: Vec<GameRecord>,
@@ -131,15 +132,16 @@ pub fn read(dir: &Path) -> RunFiles {
         }
     };
     let run_value = json("run.json", &mut notes);
-    let sweep = json("sweep.json", &mut notes);
+    let sweep_value = json(SWEEP_FILE, &mut notes);
+    let is_sweep = sweep_value.is_some();
+    let sweep: Option<SweepPlan> = sweep_value.and_then(|v| typed(SWEEP_FILE, v, &mut notes));
     let summary_value = json("summary.json", &mut notes);
     let run: Option<RunFile> = run_value.and_then(|v| typed("run.json", v, &mut notes));
     let (records, skipped) = match text_of(dir, "games.jsonl", &mut notes) {
         Some(text) => parse_games(&text),
         None => (Vec::new(), Vec::new()),
     };
-    let (kind, summary) =
-        kind_and_summary(run.as_ref(), sweep.is_some(), summary_value, &mut notes);
+    let (kind, summary) = kind_and_summary(run.as_ref(), is_sweep, summary_value, &mut notes);
     let pgn = text_of(dir, "games.pgn", &mut notes).map(|t| split_pgn(&t)).unwrap_or_default();
     let table_md = text_of(dir, "table.md", &mut notes);
     let mut files: Vec<String> = Vec::new();

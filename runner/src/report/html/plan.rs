@@ -3,7 +3,6 @@
 //! not the command line, so the command shown is one rebuilt from the plan that replays it.
 
 use serde::Serialize;
-use serde_json::Value;
 
 use super::escape::{esc, plain, table};
 use super::input::{Kind, RunFiles, SummaryFile};
@@ -26,11 +25,6 @@ fn json_text(v: &impl Serialize) -> String {
     serde_json::to_value(v).map_or_else(|e| format!("n/a ({e})"), |v| plain(&v))
 }
 
-/// An engine of sweep.json (`sweep::plan::SweepPlan`, read as JSON here), if it is one.
-fn sweep_engine(sw: &Value, key: &str) -> Option<EngineSpec> {
-    serde_json::from_value(sw[key].clone()).ok()
-}
-
 /// The plan's time control as text ("nodes=2000", "tc=10+0.1").
 pub fn tc_text(plan: &RunPlan) -> String {
     plan.tc.to_string()
@@ -51,23 +45,14 @@ pub fn command(files: &RunFiles) -> Option<String> {
     match (files.kind, files.sweep.as_ref()) {
         (Kind::Sweep, Some(sw)) => {
             w.push("sweep".into());
-            for p in sw["params"].as_array().into_iter().flatten() {
-                let values: Vec<String> =
-                    p["values"].as_array().into_iter().flatten().map(plain).collect();
-                w.extend([
-                    "--param".into(),
-                    plain(&p["name"]),
-                    "--values".into(),
-                    values.join(","),
-                ]);
+            for p in &sw.params {
+                w.extend(["--param".into(), p.name.clone(), "--values".into(), p.values.join(",")]);
             }
-            for f in sw["fixed"].as_array().into_iter().flatten() {
-                w.extend(["--fixed".into(), format!("{}={}", plain(&f[0]), plain(&f[1]))]);
+            for (k, v) in &sw.fixed {
+                w.extend(["--fixed".into(), format!("{k}={v}")]);
             }
-            for (flag, key) in [("--engine", "engine"), ("--baseline", "baseline")] {
-                let spec =
-                    sweep_engine(sw, key).map_or_else(|| plain(&sw[key]), |e| engine_spec(&e));
-                w.extend([flag.into(), spec]);
+            for (flag, e) in [("--engine", &sw.engine), ("--baseline", &sw.baseline)] {
+                w.extend([flag.into(), engine_spec(e)]);
             }
             w.extend(["--games".into(), (plan.pairs * 2).to_string()]);
         }
@@ -119,7 +104,7 @@ pub fn section(files: &RunFiles) -> String {
     }
     let mut engines: Vec<EngineSpec> = plan.engines.clone();
     if let Some(sw) = &files.sweep {
-        engines = ["engine", "baseline"].iter().filter_map(|k| sweep_engine(sw, k)).collect();
+        engines = vec![sw.engine.clone(), sw.baseline.clone()];
     }
     let rows: Vec<Vec<String>> = engines
         .iter()

@@ -1,35 +1,21 @@
-//! The files a run writes, as types: every writer serializes these and every reader
-//! (`--resume`, `runner report`, the run's page, `runner merge`, `runner pull`) deserializes
-//! them, so renaming or retyping a field is a compile error in every place that uses it, never a
-//! silent `n/a` on a page. Nothing here reads or writes a file; the methods of the types that do
-//! work (a record's PGN, a summary's figures) live with that work (`store`, `report`, ...).
-//!
-//! - `run.json`: [`RunFile`] (the plan and its hash).
-//! - `games.jsonl`: one [`GameRecord`] per line.
-//! - `summary.json` of a match, tournament, tune, merge or pulled fleet run: [`RunSummary`]; of a
-//!   sweep: [`SweepSummary`] (the same keys plus the sweep's).
-//! - `plan.json` of `runner calibrate` and `runner searchtest`: [`CalibratePlanFile`],
-//!   [`SearchtestPlanFile`]; their `summary.json`: [`CalibrateSummary`], [`SearchtestSummary`].
-//!
-//! Optional keys are left out when absent, as the writers always did, so a file read and written
-//! back is the file it was (the round trip `tests/tests/formats.rs` checks on a real run).
+//! `run.json`, `games.jsonl` and the `summary.json` of a run that is not a sweep (a match, a
+//! tournament, a tune, a merged or pulled folder); a sweep's summary holds this one's keys.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use stats::bradley_terry::Ratings;
 use stats::{Penta, Summary, Wdl};
 
-use crate::plan::engine_spec::EngineSpec;
 use crate::plan::limits::SideLimit;
 use crate::plan::run_plan::RunPlan;
 use crate::play::game::{Forfeit, GameResult};
-use crate::play::probe::{Limit, ScoreMode};
 use crate::play::termination::Termination;
 use crate::play::uci_info::Eval;
 use crate::store::merge::ShardSet;
 use crate::store::move_fields::MoveFields;
+
+use super::sweep::PointStatus;
 
 /// The contents of `run.json`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -236,10 +222,10 @@ pub struct FleetOrigin {
     pub scheduled_games: usize,
     /// Pairings the fleet stopped early (racing), and why.
     pub dropped: Vec<DroppedPairing>,
-    /// Each pairing as the fleet decided it (`sweep::analysis::PointStatus`, a layer above
-    /// this one, hence JSON here): a pulled sweep's table shows these, `runner report` too.
+    /// Each pairing as the fleet decided it: a pulled sweep's table shows these, `runner
+    /// report` too.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub points: Option<serde_json::Value>,
+    pub points: Option<Vec<PointStatus>>,
 }
 
 /// A pairing a fleet run dropped.
@@ -315,147 +301,4 @@ pub struct GauntletTables {
     pub tcs: Vec<String>,
     pub rows: Vec<PairingRow>,
     pub ratings: Vec<RatingsTable>,
-}
-
-/// `summary.json` of a sweep: the runner's keys ([`RunSummary`], at the top level so tools
-/// reading a match summary read a sweep's too) and the sweep's analysis.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct SweepSummary {
-    /// Always `sweep`.
-    pub kind: String,
-    /// What was compared: the engine, baseline, fixed options, time control, book, seed, ...
-    pub context: Value,
-    /// The swept parameters' names.
-    pub params: Vec<String>,
-    /// The analysis options (`sweep::analysis::AnalysisOptions`).
-    pub options: Value,
-    pub best: Option<BestPoint>,
-    /// One row per point (`sweep::analysis::PointRow`).
-    pub points: Vec<Value>,
-    /// The fitted quadratic (`sweep::surface`).
-    pub surface: Option<Value>,
-    #[serde(flatten)]
-    pub run: RunSummary,
-}
-
-/// A sweep's best point and how sure the sweep is of it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct BestPoint {
-    pub label: String,
-    pub index: usize,
-    pub score: f64,
-    pub elo: Option<f64>,
-    pub elo_ci: Option<[f64; 2]>,
-    /// `None` while a point has fewer than `crate::report::figures::MIN_PAIRS` pairs, or with one
-    /// point.
-    pub p_best: Option<f64>,
-    /// The fewest complete pairs of any point played.
-    pub fewest_pairs: u64,
-    pub method: String,
-}
-
-/// `plan.json` of `runner calibrate`: what is compared on resume.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct CalibratePlanFile {
-    pub engine: EngineSpec,
-    pub positions_file: String,
-    pub positions: usize,
-    pub positions_sha256: String,
-    pub depths: Vec<u32>,
-    pub mode: ScoreMode,
-}
-
-/// `plan.json` of `runner searchtest`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct SearchtestPlanFile {
-    pub engine: EngineSpec,
-    pub variants: Vec<SearchVariant>,
-    pub positions_file: String,
-    pub positions: usize,
-    pub limit: Limit,
-    pub concurrency: usize,
-    /// The oracle's spec (`searchtest::oracle_spec::OracleSpec`), if one scores the moves.
-    pub oracle: Option<Value>,
-}
-
-/// A search test's variant: a named set of UCI option values (`searchtest::variant`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SearchVariant {
-    pub name: String,
-    pub options: Vec<(String, String)>,
-    /// This variant's own limit instead of the test's (e.g. half the node budget).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limit: Option<Limit>,
-}
-
-/// `summary.json` of `runner calibrate`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct CalibrateSummary {
-    pub engine: EngineSpec,
-    pub positions_file: String,
-    pub positions: usize,
-    pub searched: usize,
-    pub searched_middlegame: usize,
-    pub searched_endgame: usize,
-    pub faults: usize,
-    /// Stopped before every position was searched.
-    pub partial: bool,
-    pub mode: ScoreMode,
-    /// Per depth pair and stage (`calibrate::pairs`).
-    pub pairs: Vec<Value>,
-    pub max_abs: i32,
-    pub elapsed_s: f64,
-    /// The fitted parameters (`calibrate::pairs::ParamRow`).
-    pub rows: Vec<Value>,
-    /// `pair stage: why`, per fit that failed.
-    pub not_fitted: Vec<String>,
-}
-
-/// `summary.json` of `runner searchtest`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct SearchtestSummary {
-    pub engine: EngineSpec,
-    pub limit: Limit,
-    pub positions_file: String,
-    pub positions: usize,
-    pub searches: usize,
-    pub faults: usize,
-    /// Stopped before every position was searched by every variant.
-    pub partial: bool,
-    /// Per variant, over every position searched by all of them.
-    pub variants: Vec<VariantSummary>,
-    /// The same per stage of the positions (`middlegame`, `endgame`).
-    pub by_stage: BTreeMap<String, Vec<VariantSummary>>,
-    /// The oracle's figures (`null` without an oracle).
-    pub oracle: Value,
-    /// Solve rates of EPD `bm`/`am` (`null` without them).
-    pub suite: Value,
-}
-
-/// The summary of one variant of a search test.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct VariantSummary {
-    pub name: String,
-    pub options: Vec<(String, String)>,
-    /// Positions in the summary: those every variant searched without a fault.
-    pub positions: usize,
-    pub faults: usize,
-    pub depth_mean: Option<f64>,
-    pub depth_median: Option<f64>,
-    pub nodes_mean: Option<f64>,
-    pub nodes_median: Option<f64>,
-    pub nodes_sd: Option<f64>,
-    pub time_ms_mean: Option<f64>,
-    /// Total nodes / total wall time.
-    pub nps: Option<f64>,
-    /// Positions compared with the first variant (equal to `positions`).
-    pub paired: usize,
-    /// Mean depth minus the first variant's, over paired positions.
-    pub depth_gain: Option<f64>,
-    /// First variant's total nodes / this variant's, over paired positions.
-    pub speedup: Option<f64>,
-    pub same_move_pct: Option<f64>,
-    pub same_value_pct: Option<f64>,
-    /// Sums of the `info string mpc` counters.
-    pub mpc: BTreeMap<String, u64>,
 }
