@@ -102,14 +102,16 @@ fn events_until(
     s.set_read_timeout(Some(Duration::from_millis(500))).unwrap();
     let mut reader = BufReader::new(s);
     let (mut name, mut data, mut seen) = (String::new(), String::new(), Vec::new());
+    // A read that times out may leave part of a line in `buf`: it is kept until its end comes.
+    let mut buf = String::new();
     while start.elapsed() < limit {
-        let mut line = String::new();
-        match reader.read_line(&mut line) {
+        match reader.read_line(&mut buf) {
             Ok(0) => break,
-            Ok(_) => {}
-            Err(_) => continue,
+            Ok(_) if buf.ends_with('\n') => {}
+            Ok(_) | Err(_) => continue,
         }
-        let line = line.trim_end();
+        let whole = std::mem::take(&mut buf);
+        let line = whole.trim_end();
         if let Some(v) = line.strip_prefix("event:") {
             name = v.trim().to_string();
         } else if let Some(v) = line.strip_prefix("data:") {
@@ -307,8 +309,9 @@ fn a_fleet_run_is_listed_counted_live_and_decided() {
     assert_eq!(api_run(port, &id)["games"], 0);
 
     let trust = badengine_bin().parent().unwrap().display().to_string();
+    let here = dir.display().to_string();
     let mut worker = Command::new(runner_bin())
-        .args(["worker", "--db", &url, "--trust", &trust, "--concurrency", "1"])
+        .args(["worker", "--db", &url, "--trust", &trust, "--trust", &here, "--concurrency", "1"])
         .env_remove("RUNNER_WORKER_KEY")
         .current_dir(&dir)
         .stdin(Stdio::null())
