@@ -15,7 +15,8 @@
 --                    fleet_iteration, fleet_worker_stopped), which accept a report only for a
 --                    pair leased to the calling worker, whose key an approver issued, and read
 --                    the runs, pairings and pairs (no games, no keys).
---   fleet_reader     read-only: status pages and dashboards (no games' writes, no keys).
+--   fleet_reader     read-only: `runner serve`, status pages and dashboards (reads runs, games,
+--                    workers; no keys' hashes, no worker secrets, no function that writes).
 --
 -- Every contributor's worker connects as fleet_worker (or a role that is a member of it) and
 -- identifies itself with its own key (`runner worker-key add NAME`, given to the machine as

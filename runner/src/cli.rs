@@ -94,6 +94,24 @@ pub enum Command {
     /// A fastchess command line (single-dash options): prints the `runner match` command it
     /// means, then runs it; options the runner lacks are refused one line each (exit 2).
     Fastchess(FastchessArgs),
+    /// An HTTP server of every run's page: the run folders under --results and, with --db, the
+    /// fleet's runs and workers, live (read-only; binds to localhost unless told).
+    Serve(ServeArgs),
+}
+
+/// `runner serve` arguments.
+#[derive(Args, Debug, Clone)]
+pub struct ServeArgs {
+    /// The fleet's database (a read-only role such as fleet_reader); default: RUNNER_DB when
+    /// set, else no fleet
+    #[arg(long, value_name = "URL")]
+    pub db: Option<String>,
+    /// The folder whose run folders are listed
+    #[arg(long, value_name = "DIR", default_value = "results")]
+    pub results: PathBuf,
+    /// Address and port to listen on (port 0: a free one, printed first)
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
+    pub bind: std::net::SocketAddr,
 }
 
 /// `runner fastchess` arguments: fastchess's own, then after `--` runner match options.

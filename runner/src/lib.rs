@@ -7,7 +7,8 @@
 //! (argument groups) -> [`store`] (the results directory) -> [`report`] (summaries for people)
 //! -> [`run`] (the core that executes a plan through them) -> experiments ([`sweep`],
 //! [`gauntlet`], [`tune`]) and tools ([`calibrate`], [`searchtest`], [`book`], [`fastchess`]) -> [`fleet`] (one
-//! run played by many machines through PostgreSQL) -> [`cmd`] (one file per subcommand). A layer
+//! run played by many machines through PostgreSQL) -> [`serve`] (the HTTP server of every
+//! run's page) -> [`cmd`] (one file per subcommand). A layer
 //! may use any layer before it, never one after it.
 
 #[macro_use]
@@ -27,6 +28,7 @@ pub mod play;
 pub mod report;
 pub mod run;
 pub mod searchtest;
+pub mod serve;
 pub mod store;
 pub mod sweep;
 pub mod tune;

@@ -27,6 +27,7 @@ async fn main() -> ExitCode {
         Command::Purge(args) => runner::cmd::purge::run(args).await,
         Command::WorkerKey(args) => runner::cmd::worker_key::run(args).await,
         Command::Fastchess(args) => runner::cmd::fastchess::run(args).await,
+        Command::Serve(args) => runner::cmd::serve::run(args).await,
     };
     // Whatever the engines left behind (re-parented to the runner, its subreaper) dies with the
     // command, engines included.

@@ -26,6 +26,7 @@ const LAYERS: &[&[&str]] = &[
     &["run"],
     &["sweep", "gauntlet", "tune", "calibrate", "searchtest", "book", "fastchess"],
     &["fleet"],
+    &["serve"],
     &["cmd"],
     &["main", "lib"],
 ];

@@ -12,6 +12,7 @@ pub mod pull;
 pub mod purge;
 pub mod report;
 pub mod searchtest;
+pub mod serve;
 pub mod stats;
 pub mod status;
 pub mod submit;

@@ -18,6 +18,7 @@
 //! (`query_typed`). Rows are read by column name.
 
 pub mod admin;
+pub mod dashboard;
 pub mod lease;
 pub mod read;
 pub mod report;

@@ -120,6 +120,16 @@ fn typed<T: DeserializeOwned>(name: &str, value: Value, notes: &mut Vec<String>)
 
 /// Reads the folder `dir`.
 pub fn read(dir: &Path) -> RunFiles {
+    read_with(dir, true)
+}
+
+/// Reads the folder `dir` without its games (games.jsonl, games.pgn) and plots: the plan, the
+/// summary and the file list, what a list of runs needs (its counts come from elsewhere).
+pub fn read_meta(dir: &Path) -> RunFiles {
+    read_with(dir, false)
+}
+
+fn read_with(dir: &Path, games: bool) -> RunFiles {
     let mut notes = Vec::new();
     let json = |name: &str, notes: &mut Vec<String>| -> Option<Value> {
         let text = text_of(dir, name, notes)?;
@@ -137,12 +147,15 @@ pub fn read(dir: &Path) -> RunFiles {
     let sweep: Option<SweepPlan> = sweep_value.and_then(|v| typed(SWEEP_FILE, v, &mut notes));
     let summary_value = json("summary.json", &mut notes);
     let run: Option<RunFile> = run_value.and_then(|v| typed("run.json", v, &mut notes));
-    let (records, skipped) = match text_of(dir, "games.jsonl", &mut notes) {
-        Some(text) => parse_games(&text),
-        None => (Vec::new(), Vec::new()),
+    let (records, skipped) = match games.then(|| text_of(dir, "games.jsonl", &mut notes)) {
+        Some(Some(text)) => parse_games(&text),
+        _ => (Vec::new(), Vec::new()),
     };
     let (kind, summary) = kind_and_summary(run.as_ref(), is_sweep, summary_value, &mut notes);
-    let pgn = text_of(dir, "games.pgn", &mut notes).map(|t| split_pgn(&t)).unwrap_or_default();
+    let pgn = match games.then(|| text_of(dir, "games.pgn", &mut notes)) {
+        Some(Some(t)) => split_pgn(&t),
+        _ => HashMap::new(),
+    };
     let table_md = text_of(dir, "table.md", &mut notes);
     let mut files: Vec<String> = Vec::new();
     let mut svgs = Vec::new();
@@ -152,7 +165,8 @@ pub fn read(dir: &Path) -> RunFiles {
             continue;
         }
         let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
-        if !is_dir
+        if games
+            && !is_dir
             && name.ends_with(".svg")
             && let Some(text) = text_of(dir, &name, &mut notes)
         {

@@ -56,10 +56,16 @@ pub fn write_report_noting(dir: &Path) -> Result<(PathBuf, Vec<String>)> {
 
 /// The page of `files`.
 pub fn render(files: &RunFiles, live: &Liveness) -> String {
+    render_as(files, live, None)
+}
+
+/// [`render`], or with `served` the page as a server sends it ([`page::document_as`]): its
+/// games list is the server's paged one (linked from the banner), not the last games inline.
+pub fn render_as(files: &RunFiles, live: &Liveness, served: Option<&page::Served>) -> String {
     let rows = results::rows(files);
     let mut body = String::new();
     let running = matches!(live, Liveness::Running(_));
-    if running {
+    if running && served.is_none() {
         body.push_str(&format!(
             "<p class=\"live\">Live: this page reloads every {} s while the run goes on.</p>",
             page::REFRESH_S
@@ -89,14 +95,16 @@ pub fn render(files: &RunFiles, live: &Liveness) -> String {
         body.push_str(&games::terminations_section(files));
         body.push_str(&timing::section(files));
         body.push_str(&games::faults_section(files));
-        nav.push(("games", "Games"));
-        body.push_str(&games::list_section(files));
+        if served.is_none() {
+            nav.push(("games", "Games"));
+            body.push_str(&games::list_section(files));
+        }
     }
     nav.push(("files", "Files"));
     body.push_str(&figures::files_section(files));
     let name = files.dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let title = format!("{} {name}", files.kind.name());
-    page::document(&title, running, &nav, &body)
+    page::document_as(&title, running, &nav, &body, served)
 }
 
 #[cfg(test)]

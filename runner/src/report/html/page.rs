@@ -81,12 +81,47 @@ pub fn csp() -> String {
     )
 }
 
+/// What a page served over HTTP has instead of report.html's own policy and reload: a script
+/// of the server's (live counts over server-sent events) and the policy that allows it, sent
+/// as a header by the server rather than as a `<meta>` element here.
+pub struct Served<'a> {
+    /// HTML put first in the body (the server's live counts), escaped by its maker.
+    pub banner: &'a str,
+    /// A script added after the page's own; its digest must be in the server's policy.
+    pub script: &'a str,
+}
+
+/// The page's stylesheet and script, for a server's policy that allows them by digest.
+pub fn own_assets() -> (&'static str, &'static str) {
+    (CSS, SCRIPT)
+}
+
 /// The whole document around `body`. A live page reloads itself every [`REFRESH_S`] seconds.
 pub fn document(title: &str, live: bool, nav: &[(&str, &str)], body: &str) -> String {
-    let refresh = if live {
+    document_as(title, live, nav, body, None)
+}
+
+/// [`document`], or with `served` the page as a server sends it: no reload, no `<meta>`
+/// policy (the server's header holds it), the server's banner and script added.
+pub fn document_as(
+    title: &str,
+    live: bool,
+    nav: &[(&str, &str)],
+    body: &str,
+    served: Option<&Served>,
+) -> String {
+    let refresh = if live && served.is_none() {
         format!("<meta http-equiv=\"refresh\" content=\"{REFRESH_S}\">\n")
     } else {
         String::new()
+    };
+    let policy = match served {
+        None => format!("<meta http-equiv=\"Content-Security-Policy\" content=\"{}\">\n", csp()),
+        Some(_) => String::new(),
+    };
+    let (banner, extra) = match served {
+        Some(s) => (s.banner, format!("<script>{}</script>\n", s.script)),
+        None => ("", String::new()),
     };
     let mut links = String::new();
     for (id, text) in nav {
@@ -94,12 +129,10 @@ pub fn document(title: &str, live: bool, nav: &[(&str, &str)], body: &str) -> St
     }
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <meta http-equiv=\"Content-Security-Policy\" content=\"{csp}\">\n\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n{refresh}\
+         {policy}<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n{refresh}\
          <title>{t}</title>\n<style>{CSS}</style>\n</head>\n<body>\n<main>\n<h1>{t}</h1>\n\
-         <nav aria-label=\"sections\"><ul>{links}</ul></nav>\n{body}\n</main>\n<script>{SCRIPT}</script>\n</body>\n</html>\n",
+         <nav aria-label=\"sections\"><ul>{links}</ul></nav>\n{banner}{body}\n</main>\n<script>{SCRIPT}</script>\n{extra}</body>\n</html>\n",
         t = esc(title),
-        csp = csp()
     )
 }
 

@@ -1,0 +1,15 @@
+//! `runner serve [--db URL] [--results DIR] [--bind ADDR]`: wires the arguments to
+//! [`crate::serve::serve`].
+
+use anyhow::Result;
+
+use crate::cli::ServeArgs;
+use crate::exit::Exit;
+use crate::serve::{Config, serve};
+
+/// `runner serve`: runs until stopped. Returns the process exit code.
+pub async fn run(args: &ServeArgs) -> Result<Exit> {
+    let db = args.db.clone().or_else(|| std::env::var("RUNNER_DB").ok().filter(|s| !s.is_empty()));
+    serve(Config { results: args.results.clone(), db, bind: args.bind }).await?;
+    Ok(Exit::Done)
+}

@@ -1,0 +1,166 @@
+//! `runner serve`: one HTTP server for every run, local or in the fleet. Pages in maud
+//! ([`pages`]), a run's report page made by the report layer's renderer
+//! ([`crate::report::html::render_as`]), JSON for scripts, Prometheus metrics, and live counts
+//! over server-sent events ([`events`]). Read-only: nothing here writes a run folder or the
+//! database.
+//!
+//! The sources: [`local`] (the run folders under `--results`) and, with `--db`, [`fleet`] (the
+//! database, through the fleet's read statements). Both give [`view::RunView`]s, so the list,
+//! the API and the events are one code for both.
+
+pub mod assets;
+pub mod events;
+pub mod fleet;
+pub mod games;
+pub mod handlers;
+pub mod local;
+pub mod metrics;
+pub mod pages;
+pub mod tail;
+pub mod view;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use axum::Router;
+use axum::http::{HeaderValue, header};
+use axum::response::Response;
+use axum::routing::get;
+
+use self::fleet::Fleet;
+use self::local::Local;
+use self::view::RunView;
+
+/// What `runner serve` was told.
+pub struct Config {
+    pub results: PathBuf,
+    pub db: Option<String>,
+    pub bind: SocketAddr,
+}
+
+/// The server's state: its sources, and the run pages last rendered.
+pub struct App {
+    pub local: Local,
+    pub fleet: Option<Fleet>,
+    pub csp: HeaderValue,
+    pub pages: PageCache,
+}
+
+/// Run pages kept with the counts they were rendered at: a page is rendered again only when its
+/// run's counts or state changed (a finished run's page is rendered once). At most
+/// [`PageCache::KEEP`] pages are kept; past that the cache starts afresh.
+#[derive(Default)]
+pub struct PageCache(std::sync::Mutex<std::collections::HashMap<String, (String, Arc<String>)>>);
+
+impl PageCache {
+    pub const KEEP: usize = 64;
+
+    /// The page of `id` rendered at `stamp`, if kept.
+    pub fn get(&self, id: &str, stamp: &str) -> Option<Arc<String>> {
+        let map = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        map.get(id).filter(|(s, _)| s == stamp).map(|(_, page)| page.clone())
+    }
+
+    pub fn put(&self, id: &str, stamp: String, page: Arc<String>) {
+        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if map.len() >= Self::KEEP && !map.contains_key(id) {
+            map.clear();
+        }
+        map.insert(id.to_string(), (stamp, page));
+    }
+}
+
+/// The id prefix of fleet runs in URLs (`/run/fleet-12`).
+pub const FLEET_PREFIX: &str = "fleet-";
+
+impl App {
+    /// Every run of both sources: the fleet's first, then the local folders. A source that
+    /// fails adds a note instead of its runs.
+    pub async fn runs(self: &Arc<Self>) -> (Vec<RunView>, Vec<String>) {
+        let mut runs = Vec::new();
+        let mut notes = Vec::new();
+        if let Some(f) = &self.fleet {
+            match f.runs().await {
+                Ok(r) => runs.extend(r),
+                Err(e) => notes.push(format!("fleet database: {e:#}")),
+            }
+        }
+        let app = self.clone();
+        match tokio::task::spawn_blocking(move || app.local.list()).await {
+            Ok(r) => runs.extend(r),
+            Err(e) => notes.push(format!("results folder: {e}")),
+        }
+        (runs, notes)
+    }
+
+    /// One run by its id.
+    pub async fn run(self: &Arc<Self>, id: &str) -> Result<Option<RunView>> {
+        if let Some(n) = fleet_id(id) {
+            return match &self.fleet {
+                Some(f) => f.run(n).await,
+                None => Ok(None),
+            };
+        }
+        let (app, id) = (self.clone(), id.to_string());
+        Ok(tokio::task::spawn_blocking(move || app.local.run(&id)).await?)
+    }
+}
+
+/// Fleet run N of an id `fleet-N`.
+pub fn fleet_id(id: &str) -> Option<i64> {
+    id.strip_prefix(FLEET_PREFIX)?.parse().ok()
+}
+
+/// The routes of the server over `app`.
+pub fn router(app: Arc<App>) -> Router {
+    let csp = app.csp.clone();
+    Router::new()
+        .route("/", get(handlers::index))
+        .route("/run/{id}", get(handlers::run_page))
+        .route("/run/{id}/games", get(handlers::games_page))
+        .route("/run/{id}/games.pgn", get(handlers::games_pgn))
+        .route("/run/{id}/games.jsonl", get(handlers::games_jsonl))
+        .route("/run/{id}/events", get(events::run_events))
+        .route("/events", get(events::list_events))
+        .route("/workers", get(handlers::workers))
+        .route("/api/runs", get(handlers::api_runs))
+        .route("/api/run/{id}", get(handlers::api_run))
+        .route("/metrics", get(metrics::metrics))
+        .fallback(handlers::not_found)
+        .with_state(app)
+        .layer(axum::middleware::map_response(move |mut res: Response| {
+            let csp = csp.clone();
+            async move {
+                let h = res.headers_mut();
+                h.insert(header::CONTENT_SECURITY_POLICY, csp);
+                h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+                h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+                h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+                res
+            }
+        }))
+}
+
+/// Serves until the process is stopped. Prints the address it listens on first (a test reads
+/// it: `--bind 127.0.0.1:0` picks a free port).
+pub async fn serve(cfg: Config) -> Result<()> {
+    let fleet = match &cfg.db {
+        Some(url) => Some(Fleet::connect(url).await?),
+        None => None,
+    };
+    let csp = HeaderValue::from_str(&assets::csp()).context("the page policy is not a header")?;
+    let app = Arc::new(App {
+        local: Local::new(cfg.results.clone()),
+        fleet,
+        csp,
+        pages: PageCache::default(),
+    });
+    let listener = tokio::net::TcpListener::bind(cfg.bind)
+        .await
+        .with_context(|| format!("cannot listen on {}", cfg.bind))?;
+    let addr = listener.local_addr().context("no local address")?;
+    outln!("serving http://{addr}/ (results {})", cfg.results.display());
+    axum::serve(listener, router(app)).await.context("the server stopped")
+}

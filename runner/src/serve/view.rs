@@ -1,0 +1,180 @@
+//! What a list of runs shows of one run, whichever its source (a local folder or the fleet's
+//! database): the same rows, the same JSON. Fields a source does not have are `None` (a local
+//! run has no owner, priority or workers), so the fleet's later columns slot in as new
+//! optional fields without touching the pages of the other source.
+
+use serde::Serialize;
+use stats::{Penta, Summary, Verdict, Wdl};
+
+use crate::report::summary::PairingTally;
+
+/// Where a run is in its life, as the list groups runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum State {
+    /// Waiting for an approver (the fleet only).
+    Pending,
+    Active,
+    Finished,
+}
+
+impl State {
+    pub fn name(self) -> &'static str {
+        match self {
+            State::Pending => "pending",
+            State::Active => "active",
+            State::Finished => "finished",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<State> {
+        [State::Pending, State::Active, State::Finished].into_iter().find(|x| x.name() == s)
+    }
+}
+
+/// One run of the list.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunView {
+    /// The id in the server's URLs: a folder name, or `fleet-N` for fleet run N.
+    pub id: String,
+    pub source: &'static str,
+    /// match, gauntlet, sweep, tune, ...
+    pub kind: String,
+    pub state: State,
+    /// Why it is in that state: how it stopped, or why it counts as running.
+    pub state_note: String,
+    pub engines: Vec<String>,
+    /// Time control or node / depth limit, as the plan words it.
+    pub limits: String,
+    pub games: u64,
+    pub pairings: Vec<PairingView>,
+    /// The fleet's: who submitted it, its priority, its workers, when.
+    pub owner: Option<String>,
+    pub priority: Option<i64>,
+    pub workers: Option<i64>,
+    pub submitted: Option<String>,
+}
+
+/// One pairing's counts and statistics.
+#[derive(Clone, Debug, Serialize)]
+pub struct PairingView {
+    pub label: String,
+    pub games: u64,
+    pub wdl: Wdl,
+    pub penta: Penta,
+    pub summary: Option<Summary>,
+}
+
+impl PairingView {
+    pub fn from_tally(label: String, tally: &PairingTally, sprt: Option<stats::SprtSpec>) -> Self {
+        PairingView {
+            label,
+            games: tally.wdl_all.games(),
+            wdl: tally.wdl_all,
+            penta: tally.penta,
+            summary: tally.summarize(sprt),
+        }
+    }
+}
+
+impl RunView {
+    /// The pairing a row shows: the only one, or the first (the rest are on the run's page).
+    pub fn lead(&self) -> Option<&PairingView> {
+        self.pairings.first()
+    }
+
+    /// The verdict in words: how it stopped, and the SPRT's word when there is one.
+    pub fn verdict(&self) -> String {
+        let sprt = self.lead().and_then(|p| p.summary.as_ref()).and_then(|s| s.sprt.as_ref());
+        let word = sprt.map(|r| match r.verdict {
+            Verdict::H1 => "H1 accepted",
+            Verdict::H0 => "H0 accepted",
+            Verdict::Continue => "continue",
+        });
+        match (self.state, word) {
+            (State::Finished, Some(w)) => format!("{w} ({})", self.state_note),
+            (State::Finished, None) => self.state_note.clone(),
+            (_, Some(w)) => w.to_string(),
+            (_, None) => self.state.name().to_string(),
+        }
+    }
+
+    /// Whether `query` (lower case) is in its id, engines, kind or owner.
+    pub fn matches(&self, query: &str) -> bool {
+        query.is_empty()
+            || std::iter::once(&self.id)
+                .chain(&self.engines)
+                .chain(std::iter::once(&self.kind))
+                .chain(&self.owner)
+                .any(|s| s.to_lowercase().contains(query))
+    }
+}
+
+/// The live counts pushed to a page: a run's id with short texts keyed by field, and whether
+/// the run has ended (the page then stops listening).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LiveCounts {
+    pub id: String,
+    pub ended: bool,
+    pub fields: Vec<(&'static str, String)>,
+    /// Where the LLR stands between its bounds, 0..1 (the bar's marker).
+    pub llr_at: Option<f64>,
+}
+
+impl LiveCounts {
+    pub fn of(run: &RunView) -> LiveCounts {
+        let lead = run.lead();
+        let s = lead.and_then(|p| p.summary.as_ref());
+        let mut fields = vec![("games", run.games.to_string()), ("verdict", run.verdict())];
+        if let Some(p) = lead {
+            fields.push(("wdl", format!("{}-{}-{}", p.wdl.wins, p.wdl.draws, p.wdl.losses)));
+            fields.push(("penta", penta_text(&p.penta)));
+        }
+        fields.push(("elo", s.map_or("n/a".into(), |s| with_ci(s.elo, s.elo_ci))));
+        fields.push(("nelo", s.map_or("n/a".into(), |s| with_ci(s.nelo, s.nelo_ci))));
+        let sprt = s.and_then(|s| s.sprt.as_ref());
+        fields.push(("llr", sprt.map_or("n/a".into(), |r| format!("{:.2}", r.llr))));
+        LiveCounts {
+            id: run.id.clone(),
+            ended: run.state == State::Finished,
+            fields,
+            llr_at: sprt.map(|r| llr_at(r.llr, r.lower_bound, r.upper_bound)),
+        }
+    }
+}
+
+/// Pentanomial counts from the worst pair (LL) to the best (WW).
+pub fn penta_text(p: &Penta) -> String {
+    format!("{} {} {} {} {}", p.ll, p.ld, p.dd, p.wd, p.ww)
+}
+
+/// "+12.3 [+1.0, +23.6]", or "n/a".
+pub fn with_ci(v: Option<f64>, ci: Option<[f64; 2]>) -> String {
+    match (v, ci) {
+        (Some(v), Some([a, b])) => format!("{v:+.1} [{a:+.1}, {b:+.1}]"),
+        (Some(v), None) => format!("{v:+.1}"),
+        _ => "n/a".into(),
+    }
+}
+
+/// Where `llr` stands between `lower` and `upper`, clamped to 0..1.
+pub fn llr_at(llr: f64, lower: f64, upper: f64) -> f64 {
+    if !(upper > lower) || !llr.is_finite() {
+        return 0.5;
+    }
+    ((llr - lower) / (upper - lower)).clamp(0.0, 1.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_llr_bar_stays_between_its_bounds() {
+        assert_eq!(llr_at(0.0, -2.94, 2.94), 0.5);
+        assert_eq!(llr_at(9.0, -2.94, 2.94), 1.0);
+        assert_eq!(llr_at(f64::NAN, -2.94, 2.94), 0.5);
+        assert_eq!(with_ci(Some(1.0), Some([-2.0, 4.0])), "+1.0 [-2.0, +4.0]");
+        assert_eq!(with_ci(None, None), "n/a");
+    }
+}

@@ -1,0 +1,363 @@
+//! `runner serve` end to end: a real server process on a free localhost port, over run folders
+//! made by real short matches (and, with PostgreSQL, over a fleet database with a worker
+//! playing), read through plain HTTP/1.0 requests, its event stream, and headless Chromium.
+//! A screenshot of the list is kept in each test's scratch folder (serve-index.png).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use e2e::*;
+
+/// A `runner serve` process, killed when dropped.
+struct Server {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `runner serve --bind 127.0.0.1:0 ARGS` in `dir` and reads the port from its first
+/// line (`serving http://127.0.0.1:PORT/ ...`), waiting at most a minute.
+fn serve(dir: &Path, args: &[&str]) -> Server {
+    let mut child = Command::new(runner_bin())
+        .current_dir(dir)
+        .arg("serve")
+        .args(["--bind", "127.0.0.1:0"])
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(dir.join("serve.err")).expect("serve.err"))
+        .spawn()
+        .expect("starting runner serve");
+    let out = child.stdout.take().expect("stdout");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(out).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    let line = rx.recv_timeout(Duration::from_secs(60)).unwrap_or_default();
+    let port = line
+        .strip_prefix("serving http://127.0.0.1:")
+        .and_then(|r| r.split('/').next())
+        .and_then(|p| p.parse().ok());
+    let Some(port) = port else {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("runner serve did not say where it listens: {line:?}; {}", read_text(&dir.join("serve.err")));
+    };
+    Server { child, port }
+}
+
+/// A response: status code, header block (lower-cased) and body.
+struct Reply {
+    status: u16,
+    head: String,
+    body: String,
+}
+
+/// `GET path` over HTTP/1.0 (the server closes the connection after the body).
+fn get(port: u16, path: &str) -> Reply {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect to the server");
+    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    write!(s, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").unwrap();
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).expect("read the reply");
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+    Reply { status, head: head.to_lowercase(), body: body.to_string() }
+}
+
+fn get_ok(port: u16, path: &str) -> Reply {
+    let r = get(port, path);
+    assert_eq!(r.status, 200, "GET {path}: {}\n{}", r.head, r.body);
+    r
+}
+
+fn api_run(port: u16, id: &str) -> serde_json::Value {
+    serde_json::from_str(&get_ok(port, &format!("/api/run/{id}")).body).expect("JSON")
+}
+
+/// The events of `path`'s stream, read until `done` holds for one (its name and data) or
+/// `limit` passes; returns them all.
+fn events_until(
+    port: u16,
+    path: &str,
+    limit: Duration,
+    mut done: impl FnMut(&str, &str) -> bool,
+) -> Vec<(String, String)> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect to the server");
+    write!(s, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n").unwrap();
+    let start = Instant::now();
+    s.set_read_timeout(Some(Duration::from_millis(500))).unwrap();
+    let mut reader = BufReader::new(s);
+    let (mut name, mut data, mut seen) = (String::new(), String::new(), Vec::new());
+    // A read that times out may leave part of a line in `buf`: it is kept until its end comes.
+    let mut buf = String::new();
+    while start.elapsed() < limit {
+        match reader.read_line(&mut buf) {
+            Ok(0) => break,
+            Ok(_) if buf.ends_with('\n') => {}
+            Ok(_) | Err(_) => continue,
+        }
+        let whole = std::mem::take(&mut buf);
+        let line = whole.trim_end();
+        if let Some(v) = line.strip_prefix("event:") {
+            name = v.trim().to_string();
+        } else if let Some(v) = line.strip_prefix("data:") {
+            data.push_str(v.trim());
+        } else if line.is_empty() && !name.is_empty() {
+            seen.push((name.clone(), data.clone()));
+            if done(&name, &data) {
+                return seen;
+            }
+            name.clear();
+            data.clear();
+        }
+    }
+    panic!("waited {limit:?} on {path} for an event, in vain; seen {seen:?}");
+}
+
+/// The games count of a `counts` event's first run.
+fn games_in(data: &str) -> Option<u64> {
+    let v: serde_json::Value = serde_json::from_str(data).ok()?;
+    let fields = v.get(0)?.get("fields")?.as_array()?;
+    let games = fields.iter().find(|f| f[0] == "games")?;
+    games[1].as_str()?.parse().ok()
+}
+
+fn strict_policy(r: &Reply) {
+    let csp = r.head.lines().find(|l| l.starts_with("content-security-policy:")).expect("a CSP");
+    assert!(csp.contains("default-src 'none'") && !csp.contains("unsafe"), "{csp}");
+    assert!(csp.contains("connect-src 'self'") && csp.contains("frame-ancestors 'none'"), "{csp}");
+}
+
+#[test]
+fn local_runs_are_listed_and_shown_in_a_browser() {
+    let _w = watchdog("serve-local", Duration::from_secs(600));
+    let dir = scratch("serve-local");
+    let results = dir.join("results");
+    std::fs::create_dir_all(&results).unwrap();
+    let book = write_book(&dir, 4);
+    let engine = engine_bin();
+    let a = format!("name=A,cmd={}", engine.display());
+    let b = format!("name=B,cmd={}", engine.display());
+    let mut args = match_args(&a, &b, "results/m1", &["--book", &book]);
+    args.extend("--nodes 2000 --games 6 --concurrency 2 --sprt elo0=0,elo1=10".split(' '));
+    assert_eq!(run_games(&dir, &args, &results.join("m1")).len(), 6);
+
+    let server = serve(&dir, &["--results", "results"]);
+    let port = server.port;
+    let index = get_ok(port, "/");
+    strict_policy(&index);
+    assert!(index.body.contains("href=\"/run/m1\""), "{}", index.body);
+    assert!(index.body.contains("A vs B") && index.body.contains("Finished (1)"), "{}", index.body);
+    let run = api_run(port, "m1");
+    assert_eq!(run["games"], 6, "{run}");
+    assert_eq!(run["state"], "finished", "{run}");
+    assert!(run["pairings"][0]["summary"]["sprt"]["llr"].is_number(), "{run}");
+
+    let page = get_ok(port, "/run/m1");
+    strict_policy(&page);
+    assert!(page.body.contains("<section id=\"verdict\""), "the report renderer's page");
+    assert!(page.body.contains("href=\"/run/m1/games\""));
+    let games = get_ok(port, "/run/m1/games?offset=2&limit=3");
+    assert_eq!(games.body.matches("<li class=\"game\"").count(), 3, "{}", games.body);
+    assert!(games.body.contains("id=\"game-3\"") && games.body.contains("[Event "));
+    let jsonl = get_ok(port, "/run/m1/games.jsonl");
+    assert!(jsonl.head.contains("content-disposition: attachment"), "{}", jsonl.head);
+    assert_eq!(jsonl.body.lines().count(), 6);
+    assert!(get_ok(port, "/run/m1/games.pgn").body.matches("[Event ").count() == 6);
+    let metrics = get_ok(port, "/metrics").body;
+    assert!(metrics.contains("runner_runs{source=\"local\",state=\"finished\"} 1"), "{metrics}");
+    assert!(metrics.contains("runner_games{source=\"local\"} 6"), "{metrics}");
+    for bad in ["/run/..", "/run/.hidden", "/run/nosuch", "/run/m1%2F..", "/nosuch"] {
+        assert_eq!(get(port, bad).status, 404, "{bad}");
+    }
+
+    // What a person sees: the list and the run's page in Chromium, no console message (a
+    // blocked script or style would be one).
+    let base = format!("http://127.0.0.1:{port}");
+    let shot = dir.join("serve-index.png");
+    let seen = browse(&format!("{base}/"), &dir, Some(&shot));
+    assert!(seen.console.is_empty(), "console: {:?}", seen.console);
+    assert!(shot.is_file());
+    let seen = browse(&format!("{base}/"), &dir, None);
+    assert!(seen.console.is_empty(), "console: {:?}", seen.console);
+    assert!(seen.dom.contains("href=\"/run/m1\"") && seen.dom.contains("A vs B"));
+    let seen = browse(&format!("{base}/run/m1"), &dir, None);
+    assert!(seen.console.is_empty(), "console: {:?}", seen.console);
+    assert!(seen.dom.contains("data-script=\"ok\""), "the report page's script ran");
+    assert!(html_section(&seen.dom, "verdict").contains("A vs B: SPRT [0, 10]"));
+    browse(&format!("{base}/run/m1"), &dir, Some(&dir.join("serve-run.png")));
+}
+
+#[test]
+fn a_local_run_s_counts_rise_live_and_its_stream_ends_with_it() {
+    let _w = watchdog("serve-live", Duration::from_secs(600));
+    let dir = scratch("serve-live");
+    let results = dir.join("results");
+    std::fs::create_dir_all(&results).unwrap();
+    let book = write_book(&dir, 4);
+    let out = results.join("live");
+    let (a, b) = (bad_spec("A", "good", None), bad_spec("B", "good", None));
+    let mut args = match_args(&a, &b, "results/live", &["--book", &book]);
+    args.extend("--nodes 1 --games 8 --concurrency 1".split(' '));
+    let mut run = spawn_runner(&dir, &args);
+    wait_for_games(&out, 1, Duration::from_secs(120));
+    // The runner is stopped (SIGSTOP) until the stream has said its first counts, so the run is
+    // surely live while the server is watched, whatever the machine's speed; a game that spans
+    // the stop is played again by the runner (not scored).
+    let pid = run.id().to_string();
+    let signal = |s: &str| assert!(Command::new("kill").args([s, &pid]).status().unwrap().success());
+    signal("-STOP");
+
+    let server = serve(&dir, &["--results", "results"]);
+    let port = server.port;
+    let first = api_run(port, "live");
+    assert_eq!(first["state"], "active", "{first}");
+    // The stream's first counts, then release the engines and see the count rise on the stream
+    // without any other request, up to the end.
+    let mut counts = Vec::new();
+    let mut released = false;
+    let seen = events_until(port, "/run/live/events", Duration::from_secs(300), |name, data| {
+        if name == "counts" {
+            counts.extend(games_in(data));
+            if !released {
+                signal("-CONT");
+                released = true;
+            }
+        }
+        name == "end"
+    });
+    assert!(counts.len() >= 2 && counts.windows(2).all(|w| w[0] < w[1]), "{counts:?} {seen:?}");
+    assert_eq!(counts.last(), Some(&8), "{seen:?}");
+    assert!(wait_exit(&mut run, "the match", Duration::from_secs(120)).success());
+    let last = api_run(port, "live");
+    assert_eq!(last["state"], "finished", "{last}");
+    assert_eq!(last["games"], 8, "{last}");
+}
+
+#[test]
+fn markup_in_names_options_and_tags_is_escaped() {
+    let _w = watchdog("serve-escape", Duration::from_secs(600));
+    let dir = scratch("serve-escape");
+    let results = dir.join("results");
+    std::fs::create_dir_all(&results).unwrap();
+    let book = write_book(&dir, 4);
+    let a = format!("name=<b>A</b>,cmd={},arg=good,option.Note=<i>x</i>", badengine_bin().display());
+    let b = bad_spec("B", "good", None);
+    let mut args = match_args(&a, &b, "results/x", &["--book", &book]);
+    args.extend(["--nodes", "1", "--games", "2", "--event", "<script>alert(1)</script>"]);
+    assert_eq!(run_games(&dir, &args, &results.join("x")).len(), 2);
+
+    let server = serve(&dir, &["--results", "results"]);
+    let port = server.port;
+    for path in ["/", "/run/x", "/run/x/games"] {
+        let body = get_ok(port, path).body;
+        for raw in ["<b>A</b>", "<i>x</i>", "<script>alert(1)</script>"] {
+            assert!(!body.contains(raw), "{raw} unescaped on {path}");
+        }
+        assert!(body.contains("&lt;b&gt;A&lt;/b&gt;"), "the name is shown, escaped, on {path}");
+    }
+    assert!(get_ok(port, "/run/x/games").body.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+}
+
+#[test]
+fn a_fleet_run_is_listed_counted_live_and_decided() {
+    let _w = watchdog("serve-fleet", Duration::from_secs(900));
+    let dir = scratch("serve-fleet");
+    let pg = e2e::pg::TempPg::start("serve-fleet");
+    let o = run_runner(&dir, &["db", "init", "--db", &pg.url()]);
+    assert!(o.status.success(), "db init: {}", stderr(&o));
+    let roles = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/fleet-worker-role.sql");
+    pg.psql_file(&roles).unwrap_or_else(|e| panic!("docs/fleet-worker-role.sql: {e}"));
+    let book = write_book(&dir, 4);
+    let (a, b) = (bad_spec("A", "good", None), bad_spec("B", "good", None));
+    let url = pg.url();
+    let mut args = vec!["submit", "--db", &url];
+    args.extend(match_args(&a, &b, "unused", &["--book", &book, "--nodes", "1", "--games", "8", "--seed", "7"]));
+    args.truncate(args.len() - 4); // no --progress / --out for a submission
+    let o = run_runner(&dir, &args);
+    assert!(o.status.success(), "submit: {}", stderr(&o));
+    let run: i64 = stdout(&o)
+        .lines()
+        .last()
+        .and_then(|l| l.strip_prefix("run "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no `run ID` line: {}", stdout(&o)));
+    let id = format!("fleet-{run}");
+
+    // The server reads as fleet_reader: read-only.
+    let reader = pg.url_as("fleet_reader");
+    let results = dir.join("results");
+    std::fs::create_dir_all(&results).unwrap();
+    let server = serve(&dir, &["--db", &reader, "--results", "results"]);
+    let port = server.port;
+    let index = get_ok(port, "/");
+    assert!(index.body.contains(&format!("href=\"/run/{id}\"")), "{}", index.body);
+    assert_eq!(api_run(port, &id)["games"], 0);
+
+    let trust = badengine_bin().parent().unwrap().display().to_string();
+    let here = dir.display().to_string();
+    let mut worker = Command::new(runner_bin())
+        .args(["worker", "--db", &url, "--trust", &trust, "--trust", &here, "--concurrency", "1"])
+        .env_remove("RUNNER_WORKER_KEY")
+        .current_dir(&dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(dir.join("worker.log")).unwrap())
+        .spawn()
+        .expect("start a worker");
+    wait_for("a pair reported", Duration::from_secs(180), || {
+        api_run(port, &id)["games"].as_u64().unwrap_or(0) >= 2
+    });
+    // The worker is stopped until the stream has said its first counts (as the local test).
+    let pid = worker.id().to_string();
+    let signal = |s: &str| assert!(Command::new("kill").args([s, &pid]).status().unwrap().success());
+    signal("-STOP");
+    let mut counts = Vec::new();
+    let mut released = false;
+    let seen = events_until(port, &format!("/run/{id}/events"), Duration::from_secs(300), |name, data| {
+        if name == "counts" {
+            counts.extend(games_in(data));
+            if !released {
+                signal("-CONT");
+                released = true;
+            }
+        }
+        name == "end"
+    });
+    assert!(counts.len() >= 2 && counts.windows(2).all(|w| w[0] < w[1]), "{counts:?} {seen:?}");
+    assert_eq!(counts.last(), Some(&8), "{seen:?}");
+    assert!(e2e::wait_exit(&mut worker, "the worker", Duration::from_secs(120)).success());
+    let last = api_run(port, &id);
+    assert_eq!(last["state"], "finished", "{last}");
+    assert!(last["state_note"].as_str().unwrap_or("").contains("complete"), "{last}");
+
+    // The run's page from the database, by the report renderer; the workers table.
+    let page = get_ok(port, &format!("/run/{id}"));
+    assert!(page.body.contains("<section id=\"verdict\""), "{}", page.body);
+    let games = get_ok(port, &format!("/run/{id}/games?limit=500"));
+    assert_eq!(games.body.matches("<li class=\"game\"").count(), 8);
+    let workers = get_ok(port, "/workers");
+    assert!(workers.body.contains("<td class=\"n\">1</td>"), "{}", workers.body);
+    let metrics = get_ok(port, "/metrics").body;
+    assert!(metrics.contains("runner_runs{source=\"fleet\",state=\"finished\"} 1"), "{metrics}");
+    let base = format!("http://127.0.0.1:{port}");
+    let seen = browse(&format!("{base}/"), &dir, Some(&dir.join("serve-index.png")));
+    assert!(seen.console.is_empty(), "console: {:?}", seen.console);
+    let seen = browse(&format!("{base}/run/{id}"), &dir, None);
+    assert!(seen.console.is_empty(), "console: {:?}", seen.console);
+    assert!(html_section(&seen.dom, "verdict").contains("A vs B"), "{}", seen.dom);
+}
