@@ -651,6 +651,11 @@ pub struct WorkerArgs {
     /// This worker's engine catalog instead of configs/engines.toml.
     #[arg(long, value_name = "FILE")]
     pub engines_file: Option<PathBuf>,
+    /// Seconds a statement may take before the worker drops its connection and makes a new one
+    /// [default: 20]. Hidden: the tests of a database that stops answering shorten it (and
+    /// lengthen it, to show that a signal does not wait for it).
+    #[arg(long, value_name = "SECONDS", value_parser = lease_secs, hide = true)]
+    pub statement_timeout: Option<f64>,
 }
 
 fn lease_secs(s: &str) -> Result<f64, String> {

@@ -8,7 +8,9 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
 use e2e::pg::TempPg;
-use e2e::{bad_spec, read_games, read_json, run_runner, runner_bin, scratch, stderr, wait_until};
+use e2e::{
+    bad_spec, read_games, read_json, run_runner, runner_bin, scratch, stderr, wait_for, wait_until,
+};
 use serde_json::Value;
 
 struct Fleet {
@@ -76,9 +78,21 @@ impl Fleet {
         extra: &[&str],
         env: &[(&str, &str)],
     ) -> Child {
+        self.worker_at(&self.url(), name, trust, extra, env)
+    }
+
+    /// [`Fleet::worker_with`] connecting to `url` (another database role).
+    fn worker_at(
+        &self,
+        url: &str,
+        name: &str,
+        trust: &[String],
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> Child {
         let log = std::fs::File::create(self.dir.join(format!("{name}.log"))).unwrap();
         Command::new(runner_bin())
-            .args(["worker", "--db", &self.url()])
+            .args(["worker", "--db", url])
             .args(trust)
             .args(extra)
             .env_remove("RUNNER_WORKER_KEY")
@@ -450,30 +464,9 @@ fn a_worker_with_another_engine_binary_refuses_the_run() {
 
 #[test]
 fn adaptive_sweep_drops_a_hopeless_point_in_the_report_transaction() {
-    e2e::debian_engine("stockfish");
+    let sweep = e2e::stockfish_racing_sweep();
     let f = Fleet::new("fleet-race");
-    let run = f.submit(&[
-        "sweep",
-        "--engine",
-        "name=sf,cmd=/usr/games/stockfish",
-        "--param",
-        "Skill Level",
-        "--values",
-        "0,20",
-        "--nodes",
-        "400",
-        "--maxmoves",
-        "60",
-        "--games",
-        "32",
-        "--adaptive",
-        "--adaptive-min-pairs",
-        "4",
-        "--seed",
-        "5",
-        "--progress",
-        "quiet",
-    ]);
+    let run = f.submit(&sweep.iter().map(String::as_str).collect::<Vec<_>>());
     let mut workers: Vec<Child> =
         (0..2).map(|i| f.worker(&format!("w{i}"), &["--concurrency", "2"])).collect();
     for (i, w) in workers.iter_mut().enumerate() {
@@ -803,4 +796,287 @@ fn a_submitters_run_waits_for_approval_and_only_its_owner_cancels_it() {
     let o = f.runner_as("alice", &["cancel", &run.to_string()]);
     assert!(o.status.success(), "alice's cancel: {}", stderr(&o));
     assert_eq!(f.state(run), "cancelled");
+}
+
+#[test]
+fn a_report_the_database_refuses_is_an_incident_and_three_make_the_worker_refuse_the_run() {
+    let f = Fleet::new("fleet-incident");
+    let book = e2e::write_book(&f.dir, 4);
+    let (a, b) = (bad_spec("a", "good", None), bad_spec("b", "good", None));
+    let bad = f.submit(&match_args(&a, &b, &book, "4"));
+    let good = f.submit(&match_args(&a, &b, &book, "4"));
+    // A stray row holds the place of game 1 of the first run's first pair: every report of that
+    // pair breaks the games' unique key in the database, while the worker's own checks pass
+    // (its games are legal, its lease is good).
+    f.sql(&format!(
+        "INSERT INTO games (run_id, pairing, pair, game, record) VALUES ({bad}, 0, 0, 0, '{{}}')"
+    ));
+    let mut w = f.worker("w", &["--concurrency", "1"]);
+    assert!(wait_exit(&mut w, Duration::from_secs(120)).success(), "{}", f.log("w"));
+    let log = f.log("w");
+    // Each refusal is said in one line, and the worker went on (the pair was claimed again).
+    let said = lines_with(&log, "the database refused the report");
+    assert_eq!(said.len(), 3, "{log}");
+    for l in &said {
+        assert!(l.contains(&format!("run {bad} pair 1:")) && l.contains("duplicate key"), "{l}");
+    }
+    // (The database's error carries a DETAIL line, so the line's end comes a line later.)
+    assert_eq!(log.matches("recorded, the pair goes back to the queue").count(), 3, "{log}");
+    assert_eq!(
+        f.sql(&format!(
+            "SELECT count(*) FROM incidents i JOIN workers w ON w.id = i.worker_id \
+             WHERE i.run_id = {bad} AND i.pairing = 0 AND i.pair = 0 \
+             AND i.key_id = w.key_id AND i.what LIKE '%duplicate key%'"
+        )),
+        "3",
+        "each incident recorded with the pair and the worker's key"
+    );
+    assert_eq!(
+        f.sql(&format!(
+            "SELECT state || ' ' || attempts || ' ' || (token IS NULL) FROM pairs \
+             WHERE run_id = {bad} AND pairing = 0 AND pair = 0"
+        )),
+        "pending 3 true",
+        "the pair went back to the queue after each of its three tries"
+    );
+    // The third incident made the worker refuse the run; the run itself stays open to others.
+    let refusal = f.refused_once("w", bad);
+    assert!(refusal.contains("the database refused 3 of its reports"), "{refusal}");
+    let reason = f.sql(&format!("SELECT reason FROM refusals WHERE run_id = {bad}"));
+    assert!(reason.contains("refused 3 of its reports"), "{reason}");
+    assert_eq!(f.state(bad), "active");
+    assert_eq!((f.count("games", bad), f.pairs_in("pending", bad)), (1, 2), "only the stray row");
+    // It served the other run whole.
+    assert_eq!(f.state(good), "complete", "{log}");
+    assert_eq!(f.count("games", good), 4);
+    f.assert_nothing_doubled(good);
+    assert!(
+        log.contains(
+            "worker done: 2 pair(s) stored, 0 refused, 0 stopped, 3 incident(s), 1 run(s) refused"
+        ),
+        "{log}"
+    );
+}
+
+/// Sends `sig` to process `pid` (a test's own child, or a PostgreSQL backend of its cluster).
+fn signal(pid: i32, sig: i32) {
+    // SAFETY: kill has no memory-safety preconditions; the pids are the test's own processes.
+    let r = unsafe { libc::kill(pid, sig) };
+    assert_eq!(r, 0, "kill -{sig} {pid}: {}", std::io::Error::last_os_error());
+}
+
+/// The state letter of process `pid` in /proc (`T`: stopped), or `?` when it is gone.
+fn proc_state(pid: i32) -> char {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    stat.rsplit_once(')').and_then(|(_, rest)| rest.trim_start().chars().next()).unwrap_or('?')
+}
+
+impl Fleet {
+    /// The pids of the backends serving the runner's connections (its application name).
+    fn runner_backends(&self) -> Vec<i32> {
+        let pids = self.sql(
+            "SELECT string_agg(pid::text, ' ') FROM pg_stat_activity \
+             WHERE application_name = 'mpc-runner'",
+        );
+        pids.split_whitespace().map(|p| p.parse().unwrap()).collect()
+    }
+
+    /// Stops (SIGSTOP) the backend of the one runner connection at a moment it is idle: between
+    /// statements, in no transaction, so it holds no lock (a backend stopped mid-report would
+    /// hold its pair's row, and every other connection would wait for it too). Returns its pid.
+    fn stop_idle_backend(&self) -> i32 {
+        let mut stopped = None;
+        wait_for("the runner's backend stopped while idle", Duration::from_secs(120), || {
+            let pids = self.runner_backends();
+            let [pid] = pids[..] else { return false };
+            signal(pid, libc::SIGSTOP);
+            wait_for("a backend to stop", Duration::from_secs(30), || proc_state(pid) == 'T');
+            let state = self.sql(&format!("SELECT state FROM pg_stat_activity WHERE pid = {pid}"));
+            if state == "idle" {
+                stopped = Some(pid);
+                return true;
+            }
+            signal(pid, libc::SIGCONT);
+            false
+        });
+        stopped.unwrap()
+    }
+}
+
+#[test]
+fn a_stopped_database_backend_is_left_behind_and_ctrl_c_does_not_wait_for_it() {
+    let f = Fleet::new("fleet-blackhole");
+    let book = e2e::write_book(&f.dir, 8);
+    let (a, b) = (bad_spec("a", "slow", Some(20)), bad_spec("b", "slow", Some(20)));
+    let first = f.submit(&match_args(&a, &b, &book, "12"));
+    let second = f.submit(&match_args(&a, &b, &book, "8"));
+
+    // A worker whose statements have a 2 s deadline (20 s in use) loses its backend mid-run.
+    let (r1, r2) = (first.to_string(), second.to_string());
+    let args = ["--concurrency", "1", "--lease", "10", "--statement-timeout", "2"];
+    let mut w = f.worker("w", &[&["--run", r1.as_str()][..], &args].concat());
+    wait_for("a pair stored", Duration::from_secs(120), || f.count("games", first) >= 2);
+    let stopped = f.stop_idle_backend();
+    let stored = f.count("games", first);
+    // It warns, connects again, and stores more pairs while that backend stays stopped.
+    wait_for(
+        "a warning, a new connection and a pair stored past the stopped backend",
+        Duration::from_secs(120),
+        || {
+            f.log("w").contains("did not answer within 2 s")
+                && f.runner_backends().iter().any(|p| *p != stopped)
+                && f.count("games", first) > stored
+        },
+    );
+    assert_eq!(proc_state(stopped), 'T', "the old backend stayed stopped meanwhile");
+    signal(stopped, libc::SIGCONT);
+    assert!(wait_exit(&mut w, Duration::from_secs(300)).success(), "{}", f.log("w"));
+    assert_eq!(f.state(first), "complete", "{}", f.log("w"));
+    assert_eq!(f.count("games", first), 12);
+    f.assert_nothing_doubled(first);
+
+    // Ctrl-C to a worker whose database stopped answering: it ends at once, exit 130, although
+    // its statements would wait 600 s for the database (it does not wait to give its pair back).
+    let args = ["--concurrency", "1", "--lease", "10", "--statement-timeout", "600"];
+    let mut w = f.worker("ctrl-c", &[&["--run", r2.as_str()][..], &args].concat());
+    let mut backends = Vec::new();
+    wait_for(
+        "a pair being played, the worker's the one connection",
+        Duration::from_secs(120),
+        || {
+            backends = f.runner_backends();
+            f.pairs_in("leased", second) == 1
+                && f.log("ctrl-c").contains(&format!("serving run {second}"))
+                && backends.len() == 1
+        },
+    );
+    signal(backends[0], libc::SIGSTOP);
+    wait_for("its backend to stop", Duration::from_secs(30), || proc_state(backends[0]) == 'T');
+    signal(w.id() as i32, libc::SIGINT);
+    let status = wait_exit(&mut w, Duration::from_secs(60));
+    signal(backends[0], libc::SIGCONT);
+    let log = f.log("ctrl-c");
+    assert_eq!(status.code(), Some(130), "{log}");
+    assert!(log.contains("stopping:") && log.contains("worker done:"), "{log}");
+    f.assert_nothing_doubled(second);
+}
+
+#[test]
+fn a_worker_keeps_its_lease_while_an_engine_is_slow_to_start() {
+    let f = Fleet::new("fleet-slowstart");
+    let book = e2e::write_book(&f.dir, 4);
+    let (a, b) = (bad_spec("a", "good", None), bad_spec("b", "good", None));
+    let run = f.submit(&match_args(&a, &b, &book, "4"));
+    // The engines answer `uci` only when the test opens the gate (`runner submit`'s own start
+    // of them above had no gate).
+    let gate = f.dir.join("gate");
+    let gate_s = gate.display().to_string();
+    let mut w = f.worker_with(
+        "w",
+        &f.trusted(),
+        &["--concurrency", "1", "--lease", "2"],
+        &[("BADENGINE_GATE", &gate_s)],
+    );
+    let waiting = f.dir.join("gate.waiting");
+    wait_for("an engine held at its start", Duration::from_secs(60), || waiting.exists());
+    let token =
+        f.sql(&format!("SELECT token FROM pairs WHERE run_id = {run} AND state = 'leased'"));
+    assert!(!token.is_empty() && !token.contains('\n'), "one pair leased: {token:?}");
+    // Two leases pass in the database's time while the engine is held: the pair is still this
+    // worker's under its token, its lease renewed by the heartbeat.
+    wait_for("two leases past the claim with the lease alive", Duration::from_secs(60), || {
+        f.sql(&format!(
+            "SELECT count(*) FROM pairs WHERE token = {token} AND state = 'leased' \
+             AND now() > claimed_at + interval '4 seconds' AND lease_until > now()"
+        )) == "1"
+    });
+    std::fs::write(&gate, "").unwrap();
+    assert!(wait_exit(&mut w, Duration::from_secs(120)).success(), "{}", f.log("w"));
+    let log = f.log("w");
+    assert_eq!(f.state(run), "complete", "{log}");
+    f.assert_nothing_doubled(run);
+    assert_eq!(f.count("games", run), 4);
+    assert_eq!(
+        f.sql(&format!("SELECT count(*) FROM pairs WHERE run_id = {run} AND attempts <> 1")),
+        "0",
+        "a pair was handed out twice"
+    );
+    let stored = log.lines().filter(|l| l.ends_with(" stored")).count();
+    assert_eq!(stored, 2, "each pair reported once:\n{log}");
+    assert!(!log.contains("lease lost") && !log.contains("warning"), "{log}");
+}
+
+#[test]
+fn a_full_database_keeps_room_for_people_and_a_starting_worker_waits_for_a_slot() {
+    let mut f = Fleet::new("fleet-full");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/fleet-worker-role.sql");
+    f.pg.psql_file(&script).unwrap_or_else(|e| panic!("docs/fleet-worker-role.sql: {e}"));
+    f.sql("CREATE ROLE alice LOGIN IN ROLE fleet_approver");
+    // A small cluster: 12 connections, 3 of them for superusers; workers may hold 4 (the role
+    // script's limit, scaled down).
+    f.sql("ALTER SYSTEM SET max_connections = 12");
+    f.pg.restart();
+    f.sql("ALTER ROLE fleet_worker CONNECTION LIMIT 4");
+    let book = e2e::write_book(&f.dir, 4);
+    let (a, b) = (bad_spec("a", "good", None), bad_spec("b", "good", None));
+    let first = f.submit(&match_args(&a, &b, &book, "4"));
+    let second = f.submit(&match_args(&a, &b, &book, "4"));
+    let key = f.worker_key("k1");
+
+    // Four idle sessions as fleet_worker fill the workers' share.
+    let psql = e2e::pg::pg_bindir().expect("PostgreSQL's binaries").join("psql");
+    let socket = f.pg.socket_dir().display().to_string();
+    let mut idle: Vec<Child> = (0..4)
+        .map(|_| {
+            Command::new(&psql)
+                .args(["-X", "-h", &socket, "-U", "fleet_worker", "-d", e2e::pg::DBNAME])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("start psql")
+        })
+        .collect();
+    let workers_connected =
+        || f.sql("SELECT count(*) FROM pg_stat_activity WHERE usename = 'fleet_worker'");
+    wait_for("4 idle worker sessions", Duration::from_secs(60), || workers_connected() == "4");
+
+    // A starting worker waits for a slot: it says so and does not exit.
+    let url = f.pg.url_as("fleet_worker");
+    let mut w = f.worker_at(
+        &url,
+        "w",
+        &f.trusted(),
+        &["--concurrency", "1"],
+        &[("RUNNER_WORKER_KEY", &key)],
+    );
+    wait_for("the worker's warning", Duration::from_secs(60), || {
+        let log = f.log("w");
+        log.contains("too many connections") && log.contains("retrying")
+    });
+    assert!(w.try_wait().unwrap().is_none(), "the worker exited: {}", f.log("w"));
+
+    // A person still reads the fleet and cancels a run.
+    let o = f.runner_as("alice", &["status", &first.to_string()]);
+    assert!(o.status.success(), "alice's status: {}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("active"), "{}", e2e::stdout(&o));
+    let o = f.runner_as("alice", &["cancel", &first.to_string()]);
+    assert!(o.status.success(), "alice's cancel: {}", stderr(&o));
+    assert_eq!(f.state(first), "cancelled");
+    assert!(w.try_wait().unwrap().is_none(), "the worker exited: {}", f.log("w"));
+
+    // A slot frees: the worker connects and plays the run left.
+    let mut freed = idle.pop().unwrap();
+    let _ = freed.kill();
+    let _ = freed.wait();
+    assert!(wait_exit(&mut w, Duration::from_secs(120)).success(), "{}", f.log("w"));
+    for mut p in idle {
+        let _ = p.kill();
+        let _ = p.wait();
+    }
+    let log = f.log("w");
+    assert!(log.contains("(pid ") && log.contains("key k1"), "{log}");
+    assert_eq!(f.state(second), "complete", "{log}");
+    assert_eq!((f.count("games", first), f.count("games", second)), (0, 4));
+    f.assert_nothing_doubled(second);
 }

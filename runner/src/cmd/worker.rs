@@ -9,7 +9,7 @@ use anyhow::{Context, Result, bail};
 use crate::cli::WorkerArgs;
 use crate::exit::Exit;
 use crate::fleet::connect::{db_url, parse_target};
-use crate::fleet::link::{Link, connect_patiently};
+use crate::fleet::link::{Link, STATEMENT_TIMEOUT, connect_patiently};
 use crate::fleet::load::{LoadOptions, load_run};
 use crate::fleet::schema;
 use crate::fleet::worker::{LoadRun, WorkerOptions, run_worker};
@@ -38,7 +38,8 @@ pub async fn run(args: &WorkerArgs) -> Result<Exit> {
     };
     schema::check(&client).await?;
     drop(client);
-    let link = Arc::new(Link::new(target));
+    let timeout = args.statement_timeout.map_or(STATEMENT_TIMEOUT, Duration::from_secs_f64);
+    let link = Arc::new(Link::with_timeout(target, timeout));
     let opts = WorkerOptions {
         run: args.run,
         concurrency: args.concurrency.unwrap_or_else(default_concurrency),

@@ -27,6 +27,11 @@ pub const MAX_BACKOFF: Duration = Duration::from_secs(8);
 /// for a server that stopped answering without closing the connection.
 pub const STATEMENT_TIMEOUT: Duration = Duration::from_secs(20);
 
+/// The longest a stopping worker waits for each of its last statements (giving its leases back,
+/// saying it stopped). Both are courtesies (a lease expires anyway), and a signal must not wait
+/// for a database that stopped answering.
+pub const PARTING_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// A statement that did not answer within its deadline.
 #[derive(Debug)]
 pub struct TimedOut(pub Duration);
@@ -82,9 +87,10 @@ async fn open(target: &DbTarget, client: Client) -> Result<Conn> {
 }
 
 impl Link {
-    /// A link that connects at its first use.
-    pub fn new(target: DbTarget) -> Link {
-        Link { target, client: Mutex::new(None), timeout: STATEMENT_TIMEOUT }
+    /// A link that connects at its first use, whose statements have deadline `timeout`
+    /// ([`STATEMENT_TIMEOUT`] but in tests).
+    pub fn with_timeout(target: DbTarget, timeout: Duration) -> Link {
+        Link { target, client: Mutex::new(None), timeout }
     }
 
     pub fn target(&self) -> &DbTarget {
@@ -120,11 +126,29 @@ impl Link {
         F: FnOnce(Arc<Conn>) -> Fut,
         Fut: Future<Output = Result<T>>,
     {
-        let conn = match tokio::time::timeout(self.timeout, self.get()).await {
+        self.once_within(self.timeout, f).await
+    }
+
+    /// [`Link::once`] for a worker that is stopping: within [`PARTING_TIMEOUT`] when that is
+    /// shorter than the statement deadline.
+    pub async fn parting<T, F, Fut>(&self, f: F) -> Result<T>
+    where
+        F: FnOnce(Arc<Conn>) -> Fut,
+        Fut: Future<Output = Result<T>>,
+    {
+        self.once_within(PARTING_TIMEOUT.min(self.timeout), f).await
+    }
+
+    async fn once_within<T, F, Fut>(&self, limit: Duration, f: F) -> Result<T>
+    where
+        F: FnOnce(Arc<Conn>) -> Fut,
+        Fut: Future<Output = Result<T>>,
+    {
+        let conn = match tokio::time::timeout(limit, self.get()).await {
             Ok(c) => c?,
-            Err(_) => return Err(anyhow::Error::new(TimedOut(self.timeout))),
+            Err(_) => return Err(anyhow::Error::new(TimedOut(limit))),
         };
-        match tokio::time::timeout(self.timeout, f(conn.clone())).await {
+        match tokio::time::timeout(limit, f(conn.clone())).await {
             Ok(Ok(v)) => Ok(v),
             Ok(Err(e)) => {
                 if is_transient(&e) {
@@ -135,7 +159,7 @@ impl Link {
             Err(_) => {
                 // Its statement is still on the connection, whose state is unknown.
                 self.drop_conn(&conn).await;
-                Err(anyhow::Error::new(TimedOut(self.timeout)))
+                Err(anyhow::Error::new(TimedOut(limit)))
             }
         }
     }

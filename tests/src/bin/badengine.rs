@@ -27,7 +27,7 @@
 //! - `cpus`: plays as `good` and reports as its score the CPU it may run on (its own
 //!   `Cpus_allowed_list` in /proc/self/status), or -1 when that is not a single CPU.
 //!
-//! Two environment variables make a test wait on events instead of timing (the plan of a run
+//! Three environment variables make a test wait on events instead of timing (the plan of a run
 //! does not hold them, so a resume can run without them):
 //! - `BADENGINE_HOLD=FILE:N`: a `go` that finds at least N lines in FILE (a run's games.jsonl;
 //!   for a folder, in the games.jsonl of its subfolders) is never answered, nor anything after
@@ -35,7 +35,10 @@
 //!   whatever the machine's load;
 //! - `BADENGINE_MEET=DIR:N`: at its first `go` the engine leaves a file named for its CPUs in DIR
 //!   and waits (at most 120 s) until DIR holds N files: with `--affinity`, a slot's first game
-//!   cannot end before the other slots have started theirs.
+//!   cannot end before the other slots have started theirs;
+//! - `BADENGINE_GATE=FILE`: at `uci` the engine leaves `FILE.waiting` and answers only once FILE
+//!   exists (it waits at most 120 s): an engine start that lasts exactly as long as the test
+//!   wants.
 
 #[path = "badengine/tunable.rs"]
 mod tunable;
@@ -81,6 +84,11 @@ fn main() {
         let cmd = line.split_whitespace().next().unwrap_or("");
         if hung && cmd != "quit" {
             continue;
+        }
+        if cmd == "uci"
+            && let Ok(gate) = std::env::var("BADENGINE_GATE")
+        {
+            wait_at_gate(&gate);
         }
         if cmd == "go" {
             if let Some((dir, n)) = meet.take() {
@@ -326,6 +334,15 @@ fn meet_others(dir: &str, n: usize) {
         if std::fs::read_dir(dir).map_or(0, |d| d.count()) >= n {
             return;
         }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// `BADENGINE_GATE`: leaves `FILE.waiting`, then waits until `FILE` exists, at most 120 s.
+fn wait_at_gate(file: &str) {
+    let _ = std::fs::write(format!("{file}.waiting"), b"");
+    let start = std::time::Instant::now();
+    while start.elapsed() < Duration::from_secs(120) && !std::path::Path::new(file).exists() {
         std::thread::sleep(Duration::from_millis(10));
     }
 }

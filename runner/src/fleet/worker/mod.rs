@@ -120,7 +120,7 @@ pub async fn run_worker(
 }
 
 async fn stop(link: &Link, id: &WorkerId) {
-    let _ = link.once(|c| async move { queue::worker_stopped(&c, id).await }).await;
+    let _ = link.parting(|c| async move { queue::worker_stopped(&c, id).await }).await;
 }
 
 fn hostname() -> String {

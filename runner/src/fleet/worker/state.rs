@@ -456,7 +456,8 @@ impl<'a> Worker<'a> {
         tokens.extend(self.loading.values().flatten().map(|c| c.token));
         if !tokens.is_empty() {
             let (id, tokens) = (&self.id, &tokens);
-            let _ = self.link.once(|c| async move { queue::release(&c, id, tokens).await }).await;
+            let _ =
+                self.link.parting(|c| async move { queue::release(&c, id, tokens).await }).await;
         }
         for s in self.served.values() {
             for p in &s.spec.pools {
