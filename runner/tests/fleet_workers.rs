@@ -259,3 +259,31 @@ async fn delete_takes_a_finished_run_and_its_games_owner_or_approver_only() {
     assert_eq!(delete_run(&carol, run2, true).await.unwrap(), 0);
     assert!(queue::run(&carol, run2).await.unwrap().is_none());
 }
+
+/// The commands' wiring (`runner workers`, `runner cancel`, `runner delete` as `main` calls
+/// them, the database given as `--db`).
+#[tokio::test]
+async fn the_workers_and_delete_commands() {
+    use runner::cli::{CancelArgs, DbArg, DeleteArgs, WorkersArgs};
+    use runner::exit::Exit;
+    let pg = TempPg::start("workers-cli");
+    let db = fleet_common::db(&pg).await;
+    let run = new_run(&db, 4, json!({})).await;
+    let w = fleet_common::worker(&db, "cli-host").await;
+    let c = queue::claim(&db, &w, Some(run), &[], 1, LEASE).await.unwrap();
+    assert!(matches!(report(&db, &w, &c[0], ["W", "L"]).await, Reported::Stored { .. }));
+    let url = DbArg { db: Some(pg.url()) };
+    for all in [false, true] {
+        let args = WorkersArgs { db: url.clone(), all };
+        assert_eq!(runner::cmd::workers::run(&args).await.unwrap(), Exit::Done);
+    }
+    let delete = |force: bool| DeleteArgs { db: url.clone(), run, force };
+    let e = runner::cmd::delete::run(&delete(true)).await.unwrap_err();
+    assert!(format!("{e:#}").contains("is active: cancel it first"), "{e:#}");
+    let cancel = CancelArgs { db: url.clone(), run };
+    assert_eq!(runner::cmd::cancel::run(&cancel).await.unwrap(), Exit::Done);
+    let e = runner::cmd::delete::run(&delete(false)).await.unwrap_err();
+    assert!(format!("{e:#}").contains("--force"), "{e:#}");
+    assert_eq!(runner::cmd::delete::run(&delete(true)).await.unwrap(), Exit::Done);
+    assert!(queue::run(&db, run).await.unwrap().is_none());
+}
