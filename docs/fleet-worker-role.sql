@@ -7,7 +7,7 @@
 --   fleet_approver   a person who decides what workers may run: `runner approve`, `runner
 --                    worker-key add|revoke|list`, cancel or purge any run; also a submitter.
 --   fleet_submitter  a person who submits runs (`runner submit`; the run is theirs and waits for
---                    an approver), cancels or purges their own, and reads everything
+--                    an approver), cancels, purges or deletes their own, and reads everything
 --                    (`runner status`, `runner pull`) except worker keys' hashes and secrets.
 --   fleet_worker     what `runner worker` needs: no write privilege on any table. It calls the
 --                    worker functions (fleet_register, fleet_claim, fleet_heartbeat,
@@ -110,15 +110,16 @@ SELECT format('GRANT EXECUTE ON FUNCTION %s TO fleet_worker', p.oid::regprocedur
 GRANT SELECT ON runs, pairings, tallies, pairs, games, tune_state, tune_steps, refusals,
     incidents TO fleet_submitter, fleet_reader;
 GRANT SELECT (id, host, pid, concurrency, lease_secs, started_at, heartbeat_at, stopped_at,
-    key_id, version) ON workers TO fleet_submitter, fleet_reader;
+    key_id, version, cpu, cores) ON workers TO fleet_submitter, fleet_reader;
 GRANT SELECT (id, name, created_by, created_at, revoked_at) ON worker_keys
     TO fleet_submitter, fleet_reader;
--- Submit (the run is the caller's), cancel and purge (the functions check the owner), and ask
--- for a decision after a purge.
+-- Submit (the run is the caller's), cancel, purge and delete (the functions check the owner),
+-- ask for a decision after a purge, note a pull (a reader's pull is not noted).
 SELECT format('GRANT EXECUTE ON FUNCTION %s TO fleet_submitter', p.oid::regprocedure)
   FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
  WHERE n.nspname = 'public' AND p.proname IN ('fleet_submit', 'fleet_cancel', 'fleet_purge',
-       'fleet_settle_run', 'fleet_is_admin', 'fleet_may_change', 'fleet_approve') \gexec
+       'fleet_settle_run', 'fleet_is_admin', 'fleet_may_change', 'fleet_approve',
+       'fleet_delete', 'fleet_pulled') \gexec
 -- (fleet_approve checks the caller itself: a submitter is told that only an approver approves.)
 
 -- ------------------------------------------------------------------------- fleet_approver

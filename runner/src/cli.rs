@@ -91,6 +91,13 @@ pub enum Command {
     /// Worker keys (approvers): `add NAME` issues one (printed once), `revoke NAME` shuts its
     /// workers out, `list` shows them.
     WorkerKey(WorkerKeyArgs),
+    /// The fleet's workers: key, host, CPU, cores, concurrency, version, state (alive, lost,
+    /// stopped, blocked), last heartbeat, runs served, pairs per hour, games, crashes, time
+    /// losses, refusals.
+    Workers(WorkersArgs),
+    /// Remove a finished fleet run and its games (its owner or an approver): one pulled since
+    /// it ended, or any finished one with --force; an active run must be cancelled first.
+    Delete(DeleteArgs),
     /// A fastchess command line (single-dash options): prints the `runner match` command it
     /// means, then runs it; options the runner lacks are refused one line each (exit 2).
     Fastchess(FastchessArgs),
@@ -186,6 +193,30 @@ pub struct StatusArgs {
     /// One run's id (default: the newest runs).
     #[arg(value_name = "RUN")]
     pub run: Option<i64>,
+}
+
+/// `runner workers` arguments.
+#[derive(Args, Debug, Clone)]
+pub struct WorkersArgs {
+    #[command(flatten)]
+    pub db: DbArg,
+    /// Every worker that ever registered (default: those alive, and those seen in the last
+    /// hour or lost within a day).
+    #[arg(long)]
+    pub all: bool,
+}
+
+/// `runner delete` arguments.
+#[derive(Args, Debug, Clone)]
+pub struct DeleteArgs {
+    #[command(flatten)]
+    pub db: DbArg,
+    /// The run's id.
+    #[arg(value_name = "RUN")]
+    pub run: i64,
+    /// Delete it though it was not pulled since it ended (its games are lost).
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// `runner purge` arguments.

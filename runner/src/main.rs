@@ -26,6 +26,8 @@ async fn main() -> ExitCode {
         Command::Approve(args) => runner::cmd::approve::run(args).await,
         Command::Purge(args) => runner::cmd::purge::run(args).await,
         Command::WorkerKey(args) => runner::cmd::worker_key::run(args).await,
+        Command::Workers(args) => runner::cmd::workers::run(args).await,
+        Command::Delete(args) => runner::cmd::delete::run(args).await,
         Command::Fastchess(args) => runner::cmd::fastchess::run(args).await,
         Command::Serve(args) => runner::cmd::serve::run(args).await,
     };

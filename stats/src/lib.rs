@@ -9,6 +9,8 @@
 //! * [`holm`](mod@holm): Holm-Bonferroni correction for many comparisons.
 //! * [`selection`]: which of several candidates is best (`P(best)`), and racing's threshold for
 //!   dropping one that is clearly worse.
+//! * [`residual`](mod@residual): how far one worker's pairs stand from the rest of a run's
+//!   (a chi-square test of homogeneity, as fishtest checks its workers).
 //! * [`summarize`]: all of it in one serializable [`Summary`].
 //! * Model fits: [`quadratic`] (weighted least-squares quadratic in one or two variables, its
 //!   maximum and a parametric-bootstrap interval), [`bradley_terry`] (maximum-likelihood ratings
@@ -43,6 +45,7 @@ pub mod holm;
 pub mod line_fit;
 pub mod mle;
 pub mod quadratic;
+pub mod residual;
 pub mod sample;
 pub mod selection;
 pub mod sprt;
@@ -55,6 +58,7 @@ pub use error::StatsError;
 pub use estimate::{Estimates, ScoreMoments};
 pub use fixed_sample::{DrawAwareTest, draw_aware_test, pair_variance_test};
 pub use holm::holm;
+pub use residual::{Residual, worker_residual};
 pub use sprt::{EloModel, SprtResult, SprtSpec, Verdict, llr, sprt};
 pub use sprt_length::expected_pairs;
 pub use summary::{Options, Summary, TestBasis, summarize};

@@ -5,6 +5,7 @@ pub mod book;
 pub mod calibrate;
 pub mod cancel;
 pub mod db;
+pub mod delete;
 pub mod fastchess;
 pub mod match_cmd;
 pub mod merge;
@@ -20,6 +21,7 @@ pub mod sweep;
 pub mod tune;
 pub mod worker;
 pub mod worker_key;
+pub mod workers;
 
 #[cfg(test)]
 mod tests {

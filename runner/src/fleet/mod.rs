@@ -12,7 +12,8 @@
 //! step) by the rules a local run uses; [`submission`] is what a run stores, [`identity`] tells
 //! the engines' binaries apart and decides which a worker trusts, [`load`] loads a run on a
 //! worker, [`pair`] plays one game pair, [`worker`] is the worker's loop, [`pull`] writes the
-//! results folder, [`status`] formats `runner status`.
+//! results folder, [`status`] formats `runner status`, [`workers`] `runner workers`,
+//! [`worker_stats`] the per-worker lines of a run's status (residuals, flags).
 
 pub mod connect;
 pub mod decide;
@@ -26,3 +27,5 @@ pub mod schema;
 pub mod status;
 pub mod submission;
 pub mod worker;
+pub mod worker_stats;
+pub mod workers;

@@ -1,7 +1,8 @@
 //! `runner status`: the fleet's runs as the database holds them, one block per run: its state
 //! and why it stopped, pairs done / leased / skipped of the schedule, workers alive, pairs per
 //! hour, and per pairing the games, W-D-L, pentanomial, Elo and nElo with their 95 % intervals
-//! and the LLR against its bounds (the `stats` crate, worded as a local run's summary words it).
+//! and the LLR against its bounds (the `stats` crate, worded as a local run's summary words it);
+//! then each worker key's part (`worker_stats`).
 
 use anyhow::{Result, anyhow};
 use stats::Options;
@@ -10,6 +11,7 @@ use tokio_postgres::Client;
 use super::decide::stats_counts;
 use super::queue::{self, PairingCounts, PairingRow, Progress, Refusal, RunRow};
 use super::submission::Submission;
+use super::worker_stats;
 use crate::report::figures::{elo, nelo};
 use crate::report::summary::summarize_or_na;
 
@@ -34,6 +36,7 @@ pub async fn status(db: &Client, run: Option<i64>) -> Result<String> {
         let progress = queue::progress(db, row.id).await?;
         let refusals = queue::refusals(db, row.id).await?;
         out.push_str(&format_run(row, &counts, &pairings, &progress, &refusals));
+        out.push_str(&worker_stats::block(db, row.id).await?);
     }
     Ok(out)
 }
@@ -52,10 +55,9 @@ pub fn format_run(
         Ok(s) => format!("{} {}, {}", s.kind(), s.plan().kind, s.plan().tc),
         Err(e) => format!("{} ({e})", row.kind),
     };
-    let mut out = format!(
-        "run {} ({what}; submitted {} by {}): {}",
-        row.id, row.created, row.owner, row.state
-    );
+    let state = worker_stats::state_words(&row.state, p.pairs_done, p.pairs_leased, refusals.len());
+    let mut out =
+        format!("run {} ({what}; submitted {} by {}): {state}", row.id, row.created, row.owner);
     if let Some(why) = &row.stop_reason {
         out.push_str(&format!(" ({why})"));
     }

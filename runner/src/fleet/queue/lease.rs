@@ -32,7 +32,18 @@ impl std::fmt::Debug for WorkerId {
     }
 }
 
-/// Registers a worker under `key` (None: an administrator's own worker, under its role).
+/// What a worker's machine is, as `runner workers` shows it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Machine {
+    pub host: String,
+    /// The CPU model (None: unknown).
+    pub cpu: Option<String>,
+    /// The CPUs the worker may use.
+    pub cores: Option<i32>,
+}
+
+/// Registers a worker under `key` (None: an administrator's own worker, under its role), its
+/// machine known by its host name only.
 pub async fn register_worker(
     db: &Client,
     key: Option<&str>,
@@ -41,17 +52,34 @@ pub async fn register_worker(
     concurrency: i32,
     lease: Duration,
 ) -> Result<WorkerId> {
+    let m = Machine { host: host.to_string(), ..Machine::default() };
+    register_machine(db, key, &m, pid, concurrency, lease).await
+}
+
+/// Registers a worker under `key` (None: an administrator's own worker, under its role) with
+/// what its machine is.
+pub async fn register_machine(
+    db: &Client,
+    key: Option<&str>,
+    m: &Machine,
+    pid: i32,
+    concurrency: i32,
+    lease: Duration,
+) -> Result<WorkerId> {
     let version = env!("CARGO_PKG_VERSION");
     let row = one(
         db,
-        "SELECT worker_id, secret, key_name FROM fleet_register($1, $2, $3, $4, $5, $6)",
+        "SELECT worker_id, secret, key_name \
+         FROM fleet_register($1, $2, $3, $4, $5, $6, $7, $8)",
         &[
             (&key, Type::TEXT),
-            (&host, Type::TEXT),
+            (&m.host, Type::TEXT),
             (&pid, Type::INT4),
             (&concurrency, Type::INT4),
             (&lease.as_secs_f64(), Type::FLOAT8),
             (&version, Type::TEXT),
+            (&m.cpu, Type::TEXT),
+            (&m.cores, Type::INT4),
         ],
     )
     .await

@@ -8,7 +8,8 @@
 //! a finished pair (the database reads its result from the game records) and asks the database
 //! to decide (`fleet_settle`: the SPRT, racing and the run's end are computed inside PostgreSQL,
 //! with the run locked, from every stored pair). Submitters and approvers go through [`admin`]
-//! (submit, approve, cancel, purge, worker keys); [`read`] holds what status and pull read.
+//! (submit, approve, cancel, purge, worker keys); [`read`] holds what status and pull read;
+//! [`workers`] what `runner workers` and the per-worker parts of status read, and `runner delete`.
 //!
 //! The frequent statements (claim, report, heartbeat) run on a [`Db`]: a [`Conn`] prepares each
 //! of them once per connection (named prepared statements: no parsing and, with the generic
@@ -22,6 +23,7 @@ pub mod dashboard;
 pub mod lease;
 pub mod read;
 pub mod report;
+pub mod workers;
 
 use std::collections::HashMap;
 use std::ops::{Deref, DerefMut};
@@ -32,8 +34,8 @@ use tokio_postgres::{Client, GenericClient, Row, Statement};
 
 pub use admin::{KeyRow, NewRun, approve, cancel, insert_run, key_add, key_revoke, keys, purge};
 pub use lease::{
-    Claim, WorkerId, claim, heartbeat, incident, iteration, refuse, register_worker, release,
-    worker_stopped,
+    Claim, Machine, WorkerId, claim, heartbeat, incident, iteration, refuse, register_machine,
+    register_worker, release, worker_stopped,
 };
 pub use read::{
     GameOrder, PairingRow, Progress, Refusal, RunRow, StoredGame, games, outstanding,

@@ -78,15 +78,16 @@ pub async fn run_worker(
     load: LoadRun,
     cancel: Cancel,
 ) -> Result<Tally> {
-    let host = hostname();
+    let machine = this_machine();
+    let host = machine.host.clone();
     let pid = std::process::id() as i32;
     let (conc, lease) = (opts.concurrency as i32, opts.lease);
     let key = opts.key.clone();
     // A database that is full or restarting at start is waited for, as a running worker waits.
     let id = link
         .call("registering the worker", &cancel, |c| {
-            let (key, host) = (key.as_deref(), &host);
-            async move { queue::register_worker(&c, key, host, pid, conc, lease).await }
+            let (key, m) = (key.as_deref(), &machine);
+            async move { queue::register_machine(&c, key, m, pid, conc, lease).await }
         })
         .await?;
     if let Some(run) = opts.run {
@@ -123,6 +124,25 @@ async fn stop(link: &Link, id: &WorkerId) {
     let _ = link.parting(|c| async move { queue::worker_stopped(&c, id).await }).await;
 }
 
+/// What this machine is: host name, CPU model, the CPUs this process may use.
+fn this_machine() -> queue::Machine {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo").ok().and_then(|s| cpu_model(&s));
+    let cores = std::thread::available_parallelism().ok().and_then(|n| i32::try_from(n.get()).ok());
+    queue::Machine { host: hostname(), cpu, cores }
+}
+
+/// The CPU model /proc/cpuinfo names: "model name" (x86), else "cpu model" or "Hardware" (some
+/// ARM and MIPS kernels); None when it names none.
+fn cpu_model(cpuinfo: &str) -> Option<String> {
+    ["model name", "cpu model", "Hardware"].iter().find_map(|key| {
+        cpuinfo.lines().find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            let v = v.split_whitespace().collect::<Vec<_>>().join(" ");
+            (k.trim() == *key && !v.is_empty()).then_some(v)
+        })
+    })
+}
+
 fn hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|s| s.trim().to_string())
@@ -134,4 +154,18 @@ fn hostname() -> String {
 /// Where a worker keeps engine logs: `--log-dir`'s folder for run `run`.
 pub fn run_log_dir(base: &std::path::Path, run: i64) -> PathBuf {
     base.join(format!("run-{run}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cpu_model;
+
+    #[test]
+    fn the_cpu_model_is_read_from_cpuinfo() {
+        let x86 = "processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD  Ryzen 9 7950X 16-Core Processor\n";
+        assert_eq!(cpu_model(x86).as_deref(), Some("AMD Ryzen 9 7950X 16-Core Processor"));
+        assert_eq!(cpu_model("processor : 0\nHardware : BCM2835\n").as_deref(), Some("BCM2835"));
+        assert_eq!(cpu_model("processor : 0\nmodel name :\n"), None);
+        assert_eq!(cpu_model(""), None);
+    }
 }

@@ -59,6 +59,8 @@ pub(super) struct Worker<'a> {
     incidents: HashMap<i64, u32>,
     tally: Tally,
     idle_said: bool,
+    /// When an idle worker last said it is alive.
+    idle_beat: Option<std::time::Instant>,
     /// A lasting fault: the worker stops with it (exit 1).
     fatal: Option<String>,
     /// Whether the last heartbeat failed (one warning per streak of failures).
@@ -91,6 +93,7 @@ impl<'a> Worker<'a> {
             incidents: HashMap::new(),
             tally: Tally::default(),
             idle_said: false,
+            idle_beat: None,
             fatal: None,
             beat_failing: false,
         }
@@ -406,6 +409,15 @@ impl<'a> Worker<'a> {
         }
         if open.is_empty() && !self.opts.wait {
             return Ok(Idle::Done);
+        }
+        // An idle worker holds no lease to renew, but says it is alive (`runner workers`), as
+        // often as a busy one beats at most.
+        let lease = self.opts.lease;
+        if self.idle_beat.is_none_or(|t| t.elapsed() >= lease.div_f64(4.0)) {
+            self.idle_beat = Some(std::time::Instant::now());
+            let w = &self.id;
+            let _ =
+                self.link.once(|c| async move { queue::heartbeat(&*c, w, &[], lease).await }).await;
         }
         if !self.idle_said {
             self.idle_said = true;
