@@ -14,6 +14,7 @@
 //! worker, [`pair`] plays one game pair, [`worker`] is the worker's loop, [`pull`] writes the
 //! results folder, [`status`] formats `runner status`.
 
+pub mod artifacts;
 pub mod connect;
 pub mod decide;
 pub mod identity;

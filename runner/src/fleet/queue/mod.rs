@@ -18,6 +18,7 @@
 //! (`query_typed`). Rows are read by column name.
 
 pub mod admin;
+pub mod artifacts;
 pub mod lease;
 pub mod read;
 pub mod report;
@@ -29,6 +30,10 @@ use std::sync::Mutex;
 use tokio_postgres::types::{ToSql, Type};
 use tokio_postgres::{Client, GenericClient, Row, Statement};
 
+pub use artifacts::{
+    ArtifactRow, artifact_chunk, artifact_put, artifact_seal, artifact_sealed, gc_artifacts,
+    run_artifacts, worker_artifacts,
+};
 pub use admin::{KeyRow, NewRun, approve, cancel, insert_run, key_add, key_revoke, keys, purge};
 pub use lease::{
     Claim, WorkerId, claim, heartbeat, incident, iteration, refuse, register_worker, release,
