@@ -129,7 +129,7 @@ pub fn fetch_run_artifacts(
         if fetched {
             errln!(
                 "fetched artifact {} ({} bytes) into {} in {:.2} s",
-                &a.sha[..12],
+                a.sha.get(..12).unwrap_or(&a.sha),
                 size,
                 cache.dir.display(),
                 started.elapsed().as_secs_f64()
