@@ -128,4 +128,25 @@ SELECT format('GRANT EXECUTE ON FUNCTION %s TO fleet_approver', p.oid::regproced
  WHERE n.nspname = 'public' AND p.proname IN ('fleet_approve', 'fleet_key_add',
        'fleet_key_revoke', 'fleet_keys') \gexec
 
+-- ----------------------------------------------------------------------------- artifacts
+-- Engine binaries and sources: tables through the functions only. Workers fetch chunks of
+-- approved, active runs' artifacts; submitters upload, seal and name their run's; approvers
+-- delete those no run names (`runner gc`).
+REVOKE ALL ON artifacts, artifact_chunks, run_artifacts
+    FROM PUBLIC, fleet_worker, fleet_submitter, fleet_reader;
+GRANT SELECT (sha, size, chunks, kind, sealed, created_by, created_at) ON artifacts
+    TO fleet_submitter, fleet_reader;
+GRANT SELECT ON run_artifacts TO fleet_submitter, fleet_reader;
+SELECT format('GRANT EXECUTE ON FUNCTION %s TO fleet_worker', p.oid::regprocedure)
+  FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+ WHERE n.nspname = 'public' AND p.proname IN ('fleet_worker_artifacts', 'fleet_artifact_chunk')
+\gexec
+SELECT format('GRANT EXECUTE ON FUNCTION %s TO fleet_submitter', p.oid::regprocedure)
+  FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+ WHERE n.nspname = 'public' AND p.proname IN ('fleet_artifact_sealed', 'fleet_artifact_put',
+       'fleet_artifact_seal', 'fleet_run_artifacts') \gexec
+SELECT format('GRANT EXECUTE ON FUNCTION %s TO fleet_approver', p.oid::regprocedure)
+  FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+ WHERE n.nspname = 'public' AND p.proname IN ('fleet_gc_artifacts') \gexec
+
 \endif

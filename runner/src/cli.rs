@@ -98,6 +98,8 @@ pub enum Command {
     /// Remove a finished fleet run and its games (its owner or an approver): one pulled since
     /// it ended, or any finished one with --force; an active run must be cancelled first.
     Delete(DeleteArgs),
+    /// Delete the stored engine artifacts no fleet run names (approvers only).
+    Gc(GcArgs),
     /// A fastchess command line (single-dash options): prints the `runner match` command it
     /// means, then runs it; options the runner lacks are refused one line each (exit 2).
     Fastchess(FastchessArgs),
@@ -257,6 +259,17 @@ pub struct KeyNameArgs {
     /// The key's name (a machine's or a contributor's).
     #[arg(value_name = "NAME")]
     pub name: String,
+}
+
+/// `runner gc` arguments.
+#[derive(Args, Debug, Clone)]
+pub struct GcArgs {
+    #[command(flatten)]
+    pub db: DbArg,
+    /// Keep unnamed artifacts uploaded less than this many seconds ago (a submission may be
+    /// about to name them).
+    #[arg(long, value_name = "SECONDS", default_value_t = 3600.0)]
+    pub min_age: f64,
 }
 
 /// `runner cancel` arguments.
@@ -687,6 +700,17 @@ pub struct WorkerArgs {
     /// lengthen it, to show that a signal does not wait for it).
     #[arg(long, value_name = "SECONDS", value_parser = lease_secs, hide = true)]
     pub statement_timeout: Option<f64>,
+    /// Where fetched engine artifacts are kept [default: $XDG_CACHE_HOME/runner/artifacts, else
+    /// ~/.cache/runner/artifacts].
+    #[arg(long, value_name = "DIR")]
+    pub cache: Option<PathBuf>,
+    /// The artifact cache's cap in MiB: past it, the least recently used artifacts are removed.
+    #[arg(long, value_name = "MB", default_value_t = 2048)]
+    pub cache_max_mb: u64,
+    /// Never fetch engine artifacts: run only the engines of this worker's catalog and the
+    /// commands under --trust, as a worker of an older fleet did.
+    #[arg(long)]
+    pub no_artifacts: bool,
 }
 
 fn lease_secs(s: &str) -> Result<f64, String> {

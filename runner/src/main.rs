@@ -24,6 +24,7 @@ async fn main() -> ExitCode {
         Command::Status(args) => runner::cmd::status::run(args).await,
         Command::Cancel(args) => runner::cmd::cancel::run(args).await,
         Command::Approve(args) => runner::cmd::approve::run(args).await,
+        Command::Gc(args) => runner::cmd::gc::run(args).await,
         Command::Purge(args) => runner::cmd::purge::run(args).await,
         Command::WorkerKey(args) => runner::cmd::worker_key::run(args).await,
         Command::Workers(args) => runner::cmd::workers::run(args).await,

@@ -96,6 +96,8 @@ impl Fleet {
             .args(trust)
             .args(extra)
             .env_remove("RUNNER_WORKER_KEY")
+            // Fetched engines go to the test's folder, not the user's cache.
+            .env("XDG_CACHE_HOME", self.dir.join("cache"))
             .envs(env.iter().copied())
             .current_dir(&self.dir)
             .stdin(Stdio::null())
@@ -449,7 +451,8 @@ fn a_worker_with_another_engine_binary_refuses_the_run() {
     let mut bytes = std::fs::read(&copy).unwrap();
     bytes.extend_from_slice(b"changed");
     std::fs::write(&copy, bytes).unwrap();
-    let mut w = f.worker("w", &["--run", &run.to_string()]);
+    // (Without --no-artifacts the worker would fetch the submitted binary from the database.)
+    let mut w = f.worker("w", &["--run", &run.to_string(), "--no-artifacts"]);
     let status = wait_exit(&mut w, Duration::from_secs(120));
     let log = f.log("w");
     assert!(!status.success(), "{log}");
@@ -606,7 +609,8 @@ fn a_submitted_shell_command_is_refused_by_a_worker_that_does_not_trust_its_fold
         )),
         "/bin/sh"
     );
-    let mut w = f.worker("w", &["--concurrency", "1"]);
+    // The catalog and --trust path (an artifact worker would run the stored binary instead).
+    let mut w = f.worker("w", &["--concurrency", "1", "--no-artifacts"]);
     assert!(wait_exit(&mut w, Duration::from_secs(120)).success(), "{}", f.log("w"));
     let said = f.refused_once("w", run);
     assert!(said.contains("engine a") && said.contains("/bin/sh"), "{said}");

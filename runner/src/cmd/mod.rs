@@ -7,6 +7,7 @@ pub mod cancel;
 pub mod db;
 pub mod delete;
 pub mod fastchess;
+pub mod gc;
 pub mod match_cmd;
 pub mod merge;
 pub mod pull;

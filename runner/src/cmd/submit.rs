@@ -25,9 +25,9 @@ pub async fn run(args: &SubmitArgs) -> Result<Exit> {
              locally, or use --repeat 2"
         );
     }
-    let (target, db) = connect(args.db.db.as_deref()).await?;
+    let (target, mut db) = connect(args.db.db.as_deref()).await?;
     schema::check(&db).await?;
-    let (id, pending) = store(&db, &sub).await?;
+    let (id, pending) = store(&mut db, &sub).await?;
     let plan = sub.plan();
     errln!(
         "submitted to {target}: {} ({}), {} pairing(s) x {} games max, {}, {} opening(s), plan {}",

@@ -8,6 +8,8 @@ use anyhow::{Context, Result, bail};
 
 use crate::cli::WorkerArgs;
 use crate::exit::Exit;
+use crate::fleet::artifacts::cache::{Cache, default_dir};
+use crate::fleet::artifacts::fetch_run_artifacts;
 use crate::fleet::connect::{db_url, parse_target};
 use crate::fleet::link::{Link, STATEMENT_TIMEOUT, connect_patiently};
 use crate::fleet::load::{LoadOptions, load_run};
@@ -52,7 +54,21 @@ pub async fn run(args: &WorkerArgs) -> Result<Exit> {
         trust: args.trust.clone(),
         engines_file: args.engines_file.clone(),
     };
-    let load: LoadRun = Arc::new(move |row| load_run(row, &load_opts));
+    let dir = match &args.cache {
+        Some(d) => d.clone(),
+        None => default_dir()?,
+    };
+    let cache = Cache::open(dir, args.cache_max_mb.saturating_mul(1 << 20))?;
+    let (rt, link2) = (tokio::runtime::Handle::current(), link.clone());
+    let fetch = !args.no_artifacts;
+    let load: LoadRun = Arc::new(move |row, id| {
+        let files = match fetch {
+            true => fetch_run_artifacts(&rt, &link2, id, row.id, &cache)
+                .map_err(|e| format!("cannot fetch the run's engines: {e:#}"))?,
+            false => Default::default(),
+        };
+        load_run(row, &load_opts, &files)
+    });
     let tally = run_worker(link, &opts, load, cancel.clone()).await?;
     errln!(
         "worker done: {} pair(s) stored, {} refused, {} stopped, {} incident(s), {} run(s) refused",

@@ -1,8 +1,10 @@
 //! A worker's view of a submitted run: the submission read back, its engines resolved on this
-//! machine among those it trusts (`identity::resolve_trusted`) and checked against the submitted
-//! identities, the engine pools to play with, and the judge that tells it when to ask the
+//! machine (the run's own artifact when the submitter stored the binary, fetched into the
+//! worker's cache, else among the engines it trusts: `identity::resolve_trusted`) and checked
+//! against the submitted identities, the engine pools to play with, and the judge that tells it when to ask the
 //! database for a decision.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -12,6 +14,7 @@ use super::pair::RunSpec;
 use super::queue::RunRow;
 use super::submission::Submission;
 use super::worker::{Served, run_log_dir};
+use crate::plan::engine_spec::EngineSpec;
 use crate::plan::engines::EngineCatalog;
 use crate::play::worker::EnginePool;
 
@@ -26,8 +29,14 @@ pub struct LoadOptions {
     pub engines_file: Option<PathBuf>,
 }
 
-/// Loads run `row` for this worker; `Err` is the one line saying why this worker refuses it.
-pub fn load_run(row: &RunRow, opts: &LoadOptions) -> Result<Served, String> {
+/// Loads run `row` for this worker, with the files of the run's artifacts on this machine by
+/// SHA-256 (`artifacts::fetch_run_artifacts`); `Err` is the one line saying why this worker
+/// refuses it.
+pub fn load_run(
+    row: &RunRow,
+    opts: &LoadOptions,
+    artifacts: &HashMap<String, PathBuf>,
+) -> Result<Served, String> {
     let sub = Submission::from_stored(&row.submission).map_err(|e| format!("{e:#}"))?;
     let catalog = EngineCatalog::load(opts.engines_file.as_deref())
         .map_err(|e| format!("cannot read this worker's engines: {e:#}"))?;
@@ -35,7 +44,12 @@ pub fn load_run(row: &RunRow, opts: &LoadOptions) -> Result<Served, String> {
     plan.engines = plan
         .engines
         .iter()
-        .map(|s| resolve_trusted(s, &catalog, &opts.trust))
+        .map(|s| match sub.engines.iter().find(|i| i.name == s.name) {
+            Some(id) if artifacts.contains_key(&id.sha256) => {
+                Ok(from_artifact(s, &artifacts[&id.sha256]))
+            }
+            _ => resolve_trusted(s, &catalog, &opts.trust),
+        })
         .collect::<Result<_, _>>()?;
     let local = identify_all(&plan.engines).map_err(|e| format!("{e:#}"))?;
     check_same(&sub.engines, &local)?;
@@ -66,6 +80,15 @@ pub fn load_run(row: &RunRow, opts: &LoadOptions) -> Result<Served, String> {
         tuned,
     };
     Ok(Served { spec: Arc::new(spec), judge, fault_limit: sub.settings.fault_limit })
+}
+
+/// `spec` started from the artifact's file: an approved run's binary, run with its submitted
+/// arguments and options; its working folder only if this machine has it.
+fn from_artifact(spec: &EngineSpec, file: &Path) -> EngineSpec {
+    let mut s = spec.clone();
+    s.cmd = file.display().to_string();
+    s.dir = s.dir.filter(|d| d.is_dir());
+    s
 }
 
 /// The run's log folder, made now so that a name the file system refuses is a refusal of the

@@ -15,6 +15,7 @@
 //! results folder, [`status`] formats `runner status`, [`workers`] `runner workers`,
 //! [`worker_stats`] the per-worker lines of a run's status (residuals, flags).
 
+pub mod artifacts;
 pub mod connect;
 pub mod decide;
 pub mod identity;

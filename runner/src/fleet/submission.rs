@@ -11,7 +11,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::{Result, anyhow, bail};
+use anyhow::{Context, Result, anyhow, bail};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_postgres::Client;
@@ -237,8 +237,9 @@ pub const REFUSAL_LIMIT: i32 = 3;
 
 /// Stores `sub` with its schedule of game pairs (and a tuning run's starting theta and random
 /// draws) through the queue, with what the database decides it by; returns the run's id and
-/// whether it waits for an approver.
-pub async fn store(db: &Client, sub: &Submission) -> Result<(i64, bool)> {
+/// whether it waits for an approver. The engines' binaries are uploaded first (those the
+/// database lacks), then the run is stored and named their user in one transaction.
+pub async fn store(db: &mut Client, sub: &Submission) -> Result<(i64, bool)> {
     let value = serde_json::to_value(sub)?;
     let plan = sub.plan();
     let labels: Vec<String> = plan.pairings.iter().map(|p| p.label.clone()).collect();
@@ -273,7 +274,12 @@ pub async fn store(db: &Client, sub: &Submission) -> Result<(i64, bool)> {
         draws: &draws,
         refusal_limit: REFUSAL_LIMIT,
     };
-    queue::insert_run(db, &run).await
+    let shas = super::artifacts::upload_engines(&*db, &sub.engines).await?;
+    let tx = db.transaction().await.context("cannot begin the submission's transaction")?;
+    let stored = queue::insert_run(&tx, &run).await?;
+    queue::run_artifacts(&tx, stored.0, &shas).await?;
+    tx.commit().await.context("cannot store the run")?;
+    Ok(stored)
 }
 
 impl Submission {

@@ -4,7 +4,7 @@
 
 use anyhow::{Context, Result};
 use serde_json::Value;
-use tokio_postgres::Client;
+use tokio_postgres::{Client, GenericClient};
 use tokio_postgres::types::Type;
 
 use super::report::{Settled, settle_as_owner};
@@ -32,7 +32,7 @@ pub struct NewRun<'a> {
 }
 
 /// Stores a run and its schedule; returns its id and whether it waits for approval.
-pub async fn insert_run(db: &Client, run: &NewRun<'_>) -> Result<(i64, bool)> {
+pub async fn insert_run(db: &impl GenericClient, run: &NewRun<'_>) -> Result<(i64, bool)> {
     let first: Vec<&str> = run.engines.iter().map(|e| e.0.as_str()).collect();
     let second: Vec<&str> = run.engines.iter().map(|e| e.1.as_str()).collect();
     let pairing: Vec<i32> = run.jobs.iter().map(|j| j.0).collect();

@@ -20,6 +20,7 @@
 
 pub mod admin;
 pub mod dashboard;
+pub mod artifacts;
 pub mod lease;
 pub mod read;
 pub mod report;
@@ -32,6 +33,10 @@ use std::sync::Mutex;
 use tokio_postgres::types::{ToSql, Type};
 use tokio_postgres::{Client, GenericClient, Row, Statement};
 
+pub use artifacts::{
+    ArtifactRow, artifact_chunk, artifact_put, artifact_seal, artifact_sealed, gc_artifacts,
+    run_artifacts, worker_artifacts,
+};
 pub use admin::{KeyRow, NewRun, approve, cancel, insert_run, key_add, key_revoke, keys, purge};
 pub use lease::{
     Claim, Machine, WorkerId, claim, heartbeat, incident, iteration, refuse, register_machine,

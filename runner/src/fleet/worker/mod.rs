@@ -55,9 +55,9 @@ pub struct Served {
 }
 
 /// Loads a run for this worker: its plan, openings, engines resolved, trusted and checked on
-/// this machine. `Err` is the line saying why the worker refuses the run. Called off the async
+/// this machine (the worker fetches the run's artifacts under its own id). `Err` is the line saying why the worker refuses the run. Called off the async
 /// loop (it hashes binaries and runs their `bench`).
-pub type LoadRun = Arc<dyn Fn(&RunRow) -> Result<Served, String> + Send + Sync>;
+pub type LoadRun = Arc<dyn Fn(&RunRow, &WorkerId) -> Result<Served, String> + Send + Sync>;
 
 /// Counts of what a worker did (printed at its end).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -219,9 +219,9 @@ impl<'a> Worker<'a> {
             };
         let Some(row) = row else { return };
         self.loading.insert(run, vec![c]);
-        let load = self.load.clone();
+        let (load, id) = (self.load.clone(), self.id.clone());
         self.loads.spawn(async move {
-            let r = tokio::task::spawn_blocking(move || load(&row))
+            let r = tokio::task::spawn_blocking(move || load(&row, &id))
                 .await
                 .unwrap_or_else(|e| Err(format!("loading it failed: {e}")));
             (run, r)

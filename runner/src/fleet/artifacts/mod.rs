@@ -1,0 +1,141 @@
+//! Engines delivered through the database. `runner submit` stores each engine binary it
+//! resolves as an artifact: content-addressed by SHA-256, deduplicated (a sealed artifact is
+//! never uploaded again), in chunks of [`CHUNK_SIZE`], at most [`MAX_SIZE`] (docs/fleet.md
+//! says why), and names the run's artifacts in the transaction that stores the run. A worker
+//! lists the artifacts of a run it loads (the database lists them only for an approved, active
+//! run), fetches those it lacks into its [`cache`] once, and starts the cached file in place of
+//! the submitter's path: no identical paths, no copying binaries by hand.
+
+pub mod cache;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use tokio_postgres::GenericClient;
+
+use self::cache::Cache;
+use super::identity::EngineIdentity;
+use super::link::{Link, is_transient};
+use super::queue::{self, WorkerId};
+
+/// Bytes per chunk: one row of `artifact_chunks`, one round trip. 1 MiB keeps a row far below
+/// PostgreSQL's 1 GB field limit and a chunk's transfer far below a statement's deadline on a
+/// slow link, while a 100 MB binary is still only 100 round trips.
+pub const CHUNK_SIZE: usize = 1 << 20;
+/// Largest artifact: 128 MiB. Stockfish with its networks embedded is under 100 MB; the
+/// database checks an upload's hash over the whole file in memory when it is sealed.
+pub const MAX_SIZE: u64 = 128 << 20;
+
+/// Uploads the binaries of `engines` the database does not hold yet (one per distinct hash);
+/// returns the hashes of all of them (the run's artifacts). A binary over [`MAX_SIZE`] is not
+/// stored (a warning says so): workers must then have it themselves.
+pub async fn upload_engines(
+    db: &impl GenericClient,
+    engines: &[EngineIdentity],
+) -> Result<Vec<String>> {
+    let mut shas: Vec<String> = Vec::new();
+    for e in engines {
+        if shas.contains(&e.sha256) {
+            continue;
+        }
+        let path = PathBuf::from(&e.cmd);
+        let size = std::fs::metadata(&path)
+            .with_context(|| format!("engine {}: cannot read {}", e.name, path.display()))?
+            .len();
+        if size > MAX_SIZE {
+            errln!(
+                "warning: engine {}: {} is {} MiB, over the artifact limit of {} MiB: not stored \
+                 (workers must have it in their catalog or under --trust)",
+                e.name,
+                path.display(),
+                size >> 20,
+                MAX_SIZE >> 20
+            );
+            continue;
+        }
+        upload_file(db, &path, &e.sha256, "binary")
+            .await
+            .with_context(|| format!("engine {}", e.name))?;
+        shas.push(e.sha256.clone());
+    }
+    Ok(shas)
+}
+
+/// Stores the file at `path` as artifact `sha` (checked against the file) unless the database
+/// holds it sealed already.
+pub async fn upload_file(
+    db: &impl GenericClient,
+    path: &std::path::Path,
+    sha: &str,
+    kind: &str,
+) -> Result<()> {
+    if queue::artifact_sealed(db, sha).await? {
+        return Ok(());
+    }
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    if bytes.is_empty() {
+        bail!("{} is empty: not an engine", path.display());
+    }
+    let have = crate::hex::sha256_hex(&bytes);
+    if have != sha {
+        bail!("{} changed since it was identified (sha256 {have}, not {sha})", path.display());
+    }
+    let size = i64::try_from(bytes.len())?;
+    let chunks = bytes.len().div_ceil(CHUNK_SIZE);
+    let n_chunks = i32::try_from(chunks)?;
+    for (n, c) in bytes.chunks(CHUNK_SIZE).enumerate() {
+        queue::artifact_put(db, sha, size, n_chunks, kind, n as i32, c).await?;
+    }
+    queue::artifact_seal(db, sha).await
+}
+
+/// Attempts of one chunk's read on a database that fails passingly.
+const CHUNK_ATTEMPTS: u32 = 5;
+
+/// The files of run `run`'s artifacts on this worker, by hash: each taken from the cache, or
+/// fetched into it. Called off the async loop (it blocks on the runtime `rt`). `Err` is one
+/// line saying which artifact could not be had.
+pub fn fetch_run_artifacts(
+    rt: &tokio::runtime::Handle,
+    link: &Link,
+    id: &WorkerId,
+    run: i64,
+    cache: &Cache,
+) -> Result<HashMap<String, PathBuf>> {
+    let list =
+        rt.block_on(link.once(|c| async move { queue::worker_artifacts(&**c, id, run).await }))?;
+    let mut out = HashMap::new();
+    for a in list.into_iter().filter(|a| a.kind == "binary") {
+        let (size, chunks) = (u64::try_from(a.size)?, u32::try_from(a.chunks)?);
+        let started = std::time::Instant::now();
+        let (path, fetched) = cache.get(&a.sha, size, chunks, |n| {
+            let mut tries = 0;
+            loop {
+                let sha = a.sha.as_str();
+                let r =
+                    rt.block_on(link.once(|c| async move {
+                        queue::artifact_chunk(&**c, id, sha, n as i32).await
+                    }));
+                match r {
+                    Err(e) if is_transient(&e) && tries + 1 < CHUNK_ATTEMPTS => {
+                        tries += 1;
+                        std::thread::sleep(super::link::backoff(tries));
+                    }
+                    r => return r,
+                }
+            }
+        })?;
+        if fetched {
+            errln!(
+                "fetched artifact {} ({} bytes) into {} in {:.2} s",
+                a.sha.get(..12).unwrap_or(&a.sha),
+                size,
+                cache.dir.display(),
+                started.elapsed().as_secs_f64()
+            );
+        }
+        out.insert(a.sha, path);
+    }
+    Ok(out)
+}
