@@ -32,8 +32,24 @@ impl Fleet {
 
     fn submit(&self, a: &str, b: &str, book: &str) -> i64 {
         let args = [
-            "submit", "match", "--engine", a, "--engine", b, "--book", book, "--games", "4",
-            "--seed", "7", "--nodes", "1", "--maxmoves", "40", "--progress", "quiet",
+            "submit",
+            "match",
+            "--engine",
+            a,
+            "--engine",
+            b,
+            "--book",
+            book,
+            "--games",
+            "4",
+            "--seed",
+            "7",
+            "--nodes",
+            "1",
+            "--maxmoves",
+            "40",
+            "--progress",
+            "quiet",
         ];
         let o = self.runner(&args);
         assert!(o.status.success(), "submit: {}", stderr(&o));
@@ -94,10 +110,7 @@ fn a_worker_with_an_empty_cache_fetches_the_submitted_binary_and_plays() {
     assert_eq!(f.sql(&format!("SELECT sha FROM run_artifacts WHERE run_id = {run}")), sha);
     let size: u64 = std::fs::metadata(e2e::badengine_bin()).unwrap().len();
     assert_eq!(f.sql("SELECT size FROM artifacts"), size.to_string());
-    assert_eq!(
-        f.sql("SELECT count(*) FROM artifact_chunks"),
-        size.div_ceil(1 << 20).to_string()
-    );
+    assert_eq!(f.sql("SELECT count(*) FROM artifact_chunks"), size.div_ceil(1 << 20).to_string());
 
     // Served to a worker while its run is approved and active.
     let first = f.sql(&format!(

@@ -53,7 +53,10 @@ fn serve(dir: &Path, args: &[&str]) -> Server {
     let Some(port) = port else {
         let _ = child.kill();
         let _ = child.wait();
-        panic!("runner serve did not say where it listens: {line:?}; {}", read_text(&dir.join("serve.err")));
+        panic!(
+            "runner serve did not say where it listens: {line:?}; {}",
+            read_text(&dir.join("serve.err"))
+        );
     };
     Server { child, port }
 }
@@ -97,7 +100,8 @@ fn events_until(
     mut done: impl FnMut(&str, &str) -> bool,
 ) -> Vec<(String, String)> {
     let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect to the server");
-    write!(s, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n").unwrap();
+    write!(s, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n")
+        .unwrap();
     let start = Instant::now();
     s.set_read_timeout(Some(Duration::from_millis(500))).unwrap();
     let mut reader = BufReader::new(s);
@@ -219,7 +223,8 @@ fn a_local_run_s_counts_rise_live_and_its_stream_ends_with_it() {
     // surely live while the server is watched, whatever the machine's speed; a game that spans
     // the stop is played again by the runner (not scored).
     let pid = run.id().to_string();
-    let signal = |s: &str| assert!(Command::new("kill").args([s, &pid]).status().unwrap().success());
+    let signal =
+        |s: &str| assert!(Command::new("kill").args([s, &pid]).status().unwrap().success());
     signal("-STOP");
 
     let server = serve(&dir, &["--results", "results"]);
@@ -255,7 +260,8 @@ fn markup_in_names_options_and_tags_is_escaped() {
     let results = dir.join("results");
     std::fs::create_dir_all(&results).unwrap();
     let book = write_book(&dir, 4);
-    let a = format!("name=<b>A</b>,cmd={},arg=good,option.Note=<i>x</i>", badengine_bin().display());
+    let a =
+        format!("name=<b>A</b>,cmd={},arg=good,option.Note=<i>x</i>", badengine_bin().display());
     let b = bad_spec("B", "good", None);
     let mut args = match_args(&a, &b, "results/x", &["--book", &book]);
     args.extend(["--nodes", "1", "--games", "2", "--event", "<script>alert(1)</script>"]);
@@ -286,7 +292,12 @@ fn a_fleet_run_is_listed_counted_live_and_decided() {
     let (a, b) = (bad_spec("A", "good", None), bad_spec("B", "good", None));
     let url = pg.url();
     let mut args = vec!["submit", "--db", &url];
-    args.extend(match_args(&a, &b, "unused", &["--book", &book, "--nodes", "1", "--games", "8", "--seed", "7"]));
+    args.extend(match_args(
+        &a,
+        &b,
+        "unused",
+        &["--book", &book, "--nodes", "1", "--games", "8", "--seed", "7"],
+    ));
     args.truncate(args.len() - 4); // no --progress / --out for a submission
     let o = run_runner(&dir, &args);
     assert!(o.status.success(), "submit: {}", stderr(&o));
@@ -324,20 +335,22 @@ fn a_fleet_run_is_listed_counted_live_and_decided() {
     });
     // The worker is stopped until the stream has said its first counts (as the local test).
     let pid = worker.id().to_string();
-    let signal = |s: &str| assert!(Command::new("kill").args([s, &pid]).status().unwrap().success());
+    let signal =
+        |s: &str| assert!(Command::new("kill").args([s, &pid]).status().unwrap().success());
     signal("-STOP");
     let mut counts = Vec::new();
     let mut released = false;
-    let seen = events_until(port, &format!("/run/{id}/events"), Duration::from_secs(300), |name, data| {
-        if name == "counts" {
-            counts.extend(games_in(data));
-            if !released {
-                signal("-CONT");
-                released = true;
+    let seen =
+        events_until(port, &format!("/run/{id}/events"), Duration::from_secs(300), |name, data| {
+            if name == "counts" {
+                counts.extend(games_in(data));
+                if !released {
+                    signal("-CONT");
+                    released = true;
+                }
             }
-        }
-        name == "end"
-    });
+            name == "end"
+        });
     assert!(counts.len() >= 2 && counts.windows(2).all(|w| w[0] < w[1]), "{counts:?} {seen:?}");
     assert_eq!(counts.last(), Some(&8), "{seen:?}");
     assert!(e2e::wait_exit(&mut worker, "the worker", Duration::from_secs(120)).success());

@@ -63,7 +63,8 @@ async fn stamp(app: &Arc<App>, fleet: bool, local: Option<&str>) -> String {
     for d in dirs {
         for f in ["games.jsonl", "summary.json", "run.lock"] {
             if let Ok(m) = std::fs::symlink_metadata(d.join(f)) {
-                let t = m.modified().ok().and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok());
+                let t =
+                    m.modified().ok().and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok());
                 s.push_str(&format!("{}:{}:{:?};", d.display(), m.len(), t));
             }
         }
@@ -88,7 +89,9 @@ pub async fn run_events(
         async move {
             let (mut seen, mut last) = match step {
                 Step::Done => return None,
-                Step::End => return Some((Ok(Event::default().event("end").data("ended")), Step::Done)),
+                Step::End => {
+                    return Some((Ok(Event::default().event("end").data("ended")), Step::Done));
+                }
                 Step::Watch(seen, last) => (seen, last),
             };
             loop {
@@ -97,11 +100,17 @@ pub async fn run_events(
                     let counts = match app.run(&id).await {
                         Ok(Some(v)) => LiveCounts::of(&v),
                         // A run that is gone (or a source failing) ends the stream.
-                        Ok(None) | Err(_) => return Some((Ok(Event::default().event("end").data("gone")), Step::Done)),
+                        Ok(None) | Err(_) => {
+                            return Some((
+                                Ok(Event::default().event("end").data("gone")),
+                                Step::Done,
+                            ));
+                        }
                     };
                     if last.as_ref() != Some(&counts) {
                         let ended = counts.ended;
-                        let data = serde_json::to_string(&[&counts]).unwrap_or_else(|_| "[]".into());
+                        let data =
+                            serde_json::to_string(&[&counts]).unwrap_or_else(|_| "[]".into());
                         last = Some(counts);
                         let next = if ended { Step::End } else { Step::Watch(seen, last) };
                         return Some((Ok(Event::default().event("counts").data(data)), next));
@@ -115,7 +124,9 @@ pub async fn run_events(
 }
 
 /// `/events`: the counts of every run of the list that changed.
-pub async fn list_events(State(app): State<Arc<App>>) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+pub async fn list_events(
+    State(app): State<Arc<App>>,
+) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
     let start: (Seen, HashMap<String, LiveCounts>) = (Seen::default(), HashMap::new());
     let s = stream::unfold(start, move |(mut seen, mut last)| {
         let app = app.clone();
@@ -133,7 +144,10 @@ pub async fn list_events(State(app): State<Arc<App>>) -> Sse<impl Stream<Item = 
                             last.insert(c.id.clone(), c.clone());
                         }
                         let data = serde_json::to_string(&changed).unwrap_or_else(|_| "[]".into());
-                        return Some((Ok(Event::default().event("counts").data(data)), (seen, last)));
+                        return Some((
+                            Ok(Event::default().event("counts").data(data)),
+                            (seen, last),
+                        ));
                     }
                 }
                 tokio::time::sleep(POLL).await;

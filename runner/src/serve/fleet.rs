@@ -15,8 +15,8 @@ use tokio_postgres::Client;
 use crate::fleet::connect::{DbTarget, connect};
 use crate::fleet::decide::stats_counts;
 use crate::fleet::pull::pull;
-use crate::fleet::queue::{self, RunRow};
 use crate::fleet::queue::dashboard::{self, WorkerRow};
+use crate::fleet::queue::{self, RunRow};
 use crate::fleet::schema;
 use crate::fleet::submission::Submission;
 use crate::report::summary::summarize_or_na;
@@ -66,11 +66,8 @@ impl Fleet {
         let plan = sub.as_ref().ok().map(|s| s.plan().clone());
         let sprt = plan.as_ref().and_then(|p| p.sprt);
         let counts = queue::pairing_counts(&self.db, row.id, None).await?;
-        let labels: Vec<String> = queue::pairings(&self.db, row.id)
-            .await?
-            .into_iter()
-            .map(|p| p.label)
-            .collect();
+        let labels: Vec<String> =
+            queue::pairings(&self.db, row.id).await?.into_iter().map(|p| p.label).collect();
         let mut games = 0;
         let pairings: Vec<PairingView> = counts
             .iter()
@@ -83,7 +80,12 @@ impl Fleet {
                 let n = counts.games();
                 games += n;
                 let summary = (c.penta.iter().sum::<i64>() > 0).then(|| {
-                    summarize_or_na(&counts, &Options { sprt, ..Options::default() }, stats::summarize).0
+                    summarize_or_na(
+                        &counts,
+                        &Options { sprt, ..Options::default() },
+                        stats::summarize,
+                    )
+                    .0
                 });
                 PairingView {
                     label,
@@ -120,7 +122,9 @@ impl Fleet {
                 Some(why) => format!("{}: {why}", row.state),
                 None => row.state.clone(),
             },
-            engines: plan.map(|p| p.engines.iter().map(|e| e.name.clone()).collect()).unwrap_or_default(),
+            engines: plan
+                .map(|p| p.engines.iter().map(|e| e.name.clone()).collect())
+                .unwrap_or_default(),
             limits: limits.unwrap_or_default(),
             games,
             pairings,

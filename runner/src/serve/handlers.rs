@@ -74,7 +74,11 @@ pub async fn run_page(State(app): AppState, Path(id): Path<String>) -> Response 
         Ok(None) => return no_run(&id),
         Err(r) => return r,
     };
-    let stamp = format!("{}{}", serde_json::to_string(&LiveCounts::of(&view)).unwrap_or_default(), view.state_note);
+    let stamp = format!(
+        "{}{}",
+        serde_json::to_string(&LiveCounts::of(&view)).unwrap_or_default(),
+        view.state_note
+    );
     if let Some(page) = app.pages.get(&id, &stamp) {
         return html_response(page.as_str().to_owned());
     }
@@ -191,8 +195,12 @@ async fn download(app: &Arc<App>, id: &str, file: &str, mime: &'static str) -> R
 /// `/workers`: the fleet's workers table.
 pub async fn workers(State(app): AppState) -> Response {
     let Some(fleet) = &app.fleet else {
-        return pages::layout("Workers", None, html! { p { "No fleet database (start with --db)." } })
-            .into_response();
+        return pages::layout(
+            "Workers",
+            None,
+            html! { p { "No fleet database (start with --db)." } },
+        )
+        .into_response();
     };
     match fleet.workers().await {
         Ok(rows) => pages::workers_page(&rows).into_response(),

@@ -25,18 +25,25 @@ pub async fn metrics(State(app): State<Arc<App>>) -> Response {
     for source in ["local", "fleet"] {
         for state in [RunState::Pending, RunState::Active, RunState::Finished] {
             let n = by_state.get(&(source, state.name())).copied().unwrap_or(0);
-            let _ = writeln!(s, "runner_runs{{source=\"{source}\",state=\"{}\"}} {n}", state.name());
+            let _ =
+                writeln!(s, "runner_runs{{source=\"{source}\",state=\"{}\"}} {n}", state.name());
         }
     }
     s.push_str("# HELP runner_games Games played, by source.\n# TYPE runner_games gauge\n");
     for source in ["local", "fleet"] {
-        let _ = writeln!(s, "runner_games{{source=\"{source}\"}} {}", games.get(source).copied().unwrap_or(0));
+        let _ = writeln!(
+            s,
+            "runner_games{{source=\"{source}\"}} {}",
+            games.get(source).copied().unwrap_or(0)
+        );
     }
     if let Some(f) = &app.fleet
         && let Ok(w) = f.workers().await
     {
         let alive = w.iter().filter(|w| w.alive).count();
-        s.push_str("# HELP runner_workers_alive Fleet workers whose heartbeat is within their lease.\n");
+        s.push_str(
+            "# HELP runner_workers_alive Fleet workers whose heartbeat is within their lease.\n",
+        );
         let _ = writeln!(s, "# TYPE runner_workers_alive gauge\nrunner_workers_alive {alive}");
     }
     s.push_str("# HELP runner_source_errors Sources that failed to answer this scrape.\n");

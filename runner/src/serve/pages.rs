@@ -101,11 +101,7 @@ pub fn index(runs: &[RunView], f: &Filters, notes: &[String]) -> Markup {
 
 fn pager(f: &Filters, from: usize, to: usize, total: usize) -> Markup {
     let link = |page: usize| {
-        format!(
-            "/?state={}&q={}&page={page}#finished",
-            url_escape(&f.state),
-            url_escape(&f.q)
-        )
+        format!("/?state={}&q={}&page={page}#finished", url_escape(&f.state), url_escape(&f.q))
     };
     html! {
         p.pager {
@@ -211,7 +207,13 @@ pub fn games_link(id: &str, games: u64) -> Markup {
 }
 
 /// `/run/ID/games`: one page of games, each opening to its PGN.
-pub fn games_page(id: &str, plan: Option<&RunPlan>, page: &Page, offset: usize, limit: usize) -> Markup {
+pub fn games_page(
+    id: &str,
+    plan: Option<&RunPlan>,
+    page: &Page,
+    offset: usize,
+    limit: usize,
+) -> Markup {
     let base = format!("/run/{}", url_escape(id));
     let body = html! {
         p { a href=(base) { "Back to the run" } " · download " a href=(format!("{base}/games.pgn")) { "games.pgn" } " · " a href=(format!("{base}/games.jsonl")) { "games.jsonl" } }

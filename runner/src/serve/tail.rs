@@ -51,7 +51,8 @@ impl Tail {
             let pairings = self.tallies.len();
             *self = Tail::new(pairings);
         }
-        let mut file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+        let mut file =
+            File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
         file.seek(SeekFrom::Start(self.offset))
             .with_context(|| format!("cannot read {}", path.display()))?;
         let mut reader = BufReader::new(file);

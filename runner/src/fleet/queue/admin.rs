@@ -4,8 +4,8 @@
 
 use anyhow::{Context, Result};
 use serde_json::Value;
-use tokio_postgres::{Client, GenericClient};
 use tokio_postgres::types::Type;
+use tokio_postgres::{Client, GenericClient};
 
 use super::report::{Settled, settle_as_owner};
 use super::{one, rows};

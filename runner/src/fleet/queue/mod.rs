@@ -19,8 +19,8 @@
 //! (`query_typed`). Rows are read by column name.
 
 pub mod admin;
-pub mod dashboard;
 pub mod artifacts;
+pub mod dashboard;
 pub mod lease;
 pub mod read;
 pub mod report;
@@ -33,11 +33,11 @@ use std::sync::Mutex;
 use tokio_postgres::types::{ToSql, Type};
 use tokio_postgres::{Client, GenericClient, Row, Statement};
 
+pub use admin::{KeyRow, NewRun, approve, cancel, insert_run, key_add, key_revoke, keys, purge};
 pub use artifacts::{
     ArtifactRow, artifact_chunk, artifact_put, artifact_seal, artifact_sealed, gc_artifacts,
     run_artifacts, worker_artifacts,
 };
-pub use admin::{KeyRow, NewRun, approve, cancel, insert_run, key_add, key_revoke, keys, purge};
 pub use lease::{
     Claim, Machine, WorkerId, claim, heartbeat, incident, iteration, refuse, register_machine,
     register_worker, release, worker_stopped,
