@@ -112,12 +112,13 @@ GRANT SELECT (id, host, pid, concurrency, lease_secs, started_at, heartbeat_at, 
     key_id, version) ON workers TO fleet_submitter, fleet_reader;
 GRANT SELECT (id, name, created_by, created_at, revoked_at) ON worker_keys
     TO fleet_submitter, fleet_reader;
--- Submit (the run is the caller's), cancel and purge (the functions check the owner), and ask
--- for a decision after a purge.
+-- Submit (the run is the caller's), cancel, purge and modify (the functions check the owner;
+-- a priority above 0 needs an approver), and ask for a decision after a purge.
 SELECT format('GRANT EXECUTE ON FUNCTION %s TO fleet_submitter', p.oid::regprocedure)
   FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
  WHERE n.nspname = 'public' AND p.proname IN ('fleet_submit', 'fleet_cancel', 'fleet_purge',
-       'fleet_settle_run', 'fleet_is_admin', 'fleet_may_change', 'fleet_approve') \gexec
+       'fleet_settle_run', 'fleet_is_admin', 'fleet_may_change', 'fleet_approve',
+       'fleet_modify') \gexec
 -- (fleet_approve checks the caller itself: a submitter is told that only an approver approves.)
 
 -- ------------------------------------------------------------------------- fleet_approver

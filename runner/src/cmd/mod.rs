@@ -8,6 +8,7 @@ pub mod db;
 pub mod fastchess;
 pub mod match_cmd;
 pub mod merge;
+pub mod modify;
 pub mod pull;
 pub mod purge;
 pub mod report;

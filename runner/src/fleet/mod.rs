@@ -12,7 +12,8 @@
 //! step) by the rules a local run uses; [`submission`] is what a run stores, [`identity`] tells
 //! the engines' binaries apart and decides which a worker trusts, [`load`] loads a run on a
 //! worker, [`pair`] plays one game pair, [`worker`] is the worker's loop, [`pull`] writes the
-//! results folder, [`status`] formats `runner status`.
+//! results folder, [`status`] formats `runner status`, [`share`] words a run's share of the fleet
+//! and its time left.
 
 pub mod connect;
 pub mod decide;
@@ -23,6 +24,7 @@ pub mod pair;
 pub mod pull;
 pub mod queue;
 pub mod schema;
+pub mod share;
 pub mod status;
 pub mod submission;
 pub mod worker;

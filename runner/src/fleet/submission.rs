@@ -18,6 +18,7 @@ use tokio_postgres::Client;
 
 use super::decide::judge_config;
 use super::identity::{EngineIdentity, identify_all};
+use super::queue::share::Share;
 use super::queue::{self, NewRun};
 use crate::cli::{ExecArgs, MatchArgs, SweepArgs, TuneArgs};
 use crate::gauntlet::files::anchor_index;
@@ -238,7 +239,7 @@ pub const REFUSAL_LIMIT: i32 = 3;
 /// Stores `sub` with its schedule of game pairs (and a tuning run's starting theta and random
 /// draws) through the queue, with what the database decides it by; returns the run's id and
 /// whether it waits for an approver.
-pub async fn store(db: &Client, sub: &Submission) -> Result<(i64, bool)> {
+pub async fn store(db: &Client, sub: &Submission, share: Share) -> Result<(i64, bool)> {
     let value = serde_json::to_value(sub)?;
     let plan = sub.plan();
     let labels: Vec<String> = plan.pairings.iter().map(|p| p.label.clone()).collect();
@@ -273,7 +274,7 @@ pub async fn store(db: &Client, sub: &Submission) -> Result<(i64, bool)> {
         draws: &draws,
         refusal_limit: REFUSAL_LIMIT,
     };
-    queue::insert_run(db, &run).await
+    queue::insert_run_with(db, &run, share).await
 }
 
 impl Submission {

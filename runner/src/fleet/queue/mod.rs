@@ -8,7 +8,8 @@
 //! a finished pair (the database reads its result from the game records) and asks the database
 //! to decide (`fleet_settle`: the SPRT, racing and the run's end are computed inside PostgreSQL,
 //! with the run locked, from every stored pair). Submitters and approvers go through [`admin`]
-//! (submit, approve, cancel, purge, worker keys); [`read`] holds what status and pull read.
+//! (submit, approve, cancel, purge, worker keys), and [`share`] (priorities and throughputs:
+//! `runner modify`, each run's share now); [`read`] holds what status and pull read.
 //!
 //! The frequent statements (claim, report, heartbeat) run on a [`Db`]: a [`Conn`] prepares each
 //! of them once per connection (named prepared statements: no parsing and, with the generic
@@ -21,6 +22,7 @@ pub mod admin;
 pub mod lease;
 pub mod read;
 pub mod report;
+pub mod share;
 
 use std::collections::HashMap;
 use std::ops::{Deref, DerefMut};
@@ -29,10 +31,12 @@ use std::sync::Mutex;
 use tokio_postgres::types::{ToSql, Type};
 use tokio_postgres::{Client, GenericClient, Row, Statement};
 
-pub use admin::{KeyRow, NewRun, approve, cancel, insert_run, key_add, key_revoke, keys, purge};
+pub use admin::{
+    KeyRow, NewRun, approve, cancel, insert_run, insert_run_with, key_add, key_revoke, keys, purge,
+};
 pub use lease::{
-    Claim, WorkerId, claim, heartbeat, incident, iteration, refuse, register_worker, release,
-    worker_stopped,
+    Claim, WorkerId, claim, claim_from, heartbeat, incident, iteration, refuse, register_worker,
+    release, worker_stopped,
 };
 pub use read::{
     GameOrder, PairingRow, Progress, Refusal, RunRow, StoredGame, games, outstanding,

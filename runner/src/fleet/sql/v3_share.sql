@@ -47,12 +47,12 @@ END $$;
 
 -- The order in which a claim of `p_n` pairs tries the runs worker key `p_key` may claim (of
 -- `p_only` when given, never of `p_skip`), for a worker that plays `p_current` now: highest
--- priority first; within it, the run the worker plays when it is within its share
--- (`sticky`), then by `after`, the run's pairs in flight per unit of weight once these `p_n`
--- are added (smallest first: the run furthest below its share), then the larger weight, then
--- the older run. `leased` counts live leases only (a dead worker's expired lease is not work
--- in flight). Cost: one row per active run plus one per live lease, through the partial
--- indexes (never a run's stored pairs).
+-- priority first; within it, the run the worker plays when it is within its share and no
+-- other run of the level is starved (`sticky`), then by `after`, the run's pairs in flight per
+-- unit of weight once these `p_n` are added (smallest first: the run furthest below its share),
+-- then a run other than the worker's own, the larger weight, the older run. `leased` counts
+-- live leases only (a dead worker's expired lease is not work in flight). Cost: one row per
+-- active run plus one per live lease, through the partial indexes (never a run's stored pairs).
 CREATE FUNCTION fleet_claim_order(p_key bigint, p_only bigint, p_skip bigint[],
     p_current bigint, p_n bigint)
 RETURNS TABLE (id bigint, priority int, owner text, weight float8, leased bigint,
@@ -75,17 +75,21 @@ LANGUAGE sql STABLE AS $$
           FROM r LEFT JOIN l ON l.run_id = r.id),
     s AS (
         SELECT w.*, (w.leased + p_n) / w.weight AS after,
-               -- The level's fair ratio with this claim added, and its most starved run now.
+               -- The level's fair ratio with this claim added and without it, and its most
+               -- starved run besides the worker's own (whose pair just ended).
                (sum(w.leased) OVER lv + p_n)::float8 / sum(w.weight) OVER lv AS fair_after,
                (sum(w.leased) OVER lv)::float8 / sum(w.weight) OVER lv AS fair_now,
-               min(w.leased / w.weight) OVER lv AS least_now
+               min(CASE WHEN w.id IS DISTINCT FROM p_current THEN w.leased / w.weight END)
+                   OVER lv AS least_other
           FROM w WINDOW lv AS (PARTITION BY w.priority))
     SELECT s.id, s.priority, s.owner, s.weight, s.leased, s.after,
-           coalesce(s.id = p_current
-                    AND s.after <= fleet_share_slack() * s.fair_after
-                    AND s.least_now >= s.fair_now / fleet_share_slack(), false) AS sticky
+           coalesce(s.id = p_current, false)
+             AND s.after <= fleet_share_slack() * s.fair_after
+             AND coalesce(s.least_other >= s.fair_now / fleet_share_slack(), true) AS sticky
       FROM s
-     ORDER BY s.priority DESC, 7 DESC, s.after, s.weight DESC, s.id
+     -- On a tie the worker moves to another run: when runs outnumber the slots, they take turns.
+     ORDER BY s.priority DESC, 7 DESC, s.after, coalesce(s.id = p_current, false),
+              s.weight DESC, s.id
 $$;
 
 -- Leases up to `p_n` pairs for a worker that plays run `p_current` now (NULL: none), trying
