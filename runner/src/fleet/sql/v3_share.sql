@@ -52,27 +52,29 @@ END $$;
 -- unit of weight once these `p_n` are added (smallest first: the run furthest below its share),
 -- then a run other than the worker's own, the larger weight, the older run. `leased` counts
 -- live leases only (a dead worker's expired lease is not work in flight). Cost: one row per
--- active run plus one per live lease, through the partial indexes (never a run's stored pairs).
+-- active run plus one range of the partial lease index per run (never a run's stored pairs).
 CREATE FUNCTION fleet_claim_order(p_key bigint, p_only bigint, p_skip bigint[],
     p_current bigint, p_n bigint)
 RETURNS TABLE (id bigint, priority int, owner text, weight float8, leased bigint,
     after float8, sticky boolean)
-LANGUAGE sql STABLE AS $$
-    WITH r AS (
-        SELECT r.id, r.priority, r.owner, r.throughput FROM runs r
+-- PL/pgSQL, not SQL: its statement's plan is kept for the session (a SQL function's body is
+-- planned again at every call), and every run's live leases are counted by one index range
+-- scan per run, a plan that does not depend on how many runs the planner expects.
+LANGUAGE plpgsql STABLE SET search_path = public, pg_temp AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    WITH w AS (
+        SELECT r.id, r.priority, r.owner,
+               r.throughput::float8 / count(*) OVER (PARTITION BY r.priority, r.owner) AS weight,
+               l.n AS leased
+          FROM runs r
+          CROSS JOIN LATERAL (
+              SELECT count(*) AS n FROM pairs p
+               WHERE p.run_id = r.id AND p.state = 'leased' AND p.lease_until > now()) l
          WHERE r.state = 'active' AND (p_only IS NULL OR r.id = p_only)
            AND NOT (r.id = ANY(coalesce(p_skip, '{}')))
            AND NOT EXISTS (SELECT 1 FROM refusals f WHERE f.run_id = r.id AND f.key_id = p_key)),
-    l AS (
-        SELECT p.run_id, count(*) AS n FROM pairs p
-         WHERE p.state = 'leased' AND p.lease_until > now()
-           AND p.run_id IN (SELECT r.id FROM r)
-         GROUP BY p.run_id),
-    w AS (
-        SELECT r.id, r.priority, r.owner,
-               r.throughput::float8 / count(*) OVER (PARTITION BY r.priority, r.owner) AS weight,
-               coalesce(l.n, 0) AS leased
-          FROM r LEFT JOIN l ON l.run_id = r.id),
     s AS (
         SELECT w.*, (w.leased + p_n) / w.weight AS after,
                -- The level's fair ratio with this claim added and without it, and its most
@@ -89,8 +91,8 @@ LANGUAGE sql STABLE AS $$
       FROM s
      -- On a tie the worker moves to another run: when runs outnumber the slots, they take turns.
      ORDER BY s.priority DESC, 7 DESC, s.after, coalesce(s.id = p_current, false),
-              s.weight DESC, s.id
-$$;
+              s.weight DESC, s.id;
+END $$;
 
 -- Leases up to `p_n` pairs for a worker that plays run `p_current` now (NULL: none), trying
 -- runs in fleet_claim_order's order: of each, pending pairs of active pairings or expired
