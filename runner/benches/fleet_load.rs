@@ -901,6 +901,10 @@ async fn one(o: &Opts, n: usize, n_runs: usize) -> Row {
 fn main() {
     let o = parse_args();
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
+    if o.shares {
+        rt.block_on(share_bench(&o));
+        return;
+    }
     let via = match o.via {
         Via::Direct => "direct connections".to_string(),
         Via::Pgbouncer => format!("PgBouncer transaction pooling, {} server connections", o.pool),
@@ -915,10 +919,6 @@ fn main() {
         o.play_ms,
         if o.prepared.unwrap_or(o.via == Via::Direct) { "on" } else { "off" }
     );
-    if o.shares {
-        rt.block_on(share_bench(&o));
-        return;
-    }
     let mut rows = Vec::new();
     for &n in &o.workers {
         for &r in &o.runs {
