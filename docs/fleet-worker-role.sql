@@ -113,13 +113,14 @@ GRANT SELECT (id, host, pid, concurrency, lease_secs, started_at, heartbeat_at, 
     key_id, version, cpu, cores) ON workers TO fleet_submitter, fleet_reader;
 GRANT SELECT (id, name, created_by, created_at, revoked_at) ON worker_keys
     TO fleet_submitter, fleet_reader;
--- Submit (the run is the caller's), cancel, purge and delete (the functions check the owner),
--- ask for a decision after a purge, note a pull (a reader's pull is not noted).
+-- Submit (the run is the caller's), cancel, purge, modify and delete (the functions check the
+-- owner; a priority above 0 needs an approver), ask for a decision after a purge, note a pull
+-- (a reader's pull is not noted).
 SELECT format('GRANT EXECUTE ON FUNCTION %s TO fleet_submitter', p.oid::regprocedure)
   FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
  WHERE n.nspname = 'public' AND p.proname IN ('fleet_submit', 'fleet_cancel', 'fleet_purge',
        'fleet_settle_run', 'fleet_is_admin', 'fleet_may_change', 'fleet_approve',
-       'fleet_delete', 'fleet_pulled') \gexec
+       'fleet_delete', 'fleet_pulled', 'fleet_modify') \gexec
 -- (fleet_approve checks the caller itself: a submitter is told that only an approver approves.)
 
 -- ------------------------------------------------------------------------- fleet_approver

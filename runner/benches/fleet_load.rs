@@ -19,10 +19,18 @@
 //! on the run with every stored pair.
 //!
 //! ```text
-//! cargo bench -p runner --bench fleet_load -- [--workers 10,100,500] [--seconds N] [--pairs N]
-//!     [--max-connections N] [--via direct|pgbouncer] [--pool N] [--heartbeat SECONDS]
-//!     [--statements] [--play-ms MS]
+//! cargo bench -p runner --bench fleet_load -- [--workers 10,100,500] [--runs 1,100]
+//!     [--seconds N] [--pairs N] [--max-connections N] [--via direct|pgbouncer] [--pool N]
+//!     [--heartbeat SECONDS] [--statements] [--play-ms MS]
+//! cargo bench -p runner --bench fleet_load -- --shares [--seconds N] [--play-ms MS]
 //! ```
+//!
+//! `--runs N` submits N active runs (the pairs split among them) and the workers claim from
+//! any run, as a worker without `--run` does, passing the run they played last: one row per
+//! worker count and run count, to compare what the claim costs with many runs (the claim
+//! ranks every active run by its share). `--shares` measures how claims share the workers
+//! instead (`share_bench`): three runs of throughput 100, 100 and 200 over four workers that
+//! "play" each pair for `--play-ms`, and a 20-game run submitted behind a 20,000-game one.
 //!
 //! `--via pgbouncer` puts Debian's PgBouncer (`/usr/sbin/pgbouncer`) in transaction pooling
 //! mode between the workers and the server, with `--pool` server connections.
@@ -65,6 +73,10 @@ enum Via {
 #[derive(Clone, Debug)]
 struct Opts {
     workers: Vec<usize>,
+    /// Active runs the workers claim from.
+    runs: Vec<usize>,
+    /// Measure the shares instead of the load (`share_bench`).
+    shares: bool,
     seconds: f64,
     pairs: Option<usize>,
     max_connections: u32,
@@ -84,7 +96,7 @@ struct Opts {
 fn usage() -> ! {
     eprintln!(
         "usage: cargo bench -p runner --bench fleet_load -- [--workers 10,100,500] \
-         [--seconds N] [--pairs N] [--max-connections N] [--via direct|pgbouncer] [--pool N] \
+         [--runs 1,100] [--shares] [--seconds N] [--pairs N] [--max-connections N] [--via direct|pgbouncer] [--pool N] \
          [--heartbeat SECONDS] [--statements] [--play-ms MS] [--prepared on|off]"
     );
     std::process::exit(2)
@@ -93,6 +105,8 @@ fn usage() -> ! {
 fn parse_args() -> Opts {
     let mut o = Opts {
         workers: vec![10, 100, 500],
+        runs: vec![1],
+        shares: false,
         seconds: 20.0,
         pairs: None,
         max_connections: 100,
@@ -128,6 +142,15 @@ fn parse_args() -> Opts {
                     .collect::<Option<Vec<_>>>()
                     .unwrap_or_else(|| bad("--workers", &v));
             }
+            "--runs" => {
+                let v = value();
+                o.runs = v
+                    .split(',')
+                    .map(|s| s.trim().parse().ok().filter(|&n: &usize| n > 0))
+                    .collect::<Option<Vec<_>>>()
+                    .unwrap_or_else(|| bad("--runs", &v));
+            }
+            "--shares" => o.shares = true,
             "--seconds" => {
                 let v = value();
                 o.seconds =
@@ -195,7 +218,7 @@ struct WorkerOut {
     stored: u64,
     refused: Vec<String>,
     errors: Vec<String>,
-    claimed: Vec<(i32, i32)>,
+    claimed: Vec<(i64, i32, i32)>,
     lost_leases: u64,
     ran_dry: bool,
     decided: bool,
@@ -296,7 +319,6 @@ struct Shared {
     /// The worker key every synthetic worker registers under.
     key: String,
     spec: stats::SprtSpec,
-    run: i64,
     templates: Vec<Value>,
     heartbeat: Duration,
     play_ms: f64,
@@ -364,9 +386,11 @@ async fn worker(
         let ms = sh.play_ms * rng.random_range(0.0..1.0);
         tokio::time::sleep(Duration::from_secs_f64(ms / 1000.0)).await;
     }
+    // The run this worker played last (the claim keeps it there while within its share).
+    let mut current: Option<i64> = None;
     while Instant::now() < deadline {
         let t = Instant::now();
-        let claims = match queue::claim(&db, &wid, Some(sh.run), &[], 1, LEASE).await {
+        let claims = match queue::claim_from(&db, &wid, None, &[], current, 1, LEASE).await {
             Ok(c) => c,
             Err(e) => {
                 out.errors.push(format!("claim: {e:#}"));
@@ -378,7 +402,8 @@ async fn worker(
             out.ran_dry = true;
             break;
         };
-        out.claimed.push((c.pairing, c.pair));
+        out.claimed.push((c.run_id, c.pairing, c.pair));
+        current = Some(c.run_id);
         if Instant::now() >= next_hb {
             let t = Instant::now();
             match queue::heartbeat(&db, &wid, &[c.token], LEASE).await {
@@ -592,6 +617,7 @@ impl Drop for Bouncer {
 
 struct Row {
     workers: usize,
+    runs: usize,
     connected: usize,
     reports_per_s: f64,
     claim: (f64, f64),
@@ -604,7 +630,7 @@ struct Row {
     notes: Vec<String>,
 }
 
-async fn one(o: &Opts, n: usize) -> Row {
+async fn one(o: &Opts, n: usize, n_runs: usize) -> Row {
     let mut pg = TempPg::start("load");
     pg.psql(&format!("ALTER SYSTEM SET max_connections = {}", o.max_connections));
     if o.statements {
@@ -636,28 +662,14 @@ async fn one(o: &Opts, n: usize) -> Row {
     let spec = stats::SprtSpec::parse(SPRT).expect("the bench's SPRT parses");
     let judge = judge_config(Some(&spec), None, 1, None);
     let pairs = o.pairs.unwrap_or((2000.0 * o.seconds) as usize + 10_000);
-    let jobs: Vec<(i32, i32, i32)> = (0..pairs as i32).map(|p| (0, p, p % 500)).collect();
-    let sub = json!({"bench": "fleet_load"});
-    let labels = [LABEL.to_string()];
-    let engines = [(ENGINES.0.to_string(), ENGINES.1.to_string())];
-    let (run, pending) = queue::insert_run(
-        &admin,
-        &NewRun {
-            kind: "match",
-            submission: &sub,
-            plan_hash: "bench",
-            judge: &judge,
-            labels: &labels,
-            engines: &engines,
-            jobs: &jobs,
-            theta: None,
-            draws: &[],
-            refusal_limit: 3,
-        },
-    )
-    .await
-    .expect("insert_run");
-    assert!(!pending, "the bench's run waits for approval: it must be submitted by an approver");
+    // Each run gets its part of the pairs, and enough not to run dry when claims favour it.
+    let per_run = pairs / n_runs + 1000;
+    let jobs: Vec<(i32, i32, i32)> = (0..per_run as i32).map(|p| (0, p, p % 500)).collect();
+    let mut runs = Vec::new();
+    for _ in 0..n_runs {
+        runs.push(submit(&admin, &judge, &jobs).await);
+    }
+    let run = runs[0];
     pg.psql("VACUUM ANALYZE");
     let bouncer = (o.via == Via::Pgbouncer).then(|| Bouncer::start(&pg, o.pool));
     let url = bouncer.as_ref().map_or_else(|| pg.url(), Bouncer::url);
@@ -665,7 +677,6 @@ async fn one(o: &Opts, n: usize) -> Row {
         url,
         key,
         spec,
-        run,
         templates: templates(&mut ChaCha8Rng::seed_from_u64(7)),
         heartbeat: Duration::from_secs_f64(o.heartbeat),
         play_ms: o.play_ms,
@@ -786,20 +797,22 @@ async fn one(o: &Opts, n: usize) -> Row {
     };
 
     // The database's own account, checked after every worker stopped.
-    let mut keys: Vec<(i32, i32)> = outs.iter().flat_map(|w| w.claimed.clone()).collect();
+    let mut keys: Vec<(i64, i32, i32)> = outs.iter().flat_map(|w| w.claimed.clone()).collect();
     let claimed = keys.len();
     keys.sort_unstable();
     keys.dedup();
     let claimed_twice = (claimed - keys.len()) as i64;
+    // Every run of the database is the bench's: `$RUN` stands for all of them.
+    let all_runs = runs.iter().map(|r| r.to_string()).collect::<Vec<_>>().join(", ");
     let q = |sql: &str| -> i64 {
-        let s = pg.psql(&sql.replace("$RUN", &run.to_string()));
+        let s = pg.psql(&sql.replace("run_id = $RUN", &format!("run_id IN ({all_runs})")));
         s.parse().unwrap_or_else(|_| panic!("{sql}: {s}"))
     };
     let done = q("SELECT count(*) FROM pairs WHERE run_id = $RUN AND state = 'done'");
     let leased = q("SELECT count(*) FROM pairs WHERE run_id = $RUN AND state = 'leased'");
     let bad_done = q("SELECT count(*) FROM (SELECT p.pair FROM pairs p LEFT JOIN games g \
          ON g.run_id = p.run_id AND g.pairing = p.pairing AND g.pair = p.pair \
-         WHERE p.run_id = $RUN AND p.state = 'done' GROUP BY p.pairing, p.pair \
+         WHERE p.run_id = $RUN AND p.state = 'done' GROUP BY p.run_id, p.pairing, p.pair \
          HAVING count(g.id) <> 2) x");
     let orphans = q("SELECT count(*) FROM games g WHERE g.run_id = $RUN AND NOT EXISTS \
          (SELECT 1 FROM pairs p WHERE p.run_id = g.run_id AND p.pairing = g.pairing \
@@ -809,14 +822,14 @@ async fn one(o: &Opts, n: usize) -> Row {
     let tallies = pg.psql(&format!(
         "SELECT coalesce(sum(ll + ld + dd + wd + ww), 0) || ' ' || coalesce(sum(wins), 0) || ' ' \
          || coalesce(sum(draws), 0) || ' ' || coalesce(sum(losses), 0) FROM tallies \
-         WHERE run_id = {run}"
+         WHERE run_id IN ({all_runs})"
     ));
     let games = pg.psql(&format!(
-        "SELECT count(DISTINCT (pairing, pair)) || ' ' || count(*) FILTER (WHERE (game = 0 AND \
+        "SELECT count(DISTINCT (run_id, pairing, pair)) || ' ' || count(*) FILTER (WHERE (game = 0 AND \
          record->>'result' = '1-0') OR (game = 1 AND record->>'result' = '0-1')) || ' ' || \
          count(*) FILTER (WHERE record->>'result' = '1/2-1/2') || ' ' || count(*) FILTER \
          (WHERE (game = 0 AND record->>'result' = '0-1') OR (game = 1 AND \
-         record->>'result' = '1-0')) FROM games WHERE run_id = {run}"
+         record->>'result' = '1-0')) FROM games WHERE run_id IN ({all_runs})"
     ));
     let tallies_ok = tallies == games;
     if !tallies_ok {
@@ -862,15 +875,16 @@ async fn one(o: &Opts, n: usize) -> Row {
         );
         println!("[{n} workers] statements by server time:\n{top}");
     }
-    let state = pg.psql(&format!("SELECT state FROM runs WHERE id = {run}"));
+    let state = pg.psql("SELECT string_agg(DISTINCT state, ', ') FROM runs");
     if state != "active" {
-        notes.push(format!("the run is {state}"));
+        notes.push(format!("the runs are {state}"));
     }
     drop(bouncer);
     drop(admin);
     drop(pg);
     Row {
         workers: n,
+        runs: n_runs,
         connected,
         reports_per_s: stored as f64 / secs,
         claim: (pct(&mut claim, 0.5), pct(&mut claim, 0.99)),
@@ -887,6 +901,10 @@ async fn one(o: &Opts, n: usize) -> Row {
 fn main() {
     let o = parse_args();
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
+    if o.shares {
+        rt.block_on(share_bench(&o));
+        return;
+    }
     let via = match o.via {
         Via::Direct => "direct connections".to_string(),
         Via::Pgbouncer => format!("PgBouncer transaction pooling, {} server connections", o.pool),
@@ -903,19 +921,22 @@ fn main() {
     );
     let mut rows = Vec::new();
     for &n in &o.workers {
-        let row = rt.block_on(one(&o, n));
-        rows.push(row);
+        for &r in &o.runs {
+            let row = rt.block_on(one(&o, n, r));
+            rows.push(row);
+        }
     }
     println!();
     println!(
-        "| workers | connected | reports/s | claim p50 / p99 ms | report p50 / p99 ms | \
+        "| workers | runs | connected | reports/s | claim p50 / p99 ms | report p50 / p99 ms | \
          heartbeat p50 / p99 ms | overhead ms/pair | pairs lost | pairs doubled | tallies = games |"
     );
-    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|:---:|");
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|:---:|");
     for r in &rows {
         println!(
-            "| {} | {} | {:.0} | {:.1} / {:.1} | {:.1} / {:.1} | {:.1} / {:.1} | {:.2} | {} | {} | {} |",
+            "| {} | {} | {} | {:.0} | {:.1} / {:.1} | {:.1} / {:.1} | {:.1} / {:.1} | {:.2} | {} | {} | {} |",
             r.workers,
+            r.runs,
             r.connected,
             r.reports_per_s,
             r.claim.0,
@@ -932,11 +953,193 @@ fn main() {
     }
     for r in &rows {
         for n in &r.notes {
-            println!("{} workers: {n}", r.workers);
+            println!("{} workers, {} run(s): {n}", r.workers, r.runs);
         }
     }
     if rows.iter().any(|r| r.lost != 0 || r.doubled != 0 || !r.tallies_ok) {
         eprintln!("FAILED: pairs lost or doubled, or tallies differ from the games");
         std::process::exit(1);
     }
+}
+
+/// Submits one synthetic match run of `jobs` (as an approver: active at once); returns its id.
+async fn submit(admin: &tokio_postgres::Client, judge: &Value, jobs: &[(i32, i32, i32)]) -> i64 {
+    let sub = json!({"bench": "fleet_load"});
+    let labels = [LABEL.to_string()];
+    let engines = [(ENGINES.0.to_string(), ENGINES.1.to_string())];
+    let (run, pending) = queue::insert_run(
+        admin,
+        &NewRun {
+            kind: "match",
+            submission: &sub,
+            plan_hash: "bench",
+            judge,
+            labels: &labels,
+            engines: &engines,
+            jobs,
+            theta: None,
+            draws: &[],
+            refusal_limit: 3,
+        },
+    )
+    .await
+    .expect("insert_run");
+    assert!(!pending, "the bench's run waits for approval: it must be submitted by an approver");
+    run
+}
+
+/// A claim a share worker made: when it was sent, and the run it returned.
+struct Claimed {
+    sent: Instant,
+    run: i64,
+    stored_at: Option<Instant>,
+}
+
+/// A worker of the share measurement: claims one pair at a time passing the run it played
+/// last, "plays" it for `play_ms` (uniform in 0.5x to 1.5x, seeded), reports it, until `stop`.
+async fn share_worker(
+    url: String,
+    key: String,
+    i: usize,
+    play_ms: f64,
+    stop: Instant,
+) -> Vec<Claimed> {
+    let c = parse_target(&url).expect("url").connect().await.expect("connect");
+    let db = queue::Conn::open(c, true).await.expect("session");
+    let w = queue::register_worker(&db, Some(&key), "share", i as i32, 1, LEASE)
+        .await
+        .expect("register");
+    let mut rng = ChaCha8Rng::seed_from_u64(0x5a4e ^ i as u64);
+    let tpl = templates(&mut ChaCha8Rng::seed_from_u64(7));
+    let mut current = None;
+    let mut out = Vec::new();
+    while Instant::now() < stop {
+        let sent = Instant::now();
+        let claims =
+            queue::claim_from(&db, &w, None, &[], current, 1, LEASE).await.expect("claim");
+        let Some(c) = claims.into_iter().next() else {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            continue;
+        };
+        current = Some(c.run_id);
+        let ms = play_ms * rng.random_range(0.5..1.5);
+        tokio::time::sleep(Duration::from_secs_f64(ms / 1000.0)).await;
+        let scores = draw_pair(&mut rng);
+        let g0 = record(&tpl[0], &c, 0, scores[0]);
+        let g1 = record(&tpl[1], &c, 1, scores[1]);
+        let r = PairReport {
+            run_id: c.run_id,
+            pairing: c.pairing,
+            pair: c.pair,
+            token: c.token,
+            records: [&g0, &g1],
+        };
+        let stored = matches!(
+            queue::report(&db, &w, &r, false).await.expect("report"),
+            Reported::Stored { .. }
+        );
+        out.push(Claimed { sent, run: c.run_id, stored_at: stored.then(Instant::now) });
+    }
+    let _ = queue::worker_stopped(&db, &w).await;
+    out
+}
+
+/// `--shares`: (1) three runs of throughput 100, 100, 200 over four workers for `--seconds`:
+/// pairs per hour of each after the first quarter of the time, against 1:1:2; (2) a 20-game
+/// run submitted while four workers play a 20,000-game one: which run the first claim sent
+/// after the submission returned.
+async fn share_bench(o: &Opts) {
+    let play_ms = if o.play_ms > 0.0 { o.play_ms } else { 200.0 };
+    println!(
+        "fleet share measurement: four workers, claim 1 pair -> play {play_ms} ms (0.5x-1.5x) -> \
+         report; {} s",
+        o.seconds
+    );
+    let pg = TempPg::start("shares");
+    let mut admin = parse_target(&pg.url()).unwrap().connect().await.expect("connect");
+    schema::init(&mut admin).await.expect("schema::init");
+    let key = queue::key_add(&admin, "share").await.expect("key_add");
+    let none = json!({});
+    let big: Vec<(i32, i32, i32)> = (0..10_000).map(|p| (0, p, p % 500)).collect();
+    let mut runs = Vec::new();
+    for t in [100, 100, 200] {
+        let run = submit(&admin, &none, &big).await;
+        let ch = queue::share::Change { throughput: Some(t), ..Default::default() };
+        queue::share::modify(&admin, run, ch).await.expect("modify");
+        runs.push(run);
+    }
+    let start = Instant::now();
+    let stop = start + Duration::from_secs_f64(o.seconds);
+    let hs: Vec<_> = (0..4)
+        .map(|i| tokio::spawn(share_worker(pg.url(), key.clone(), i, play_ms, stop)))
+        .collect();
+    let mut claims = Vec::new();
+    for h in hs {
+        claims.extend(h.await.expect("share worker"));
+    }
+    let warm = start + Duration::from_secs_f64(o.seconds / 4.0);
+    let span = stop.saturating_duration_since(warm).as_secs_f64() / 3600.0;
+    let per_hour: Vec<f64> = runs
+        .iter()
+        .map(|r| {
+            let n = claims
+                .iter()
+                .filter(|c| c.run == *r && c.stored_at.is_some_and(|t| t >= warm && t <= stop))
+                .count();
+            n as f64 / span
+        })
+        .collect();
+    let unit = per_hour.iter().sum::<f64>() / 4.0;
+    println!(
+        "| run | throughput | pairs/h after the first {:.0} s | share of 1:1:2 (1.00 = exact) |",
+        o.seconds / 4.0
+    );
+    println!("|---:|---:|---:|---:|");
+    for (i, (r, t)) in runs.iter().zip([1.0, 1.0, 2.0]).enumerate() {
+        println!(
+            "| {r} | {} | {:.0} | {:.3} |",
+            [100, 100, 200][i],
+            per_hour[i],
+            per_hour[i] / (unit * t)
+        );
+    }
+    let worst = per_hour
+        .iter()
+        .zip([1.0, 1.0, 2.0])
+        .map(|(p, t)| (p / (unit * t) - 1.0).abs())
+        .fold(0.0, f64::max);
+    println!("largest deviation from 1:1:2: {:.1} %", worst * 100.0);
+    for r in &runs {
+        let _ = queue::cancel(&admin, *r).await;
+    }
+
+    // (2) A small run behind a large one.
+    let large = submit(&admin, &none, &big).await;
+    let small_jobs: Vec<(i32, i32, i32)> = (0..10).map(|p| (0, p, p)).collect();
+    let stop = Instant::now() + Duration::from_secs_f64(o.seconds.min(20.0));
+    let hs: Vec<_> = (0..4)
+        .map(|i| tokio::spawn(share_worker(pg.url(), key.clone(), 10 + i, play_ms, stop)))
+        .collect();
+    // Let the workers settle on the large run for a few pairs each.
+    tokio::time::sleep(Duration::from_secs_f64(play_ms * 5.0 / 1000.0)).await;
+    let small = submit(&admin, &none, &small_jobs).await;
+    let submitted = Instant::now();
+    let mut claims = Vec::new();
+    for h in hs {
+        claims.extend(h.await.expect("share worker"));
+    }
+    claims.sort_by_key(|c| c.sent);
+    let before = claims.iter().filter(|c| c.sent < submitted && c.run == large).count();
+    match claims.iter().find(|c| c.sent > submitted) {
+        Some(c) => println!(
+            "20-game run {small} submitted after {before} claims of 20,000-game run {large}: \
+             the first claim sent after it returned run {} ({}), {:.0} ms after the submission",
+            c.run,
+            if c.run == small { "the small run" } else { "NOT the small run" },
+            c.sent.duration_since(submitted).as_secs_f64() * 1000.0
+        ),
+        None => println!("no claim after the small run's submission: give more --seconds"),
+    }
+    let small_done = claims.iter().filter(|c| c.run == small && c.stored_at.is_some()).count();
+    println!("the small run's pairs stored during the test: {small_done} of 10");
 }

@@ -82,6 +82,9 @@ pub enum Command {
     /// Stop a fleet run (its owner or an approver): workers stop its games and claim nothing
     /// more of it.
     Cancel(CancelArgs),
+    /// Change a fleet run's priority, throughput or games per pairing (its owner or an
+    /// approver; a priority above 0 needs an approver).
+    Modify(ModifyArgs),
     /// Let a pending fleet run start (approvers only: a run submitted by a role that is not an
     /// approver waits for this).
     Approve(CancelArgs),
@@ -159,8 +162,46 @@ pub enum DbAction {
 pub struct SubmitArgs {
     #[command(flatten)]
     pub db: DbArg,
+    #[command(flatten)]
+    pub share: ShareArgs,
     #[command(subcommand)]
     pub what: SubmitWhat,
+}
+
+/// A fleet run's priority and throughput (`runner submit`).
+#[derive(Args, Debug, Clone)]
+pub struct ShareArgs {
+    /// Claims serve the highest priority present first (-1000..=1000; above 0 needs an
+    /// approver)
+    #[arg(long, value_name = "P", default_value_t = 0, global = true,
+          value_parser = clap::value_parser!(i32).range(-1000..=1000), allow_negative_numbers = true)]
+    pub priority: i32,
+    /// The run's weight among the runs of its priority (1..=1000; 100 is the default share; an
+    /// owner's throughput is split among their runs of that priority)
+    #[arg(long, value_name = "T", default_value_t = 100, global = true,
+          value_parser = clap::value_parser!(i32).range(1..=1000))]
+    pub throughput: i32,
+}
+
+/// `runner modify` arguments.
+#[derive(Args, Debug, Clone)]
+pub struct ModifyArgs {
+    #[command(flatten)]
+    pub db: DbArg,
+    /// The run's id.
+    #[arg(value_name = "RUN")]
+    pub run: i64,
+    /// New priority (-1000..=1000; above 0 needs an approver)
+    #[arg(long, value_name = "P", value_parser = clap::value_parser!(i32).range(-1000..=1000),
+          allow_negative_numbers = true)]
+    pub priority: Option<i32>,
+    /// New throughput (1..=1000)
+    #[arg(long, value_name = "T", value_parser = clap::value_parser!(i32).range(1..=1000))]
+    pub throughput: Option<i32>,
+    /// Games per pairing, within the schedule the run was submitted with: pending pairs past
+    /// it are skipped, pairs skipped by an earlier --games below it are played again
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..))]
+    pub games: Option<u32>,
 }
 
 /// What `runner submit` stores: the arguments of the local command.

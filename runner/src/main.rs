@@ -23,6 +23,7 @@ async fn main() -> ExitCode {
         Command::Pull(args) => runner::cmd::pull::run(args).await,
         Command::Status(args) => runner::cmd::status::run(args).await,
         Command::Cancel(args) => runner::cmd::cancel::run(args).await,
+        Command::Modify(args) => runner::cmd::modify::run(args).await,
         Command::Approve(args) => runner::cmd::approve::run(args).await,
         Command::Gc(args) => runner::cmd::gc::run(args).await,
         Command::Purge(args) => runner::cmd::purge::run(args).await,

@@ -60,5 +60,5 @@ pub use fixed_sample::{DrawAwareTest, draw_aware_test, pair_variance_test};
 pub use holm::holm;
 pub use residual::{Residual, worker_residual};
 pub use sprt::{EloModel, SprtResult, SprtSpec, Verdict, llr, sprt};
-pub use sprt_length::expected_pairs;
+pub use sprt_length::{expected_pairs, expected_pairs_from};
 pub use summary::{Options, Summary, TestBasis, summarize};

@@ -21,8 +21,18 @@ use crate::sprt::{EloModel, SprtSpec};
 /// Expected pairs until `spec` ends when pair scores have mean `mu` and standard deviation `sd`;
 /// `None` when `sd` is not positive or a figure is not finite.
 pub fn expected_pairs(mu: f64, sd: f64, spec: &SprtSpec) -> Option<f64> {
-    if !(sd > 0.0 && sd.is_finite() && mu.is_finite()) {
+    expected_pairs_from(mu, sd, spec, 0.0).filter(|n| *n > 0.0)
+}
+
+/// Expected pairs still to play until `spec` ends, from a log-likelihood ratio of `llr` now
+/// (the same walk started at `llr`: the bounds are `A - llr` and `B - llr` away); 0 when `llr`
+/// is already outside the bounds, `None` when `sd` is not positive or a figure is not finite.
+pub fn expected_pairs_from(mu: f64, sd: f64, spec: &SprtSpec, llr: f64) -> Option<f64> {
+    if !(sd > 0.0 && sd.is_finite() && mu.is_finite() && llr.is_finite()) {
         return None;
+    }
+    if llr >= spec.upper_bound() || llr <= spec.lower_bound() {
+        return Some(0.0);
     }
     let (mu0, mu1) = match spec.model {
         EloModel::Normalized => {
@@ -34,7 +44,7 @@ pub fn expected_pairs(mu: f64, sd: f64, spec: &SprtSpec) -> Option<f64> {
     let step = (mu1 - mu0) / (sd * sd);
     let d = step * (mu - (mu0 + mu1) / 2.0);
     let v = step * (mu1 - mu0);
-    let (a, b) = (spec.upper_bound(), spec.lower_bound());
+    let (a, b) = (spec.upper_bound() - llr, spec.lower_bound() - llr);
     let n = if (d / v.sqrt()).abs() < 1e-9 {
         -a * b / v
     } else {
@@ -42,7 +52,7 @@ pub fn expected_pairs(mu: f64, sd: f64, spec: &SprtSpec) -> Option<f64> {
         let p = (1.0 - (-h * b).exp()) / ((-h * a).exp() - (-h * b).exp());
         (p * a + (1.0 - p) * b) / d
     };
-    (n.is_finite() && n > 0.0).then_some(n)
+    (n.is_finite() && n >= 0.0).then_some(n)
 }
 
 #[cfg(test)]
@@ -79,6 +89,20 @@ mod tests {
         let fast = expected_pairs(0.6, sd1, &s).unwrap();
         assert!(fast < a, "{fast} {a}");
         assert_eq!(expected_pairs(0.5, 0.0, &s), None);
+    }
+
+    #[test]
+    fn from_the_start_is_the_whole_length_and_nearer_a_bound_is_shorter() {
+        let s = spec(EloModel::Logistic);
+        let (mu, sd) = (logistic_score(4.0), 0.3);
+        let whole = expected_pairs(mu, sd, &s).unwrap();
+        assert_eq!(expected_pairs_from(mu, sd, &s, 0.0), Some(whole));
+        // Positive drift: halfway to the upper bound leaves fewer pairs.
+        let half = expected_pairs_from(mu, sd, &s, s.upper_bound() / 2.0).unwrap();
+        assert!(half > 0.0 && half < whole, "{half} {whole}");
+        // Decided already: nothing left.
+        assert_eq!(expected_pairs_from(mu, sd, &s, s.upper_bound() + 0.1), Some(0.0));
+        assert_eq!(expected_pairs_from(mu, sd, &s, f64::NAN), None);
     }
 
     #[test]

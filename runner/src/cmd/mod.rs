@@ -10,6 +10,7 @@ pub mod fastchess;
 pub mod gc;
 pub mod match_cmd;
 pub mod merge;
+pub mod modify;
 pub mod pull;
 pub mod purge;
 pub mod report;

@@ -7,6 +7,7 @@ use anyhow::Result;
 use crate::cli::{SubmitArgs, SubmitWhat};
 use crate::exit::Exit;
 use crate::fleet::connect::connect;
+use crate::fleet::queue::share::Share;
 use crate::fleet::schema;
 use crate::fleet::submission::{
     store, submission_of_match, submission_of_sweep, submission_of_tune,
@@ -27,17 +28,21 @@ pub async fn run(args: &SubmitArgs) -> Result<Exit> {
     }
     let (target, mut db) = connect(args.db.db.as_deref()).await?;
     schema::check(&db).await?;
-    let (id, pending) = store(&mut db, &sub).await?;
+    let share = Share { priority: args.share.priority, throughput: args.share.throughput };
+    let (id, pending) = store(&mut db, &sub, share).await?;
     let plan = sub.plan();
     errln!(
-        "submitted to {target}: {} ({}), {} pairing(s) x {} games max, {}, {} opening(s), plan {}",
+        "submitted to {target}: {} ({}), {} pairing(s) x {} games max, {}, {} opening(s), plan {}, \
+         priority {}, throughput {}",
         sub.kind(),
         plan.kind,
         plan.pairings.len(),
         plan.pairs * 2,
         plan.tc,
         sub.openings.len(),
-        sub.run.plan_hash.get(..12).unwrap_or(&sub.run.plan_hash)
+        sub.run.plan_hash.get(..12).unwrap_or(&sub.run.plan_hash),
+        share.priority,
+        share.throughput
     );
     if pending {
         errln!("run {id} waits for an approver (`runner approve {id}`) before workers start on it");

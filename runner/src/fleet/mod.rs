@@ -12,8 +12,9 @@
 //! step) by the rules a local run uses; [`submission`] is what a run stores, [`identity`] tells
 //! the engines' binaries apart and decides which a worker trusts, [`load`] loads a run on a
 //! worker, [`pair`] plays one game pair, [`worker`] is the worker's loop, [`pull`] writes the
-//! results folder, [`status`] formats `runner status`, [`workers`] `runner workers`,
-//! [`worker_stats`] the per-worker lines of a run's status (residuals, flags).
+//! results folder, [`status`] formats `runner status`, [`share`] words a run's share of the fleet
+//! and its time left, [`workers`] `runner workers`, [`worker_stats`] the per-worker lines of a
+//! run's status (residuals, flags).
 
 pub mod artifacts;
 pub mod connect;
@@ -25,6 +26,7 @@ pub mod pair;
 pub mod pull;
 pub mod queue;
 pub mod schema;
+pub mod share;
 pub mod status;
 pub mod submission;
 pub mod worker;

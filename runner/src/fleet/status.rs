@@ -10,6 +10,7 @@ use tokio_postgres::Client;
 
 use super::decide::stats_counts;
 use super::queue::{self, PairingCounts, PairingRow, Progress, Refusal, RunRow};
+use super::share::share_line;
 use super::submission::Submission;
 use super::worker_stats;
 use crate::report::figures::{elo, nelo};
@@ -30,12 +31,19 @@ pub async fn status(db: &Client, run: Option<i64>) -> Result<String> {
         return Ok("no runs in the database (submit one with `runner submit`)\n".into());
     }
     let mut out = String::new();
+    let shares = queue::share::shares(db).await?;
     for row in &rows {
         let counts = queue::pairing_counts(db, row.id, None).await?;
         let pairings = queue::pairings(db, row.id).await?;
         let progress = queue::progress(db, row.id).await?;
         let refusals = queue::refusals(db, row.id).await?;
         out.push_str(&format_run(row, &counts, &pairings, &progress, &refusals));
+        // Owner, priority, throughput, share now, pairs per hour and time left (`share.rs`).
+        let sprt = Submission::from_stored(&row.submission).ok().and_then(|s| s.plan().sprt);
+        let share = queue::share::run_share(db, row.id).await?.unwrap_or_default();
+        let now = shares.iter().find(|s| s.run == row.id);
+        let active = row.state == "active";
+        out.push_str(&share_line(share, now, &counts, sprt.as_ref(), &progress, active));
         out.push_str(&worker_stats::block(db, row.id).await?);
     }
     Ok(out)

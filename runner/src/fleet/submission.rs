@@ -18,6 +18,7 @@ use tokio_postgres::Client;
 
 use super::decide::judge_config;
 use super::identity::{EngineIdentity, identify_all};
+use super::queue::share::Share;
 use super::queue::{self, NewRun};
 use crate::cli::{ExecArgs, MatchArgs, SweepArgs, TuneArgs};
 use crate::gauntlet::files::anchor_index;
@@ -239,7 +240,7 @@ pub const REFUSAL_LIMIT: i32 = 3;
 /// draws) through the queue, with what the database decides it by; returns the run's id and
 /// whether it waits for an approver. The engines' binaries are uploaded first (those the
 /// database lacks), then the run is stored and named their user in one transaction.
-pub async fn store(db: &mut Client, sub: &Submission) -> Result<(i64, bool)> {
+pub async fn store(db: &mut Client, sub: &Submission, share: Share) -> Result<(i64, bool)> {
     let value = serde_json::to_value(sub)?;
     let plan = sub.plan();
     let labels: Vec<String> = plan.pairings.iter().map(|p| p.label.clone()).collect();
@@ -276,7 +277,7 @@ pub async fn store(db: &mut Client, sub: &Submission) -> Result<(i64, bool)> {
     };
     let shas = super::artifacts::upload_engines(&*db, &sub.engines).await?;
     let tx = db.transaction().await.context("cannot begin the submission's transaction")?;
-    let stored = queue::insert_run(&tx, &run).await?;
+    let stored = queue::insert_run_with(&tx, &run, share).await?;
     queue::run_artifacts(&tx, stored.0, &shas).await?;
     tx.commit().await.context("cannot store the run")?;
     Ok(stored)

@@ -8,6 +8,7 @@ use tokio_postgres::types::Type;
 use tokio_postgres::{Client, GenericClient};
 
 use super::report::{Settled, settle_as_owner};
+use super::share::Share;
 use super::{one, rows};
 
 /// A new run: its submission (stored as given), what the database decides with, its pairings
@@ -31,8 +32,18 @@ pub struct NewRun<'a> {
     pub refusal_limit: i32,
 }
 
-/// Stores a run and its schedule; returns its id and whether it waits for approval.
+/// Stores a run and its schedule at the default priority and throughput; returns its id and
+/// whether it waits for approval.
 pub async fn insert_run(db: &impl GenericClient, run: &NewRun<'_>) -> Result<(i64, bool)> {
+    insert_run_with(db, run, Share::default()).await
+}
+
+/// [`insert_run`] at priority and throughput `share` (a priority above 0 needs an approver).
+pub async fn insert_run_with(
+    db: &impl GenericClient,
+    run: &NewRun<'_>,
+    share: Share,
+) -> Result<(i64, bool)> {
     let first: Vec<&str> = run.engines.iter().map(|e| e.0.as_str()).collect();
     let second: Vec<&str> = run.engines.iter().map(|e| e.1.as_str()).collect();
     let pairing: Vec<i32> = run.jobs.iter().map(|j| j.0).collect();
@@ -41,7 +52,8 @@ pub async fn insert_run(db: &impl GenericClient, run: &NewRun<'_>) -> Result<(i6
     let draws: Option<&[Value]> = (!run.draws.is_empty()).then_some(run.draws);
     let row = one(
         db,
-        "SELECT id, state FROM fleet_submit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+        "SELECT id, state FROM fleet_submit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, \
+         $13, $14, $15)",
         &[
             (&run.kind, Type::TEXT),
             (run.submission, Type::JSONB),
@@ -56,6 +68,8 @@ pub async fn insert_run(db: &impl GenericClient, run: &NewRun<'_>) -> Result<(i6
             (&run.theta, Type::JSONB),
             (&draws, Type::JSONB_ARRAY),
             (&run.refusal_limit, Type::INT4),
+            (&share.priority, Type::INT4),
+            (&share.throughput, Type::INT4),
         ],
     )
     .await

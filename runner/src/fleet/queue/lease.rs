@@ -119,7 +119,8 @@ pub struct Claim {
 }
 
 /// Leases up to `n` pairs for worker `w`: of run `only` when given, never of the runs in
-/// `skip` (nor of a run its key refused), in schedule order.
+/// `skip` (nor of a run its key refused), in schedule order, for a worker that plays no run
+/// now ([`claim_from`]).
 pub async fn claim(
     db: &impl Db,
     w: &WorkerId,
@@ -128,10 +129,25 @@ pub async fn claim(
     n: i64,
     lease: Duration,
 ) -> Result<Vec<Claim>> {
+    claim_from(db, w, only, skip, None, n, lease).await
+}
+
+/// [`claim`] for a worker that plays run `current` now: the database serves the highest
+/// priority first, then the run furthest below its share, and keeps the worker on `current`
+/// while that run is within its share (so its engines need not be started again).
+pub async fn claim_from(
+    db: &impl Db,
+    w: &WorkerId,
+    only: Option<i64>,
+    skip: &[i64],
+    current: Option<i64>,
+    n: i64,
+    lease: Duration,
+) -> Result<Vec<Claim>> {
     let rows = hot(
         db,
         "SELECT run_id, seq, pairing, pair, opening, token, attempts, spsa \
-         FROM fleet_claim($1, $2, $3, $4, $5, $6, $7)",
+         FROM fleet_claim($1, $2, $3, $4, $5, $6, $7, $8)",
         &[
             (&w.id, Type::INT8),
             (w.secret(), Type::TEXT),
@@ -140,6 +156,7 @@ pub async fn claim(
             (&n, Type::INT8),
             (&lease.as_secs_f64(), Type::FLOAT8),
             (&TUNE_IN_FLIGHT, Type::INT8),
+            (&current, Type::INT8),
         ],
     )
     .await

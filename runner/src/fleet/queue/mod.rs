@@ -8,7 +8,8 @@
 //! a finished pair (the database reads its result from the game records) and asks the database
 //! to decide (`fleet_settle`: the SPRT, racing and the run's end are computed inside PostgreSQL,
 //! with the run locked, from every stored pair). Submitters and approvers go through [`admin`]
-//! (submit, approve, cancel, purge, worker keys); [`read`] holds what status and pull read;
+//! (submit, approve, cancel, purge, worker keys), and [`share`] (priorities and throughputs:
+//! `runner modify`, each run's share now); [`read`] holds what status and pull read;
 //! [`workers`] what `runner workers` and the per-worker parts of status read, and `runner delete`.
 //!
 //! The frequent statements (claim, report, heartbeat) run on a [`Db`]: a [`Conn`] prepares each
@@ -24,6 +25,7 @@ pub mod dashboard;
 pub mod lease;
 pub mod read;
 pub mod report;
+pub mod share;
 pub mod workers;
 
 use std::collections::HashMap;
@@ -33,14 +35,16 @@ use std::sync::Mutex;
 use tokio_postgres::types::{ToSql, Type};
 use tokio_postgres::{Client, GenericClient, Row, Statement};
 
-pub use admin::{KeyRow, NewRun, approve, cancel, insert_run, key_add, key_revoke, keys, purge};
+pub use admin::{
+    KeyRow, NewRun, approve, cancel, insert_run, insert_run_with, key_add, key_revoke, keys, purge,
+};
 pub use artifacts::{
     ArtifactRow, artifact_chunk, artifact_put, artifact_seal, artifact_sealed, gc_artifacts,
     run_artifacts, worker_artifacts,
 };
 pub use lease::{
-    Claim, Machine, WorkerId, claim, heartbeat, incident, iteration, refuse, register_machine,
-    register_worker, release, worker_stopped,
+    Claim, Machine, WorkerId, claim, claim_from, heartbeat, incident, iteration, refuse,
+    register_machine, register_worker, release, worker_stopped,
 };
 pub use read::{
     GameOrder, PairingRow, Progress, Refusal, RunRow, StoredGame, games, outstanding,

@@ -65,6 +65,9 @@ pub(super) struct Worker<'a> {
     fatal: Option<String>,
     /// Whether the last heartbeat failed (one warning per streak of failures).
     beat_failing: bool,
+    /// The run of the last pair started: claims keep the worker on it while it is within its
+    /// share, so its engines (kept in its pools) are not started again.
+    current: Option<i64>,
 }
 
 impl<'a> Worker<'a> {
@@ -96,6 +99,7 @@ impl<'a> Worker<'a> {
             idle_beat: None,
             fatal: None,
             beat_failing: false,
+            current: None,
         }
     }
 
@@ -175,9 +179,12 @@ impl<'a> Worker<'a> {
             return Ok(());
         }
         let (id, only, skip, lease) = (&self.id, self.opts.run, &self.refused, self.opts.lease);
+        let current = self.current.filter(|r| self.served.contains_key(r));
         let claimed = match self
             .link
-            .once(|c| async move { queue::claim(&*c, id, only, skip, free as i64, lease).await })
+            .once(|c| async move {
+                queue::claim_from(&*c, id, only, skip, current, free as i64, lease).await
+            })
             .await
         {
             Ok(c) => c,
@@ -247,6 +254,7 @@ impl<'a> Worker<'a> {
     }
 
     fn start(&mut self, s: Arc<Served>, c: Claim) {
+        self.current = Some(c.run_id);
         let pair_cancel = Cancel::new();
         self.flying.insert(c.token, InFlight { run: c.run_id, cancel: pair_cancel.clone() });
         self.tasks.spawn(pair_task(

@@ -1,0 +1,245 @@
+//! A run's share of the fleet and its time left, as `runner status` words them: owner, priority,
+//! throughput, its share of the pairs in flight now against its target, its current rate in
+//! pairs per hour, and the time left with a range.
+//!
+//! Time left is remaining pairs over the current rate. For a fixed-length run the remaining
+//! pairs are those neither played nor skipped. For an SPRT, each active pairing's expected
+//! remaining pairs come from its current LLR and the drift of its pairs so far (Wald's walk
+//! started at the current LLR, `stats::expected_pairs_from`), with a range from the ends of the
+//! pair mean's 95 % interval; each figure is capped by the pairs left in the schedule (the run
+//! never plays more). Nothing is claimed beyond the data: n/a without a rate, and an SPRT
+//! pairing with fewer than `MIN_PAIRS` pairs gives only the schedule's bound ("at most").
+
+use std::time::Duration;
+
+use stats::{Counts, ScoreMoments, SprtSpec};
+
+use super::decide::stats_counts;
+use super::queue::share::{Share, ShareRow};
+use super::queue::{PairingCounts, Progress};
+use crate::report::figures::MIN_PAIRS;
+
+/// Pairs per hour now: over the last hour once the run has reported for an hour, else since its
+/// first report (at least two pairs). None when there is no rate to speak of.
+pub fn pairs_per_hour(p: &Progress) -> Option<f64> {
+    if p.reporting_secs >= 3600.0 {
+        return (p.pairs_last_hour > 0).then_some(p.pairs_last_hour as f64);
+    }
+    (p.reporting_secs > 0.0 && p.pairs_done > 1)
+        .then(|| (p.pairs_done - 1) as f64 * 3600.0 / p.reporting_secs)
+}
+
+/// Pairs left to play: an expected figure with its range, or only the schedule's bound.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Left {
+    /// A fixed length: exactly this many pairs are left.
+    Fixed(f64),
+    /// An SPRT: expected pairs left, and the range over the drift's 95 % interval.
+    Sprt { expected: f64, lo: f64, hi: f64 },
+    /// An SPRT without enough pairs for an estimate: at most this many (the schedule).
+    AtMost(f64),
+}
+
+/// The pairs run `counts` has left (`sprt`: the run's SPRT, if any; `p`: its progress).
+pub fn pairs_left(counts: &[PairingCounts], sprt: Option<&SprtSpec>, p: &Progress) -> Left {
+    let cap = (p.pairs_total - p.pairs_done - p.pairs_skipped).max(0) as f64;
+    let Some(spec) = sprt else { return Left::Fixed(cap) };
+    let (mut expected, mut lo, mut hi) = (0.0, 0.0, 0.0);
+    for c in counts.iter().filter(|c| c.active) {
+        match sprt_left(&stats_counts(c), spec) {
+            Some((e, l, h)) => {
+                expected += e;
+                lo += l;
+                hi += h;
+            }
+            None => return Left::AtMost(cap),
+        }
+    }
+    Left::Sprt { expected: expected.min(cap), lo: lo.min(cap), hi: hi.min(cap) }
+}
+
+/// One pairing's expected SPRT pairs left and their range; None below `MIN_PAIRS` pairs or
+/// without a spread.
+fn sprt_left(counts: &Counts, spec: &SprtSpec) -> Option<(f64, f64, f64)> {
+    let penta = counts.penta()?;
+    let n = penta.pairs();
+    if n < MIN_PAIRS {
+        return None;
+    }
+    let m = ScoreMoments::from_penta(&penta)?;
+    // The pair score's deviation (sample), and its mean's standard error.
+    let sd = m.std_error * n as f64 / ((n - 1) as f64).sqrt();
+    let se = sd / (n as f64).sqrt();
+    let llr = stats::sprt(counts, spec).ok()?.llr;
+    let at = |mu: f64| stats::expected_pairs_from(mu, sd, spec, llr);
+    let expected = at(m.score)?;
+    // The length is not monotone in the mean (longest between the hypotheses): its extremes
+    // over the interval, on a grid that includes both ends.
+    const STEPS: usize = 40;
+    let (mut lo, mut hi) = (expected, expected);
+    for i in 0..=STEPS {
+        let mu = m.score - 1.96 * se + 3.92 * se * i as f64 / STEPS as f64;
+        if let Some(x) = at(mu.clamp(0.0, 1.0)) {
+            lo = lo.min(x);
+            hi = hi.max(x);
+        }
+    }
+    Some((expected, lo, hi))
+}
+
+/// Time for `pairs` at `rate` pairs per hour.
+fn time_for(pairs: f64, rate: f64) -> Duration {
+    Duration::from_secs_f64((pairs / rate * 3600.0).clamp(0.0, 1e9))
+}
+
+/// "time left ..." words: n/a without a rate; else the time with its range.
+pub fn time_left(left: Left, rate: Option<f64>) -> String {
+    let Some(rate) = rate.filter(|r| *r > 0.0 && r.is_finite()) else {
+        return "time left n/a (no pairs per hour yet)".into();
+    };
+    match left {
+        Left::Fixed(n) => format!("time left {} ({n:.0} pairs)", hm(time_for(n, rate))),
+        Left::Sprt { expected, lo, hi } => format!(
+            "time left {} [{}, {}] (SPRT: {expected:.0} pairs expected [{lo:.0}, {hi:.0}])",
+            hm(time_for(expected, rate)),
+            hm(time_for(lo, rate)),
+            hm(time_for(hi, rate))
+        ),
+        Left::AtMost(n) => format!(
+            "time left at most {} ({n:.0} pairs of the schedule; the SPRT's estimate needs {MIN_PAIRS} pairs)",
+            hm(time_for(n, rate))
+        ),
+    }
+}
+
+/// `1h05m`, `12m`, `40s`, `3d04h`.
+pub fn hm(d: Duration) -> String {
+    let s = d.as_secs();
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m", (s + 30) / 60),
+        3600..86_400 => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
+        _ => format!("{}d{:02}h", s / 86_400, (s % 86_400) / 3600),
+    }
+}
+
+/// The status line of a run's share: `share`, what is stored; `now`, its row among the active
+/// runs (None when the run is not active).
+pub fn share_line(
+    share: Share,
+    now: Option<&ShareRow>,
+    counts: &[PairingCounts],
+    sprt: Option<&SprtSpec>,
+    p: &Progress,
+    active: bool,
+) -> String {
+    let mut s = format!("  share: priority {}, throughput {}", share.priority, share.throughput);
+    if let Some(r) = now {
+        let pct = |x: f64| format!("{:.0} %", 100.0 * x);
+        s.push_str(&format!(
+            ", weight {:.0}, {} of the pairs in flight now ({} leased; target {})",
+            r.weight,
+            r.now.map_or_else(|| "n/a".to_string(), pct),
+            r.leased,
+            pct(r.target)
+        ));
+    }
+    let rate = pairs_per_hour(p);
+    s.push_str(&match rate {
+        Some(r) => format!(", {r:.0} pairs/h"),
+        None => ", pairs/h n/a".into(),
+    });
+    if active {
+        s.push_str("; ");
+        s.push_str(&time_left(pairs_left(counts, sprt, p), rate));
+    }
+    s.push('\n');
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn progress(total: i64, done: i64, skipped: i64, secs: f64, last_hour: i64) -> Progress {
+        Progress {
+            pairs_total: total,
+            pairs_done: done,
+            pairs_leased: 0,
+            pairs_skipped: skipped,
+            workers_alive: 1,
+            pairs_last_hour: last_hour,
+            reporting_secs: secs,
+        }
+    }
+
+    fn counts(penta: [i64; 5]) -> PairingCounts {
+        let [ll, ld, dd, wd, ww] = penta;
+        PairingCounts {
+            pairing: 0,
+            active: true,
+            dropped: false,
+            penta,
+            wdl: [2 * ww + wd, ld + 2 * dd + wd, 2 * ll + ld],
+        }
+    }
+
+    #[test]
+    fn the_rate_is_na_without_data_and_recent_once_an_hour_is_reported() {
+        assert_eq!(pairs_per_hour(&progress(100, 0, 0, 0.0, 0)), None);
+        assert_eq!(pairs_per_hour(&progress(100, 1, 0, 0.0, 1)), None);
+        // 10 pairs in 900 s: 9 intervals, 36 pairs/h.
+        assert_eq!(pairs_per_hour(&progress(100, 10, 0, 900.0, 10)), Some(36.0));
+        // Past an hour: the last hour's pairs; none in it is no rate.
+        assert_eq!(pairs_per_hour(&progress(1000, 500, 0, 7200.0, 120)), Some(120.0));
+        assert_eq!(pairs_per_hour(&progress(1000, 500, 0, 7200.0, 0)), None);
+    }
+
+    #[test]
+    fn time_left_is_na_without_a_rate_and_fixed_runs_count_what_is_left() {
+        let p = progress(100, 40, 10, 900.0, 40);
+        let left = pairs_left(&[], None, &p);
+        assert_eq!(left, Left::Fixed(50.0));
+        assert_eq!(time_left(left, None), "time left n/a (no pairs per hour yet)");
+        assert_eq!(time_left(left, Some(0.0)), "time left n/a (no pairs per hour yet)");
+        assert_eq!(time_left(left, Some(100.0)), "time left 30m (50 pairs)");
+    }
+
+    #[test]
+    fn an_sprt_without_enough_pairs_claims_only_the_schedule() {
+        let spec = SprtSpec::parse("elo0=0,elo1=5").unwrap();
+        let p = progress(1000, 5, 0, 600.0, 5);
+        let left = pairs_left(&[counts([0, 1, 2, 1, 1])], Some(&spec), &p);
+        assert_eq!(left, Left::AtMost(995.0));
+        assert!(time_left(left, Some(995.0)).starts_with("time left at most 1h00m"), "{left:?}");
+    }
+
+    #[test]
+    fn an_sprt_expects_a_range_capped_by_the_schedule() {
+        let spec = SprtSpec::parse("elo0=0,elo1=5").unwrap();
+        // A near-even result after 400 pairs: far from both bounds.
+        let c = counts([20, 90, 180, 90, 20]);
+        let p = progress(100_000, 400, 0, 3600.0, 400);
+        let Left::Sprt { expected, lo, hi } = pairs_left(&[c.clone()], Some(&spec), &p) else {
+            panic!("an SPRT estimate")
+        };
+        assert!(lo <= expected && expected <= hi && lo > 0.0, "{lo} {expected} {hi}");
+        assert!(hi > lo, "a range, not a point: {lo} {hi}");
+        // The same counts with only 50 pairs left in the schedule: never more than that.
+        let short = progress(450, 400, 0, 3600.0, 400);
+        let Left::Sprt { expected, lo, hi } = pairs_left(&[c], Some(&spec), &short) else {
+            panic!("an SPRT estimate")
+        };
+        assert!(expected <= 50.0 && lo <= 50.0 && hi <= 50.0, "{lo} {expected} {hi}");
+        let words = time_left(Left::Sprt { expected, lo, hi }, Some(400.0));
+        assert!(words.starts_with("time left ") && words.contains("SPRT: "), "{words}");
+    }
+
+    #[test]
+    fn durations_read_as_hours_and_minutes() {
+        assert_eq!(hm(Duration::from_secs(40)), "40s");
+        assert_eq!(hm(Duration::from_secs(12 * 60)), "12m");
+        assert_eq!(hm(Duration::from_secs(3900)), "1h05m");
+        assert_eq!(hm(Duration::from_secs(3 * 86_400 + 4 * 3600)), "3d04h");
+    }
+}
