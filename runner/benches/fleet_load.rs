@@ -1015,8 +1015,7 @@ async fn share_worker(
     let mut out = Vec::new();
     while Instant::now() < stop {
         let sent = Instant::now();
-        let claims =
-            queue::claim_from(&db, &w, None, &[], current, 1, LEASE).await.expect("claim");
+        let claims = queue::claim_from(&db, &w, None, &[], current, 1, LEASE).await.expect("claim");
         let Some(c) = claims.into_iter().next() else {
             tokio::time::sleep(Duration::from_millis(50)).await;
             continue;

@@ -188,9 +188,8 @@ async fn modify_checks_who_and_bounds_and_changes_the_length_within_the_schedule
     // Past the submitted schedule, and out-of-range values, are refused.
     let e = modify(&db, run, Change { pairs: Some(11), ..Change::default() }).await.unwrap_err();
     assert!(format!("{e:#}").contains("submitted with 20 games per pairing"), "{e:#}");
-    let e = modify(&db, run, Change { throughput: Some(0), ..Change::default() })
-        .await
-        .unwrap_err();
+    let e =
+        modify(&db, run, Change { throughput: Some(0), ..Change::default() }).await.unwrap_err();
     assert!(format!("{e:#}").contains("throughput 0 is outside [1, 1000]"), "{e:#}");
     // A run of another owner: a submitter may not change it; nor raise a priority above 0.
     pg.psql("CREATE ROLE mallory LOGIN");

@@ -115,15 +115,14 @@ pub async fn shares(db: &Client) -> Result<Vec<ShareRow>> {
 
 /// A run's priority and throughput as stored (any state).
 pub async fn run_share(db: &Client, run: i64) -> Result<Option<Share>> {
-    let found = rows(
-        db,
-        "SELECT priority, throughput FROM runs WHERE id = $1",
-        &[(&run, Type::INT8)],
-    )
-    .await
-    .context("cannot read the run's priority")?;
+    let found =
+        rows(db, "SELECT priority, throughput FROM runs WHERE id = $1", &[(&run, Type::INT8)])
+            .await
+            .context("cannot read the run's priority")?;
     found
         .first()
-        .map(|r| Ok(Share { priority: r.try_get("priority")?, throughput: r.try_get("throughput")? }))
+        .map(|r| {
+            Ok(Share { priority: r.try_get("priority")?, throughput: r.try_get("throughput")? })
+        })
         .transpose()
 }
