@@ -113,9 +113,15 @@ fn a_worker_with_an_empty_cache_fetches_the_submitted_binary_and_plays() {
     assert_eq!(f.sql("SELECT count(*) FROM artifact_chunks"), size.div_ceil(1 << 20).to_string());
 
     // Served to a worker while its run is approved and active.
+    // (Registered first, in a statement of its own: the secret's check reads the workers as
+    // they were when the statement that calls it began.)
+    let probe = f.sql(
+        "SELECT worker_id || ' ' || secret \
+         FROM fleet_register(NULL, 'probe', 1, 1, 30, 'test', 'probe cpu', 1)",
+    );
+    let (probe_id, probe_secret) = probe.split_once(' ').expect("worker id and secret");
     let first = f.sql(&format!(
-        "SELECT length(fleet_artifact_chunk(r.worker_id, r.secret, '{sha}', 0)) \
-         FROM fleet_register(NULL, 'probe', 1, 1, 30, 'test') r"
+        "SELECT length(fleet_artifact_chunk({probe_id}, '{probe_secret}', '{sha}', 0))"
     ));
     assert_eq!(first, size.min(1 << 20).to_string());
 
@@ -148,7 +154,7 @@ fn a_worker_with_an_empty_cache_fetches_the_submitted_binary_and_plays() {
     for setup in ["", "UPDATE runs SET state = 'pending', approved_by = NULL;"] {
         f.sql(&format!(
             "{setup} DO $$ DECLARE w record; BEGIN \
-             SELECT * INTO w FROM fleet_register(NULL, 'probe', 1, 1, 30, 'test'); \
+             SELECT * INTO w FROM fleet_register(NULL, 'probe', 1, 1, 30, 'test', 'probe cpu', 1); \
              PERFORM fleet_artifact_chunk(w.worker_id, w.secret, '{sha}', 0); \
              RAISE EXCEPTION 'served'; \
              EXCEPTION WHEN insufficient_privilege THEN NULL; END $$"

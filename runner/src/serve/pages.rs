@@ -296,14 +296,19 @@ mod tests {
     fn every_value_from_a_run_is_escaped() {
         let evil = "<script>alert(1)</script>";
         let runs = [run("x\"><b>", evil, "<i>owner</i>", State::Active)];
-        let f = Filters { q: "\"><x>".into(), ..Filters::default() };
-        let page = index(&runs, &f, &["<note>".into()]).into_string();
-        for raw in [evil, "<i>owner</i>", "\"><b>", "\"><x>", "<note>"] {
+        // Unfiltered: the run's row is there, every value escaped.
+        let page = index(&runs, &Filters::default(), &["<note>".into()]).into_string();
+        for raw in [evil, "<i>owner</i>", "\"><b>", "<note>"] {
             assert!(!page.contains(raw), "{raw} unescaped");
         }
-        assert!(page.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+        assert!(page.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "{page}");
         // The only scripts are the two constant ones.
         assert_eq!(page.matches("<script>").count(), 2);
+        // A filter's text goes back into its input escaped (it matches no run here).
+        let f = Filters { q: "\"><x>".into(), ..Filters::default() };
+        let page = index(&runs, &f, &[]).into_string();
+        assert!(!page.contains("\"><x>"), "the filter's text unescaped");
+        assert!(page.contains("&quot;&gt;&lt;x&gt;"), "{page}");
     }
 
     #[test]

@@ -255,7 +255,8 @@ mod tests {
         assert!(first[2].contains("\"surface\": null") && doc.surface.is_none());
         let p: PointRow = serde_json::from_str(&read("points/t_mid=0.8/summary.json")).unwrap();
         assert_eq!(p.summary.games, 64);
-        assert_eq!(p, doc.points[1]);
+        let row = doc.points.iter().find(|r| r.label == "t_mid=0.8").expect("the point's row");
+        assert_eq!(&p, row);
         write_all(&dir, &a, &points, "t", &ctx, &run).unwrap();
         let again: Vec<String> =
             ["table.md", "table.csv", "summary.json", "plot.svg"].iter().map(|n| read(n)).collect();

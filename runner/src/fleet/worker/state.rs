@@ -366,6 +366,10 @@ impl<'a> Worker<'a> {
                         f.cancel.cancel();
                     }
                     for waiting in self.loading.values_mut() {
+                        if let Some(c) = waiting.iter().find(|c| c.token == *t) {
+                            errln!("{} before its engines were ready", super::task::lost_line(c));
+                            self.tally.stopped += 1;
+                        }
                         waiting.retain(|c| c.token != *t);
                     }
                 }

@@ -204,7 +204,7 @@ async fn play_and_report(
     Ok(())
 }
 
-fn lost_line(c: &Claim) -> String {
+pub(super) fn lost_line(c: &Claim) -> String {
     format!(
         "run {} pair {}: stopped (lease lost, run stopped, or worker stopping)",
         c.run_id,
