@@ -390,13 +390,16 @@ async fn worker(
     let mut current: Option<i64> = None;
     while Instant::now() < deadline {
         let t = Instant::now();
-        let claims = match queue::claim_from(&db, &wid, None, &[], current, 1, LEASE).await {
-            Ok(c) => c,
-            Err(e) => {
-                out.errors.push(format!("claim: {e:#}"));
-                break;
-            }
-        };
+        let claims =
+            match queue::claim_from(&db, &wid, None, &[], current, 1, LEASE, queue::TUNE_IN_FLIGHT)
+                .await
+            {
+                Ok(c) => c,
+                Err(e) => {
+                    out.errors.push(format!("claim: {e:#}"));
+                    break;
+                }
+            };
         out.claim.push(t.elapsed());
         let Some(c) = claims.into_iter().next() else {
             out.ran_dry = true;
@@ -1015,7 +1018,10 @@ async fn share_worker(
     let mut out = Vec::new();
     while Instant::now() < stop {
         let sent = Instant::now();
-        let claims = queue::claim_from(&db, &w, None, &[], current, 1, LEASE).await.expect("claim");
+        let claims =
+            queue::claim_from(&db, &w, None, &[], current, 1, LEASE, queue::TUNE_IN_FLIGHT)
+                .await
+                .expect("claim");
         let Some(c) = claims.into_iter().next() else {
             tokio::time::sleep(Duration::from_millis(50)).await;
             continue;

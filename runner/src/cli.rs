@@ -741,6 +741,11 @@ pub struct WorkerArgs {
     /// lengthen it, to show that a signal does not wait for it).
     #[arg(long, value_name = "SECONDS", value_parser = lease_secs, hide = true)]
     pub statement_timeout: Option<f64>,
+    /// A tuning run's iterations this worker's claims hand out beyond those applied [default:
+    /// 16]. Hidden: with 1 on every worker the iterations are played one after another, so a
+    /// test's tuning run ends at the same values whatever the timing.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(i64).range(1..=1000), hide = true)]
+    pub tune_in_flight: Option<i64>,
     /// Where fetched engine artifacts are kept [default: $XDG_CACHE_HOME/runner/artifacts, else
     /// ~/.cache/runner/artifacts].
     #[arg(long, value_name = "DIR")]

@@ -18,7 +18,9 @@ use tokio_postgres::Client;
 
 /// One pair for `w`, which plays `current` now; the claim must return one.
 async fn claim1(db: &Client, w: &WorkerId, current: Option<i64>) -> Claim {
-    let mut c = queue::claim_from(db, w, None, &[], current, 1, LEASE).await.unwrap();
+    let mut c = queue::claim_from(db, w, None, &[], current, 1, LEASE, queue::TUNE_IN_FLIGHT)
+        .await
+        .unwrap();
     assert_eq!(c.len(), 1, "one pair claimed");
     c.remove(0)
 }

@@ -48,6 +48,7 @@ pub async fn run(args: &WorkerArgs) -> Result<Exit> {
         lease: Duration::from_secs_f64(args.lease),
         wait: args.wait,
         key,
+        tune_in_flight: args.tune_in_flight.unwrap_or(crate::fleet::queue::TUNE_IN_FLIGHT),
     };
     let load_opts = LoadOptions {
         log_dir: args.log_dir.clone(),

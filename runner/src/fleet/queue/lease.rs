@@ -129,12 +129,15 @@ pub async fn claim(
     n: i64,
     lease: Duration,
 ) -> Result<Vec<Claim>> {
-    claim_from(db, w, only, skip, None, n, lease).await
+    claim_from(db, w, only, skip, None, n, lease, TUNE_IN_FLIGHT).await
 }
 
 /// [`claim`] for a worker that plays run `current` now: the database serves the highest
 /// priority first, then the run furthest below its share, and keeps the worker on `current`
-/// while that run is within its share (so its engines need not be started again).
+/// while that run is within its share (so its engines need not be started again). A tuning
+/// run hands out at most `tune_in_flight` iterations beyond those applied ([`TUNE_IN_FLIGHT`]
+/// by default; 1 plays its iterations one after another, the same ones whatever the timing).
+#[allow(clippy::too_many_arguments)]
 pub async fn claim_from(
     db: &impl Db,
     w: &WorkerId,
@@ -143,6 +146,7 @@ pub async fn claim_from(
     current: Option<i64>,
     n: i64,
     lease: Duration,
+    tune_in_flight: i64,
 ) -> Result<Vec<Claim>> {
     let rows = hot(
         db,
@@ -155,7 +159,7 @@ pub async fn claim_from(
             (&skip, Type::INT8_ARRAY),
             (&n, Type::INT8),
             (&lease.as_secs_f64(), Type::FLOAT8),
-            (&TUNE_IN_FLIGHT, Type::INT8),
+            (&tune_in_flight, Type::INT8),
             (&current, Type::INT8),
         ],
     )

@@ -43,6 +43,8 @@ pub struct WorkerOptions {
     pub wait: bool,
     /// The worker key (None: an administrator's own worker).
     pub key: Option<String>,
+    /// A tuning run's iterations handed out beyond those applied (`queue::TUNE_IN_FLIGHT`).
+    pub tune_in_flight: i64,
 }
 
 /// What the worker needs to serve a run.

@@ -179,11 +179,12 @@ impl<'a> Worker<'a> {
             return Ok(());
         }
         let (id, only, skip, lease) = (&self.id, self.opts.run, &self.refused, self.opts.lease);
+        let window = self.opts.tune_in_flight;
         let current = self.current.filter(|r| self.served.contains_key(r));
         let claimed = match self
             .link
             .once(|c| async move {
-                queue::claim_from(&*c, id, only, skip, current, free as i64, lease).await
+                queue::claim_from(&*c, id, only, skip, current, free as i64, lease, window).await
             })
             .await
         {
