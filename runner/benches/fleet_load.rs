@@ -376,8 +376,7 @@ async fn worker(
     };
     let mut rng = ChaCha8Rng::seed_from_u64(0x5eed ^ i as u64);
     // The worker's look at the counts a report returns (the database decides).
-    let judge =
-        RunJudge { sprt: Some(sh.spec.clone()), race: None, labels: vec![LABEL.to_string()] };
+    let judge = RunJudge { sprt: Some(sh.spec), race: None, labels: vec![LABEL.to_string()] };
     // Heartbeats spread over the interval, as independent processes' would be.
     let mut next_hb = start + sh.heartbeat.mul_f64(rng.random_range(0.0..1.0));
     // Paced workers start spread over one play time, as independent machines would, instead of

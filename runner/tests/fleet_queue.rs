@@ -216,7 +216,7 @@ async fn racing_is_decided_by_the_database_over_every_pairing() {
             *n += 1;
             let first = if c.pairing == 1 {
                 ["L", "L"]
-            } else if *n % 2 == 0 {
+            } else if n.is_multiple_of(2) {
                 ["W", "D"]
             } else {
                 ["D", "L"]

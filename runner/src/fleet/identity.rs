@@ -352,7 +352,7 @@ mod tests {
         let d = scratch("trust");
         let a = script(&d, "a.sh", "echo a");
         let inside = spec("mine", a.to_str().unwrap());
-        assert_eq!(resolve_trusted(&inside, &catalog, &[d.clone()]).unwrap(), inside);
+        assert_eq!(resolve_trusted(&inside, &catalog, std::slice::from_ref(&d)).unwrap(), inside);
         assert!(resolve_trusted(&inside, &catalog, &[PathBuf::from("/usr/games")]).is_err());
         let _ = std::fs::remove_dir_all(&d);
     }

@@ -220,7 +220,7 @@ mod tests {
         // A near-even result after 400 pairs: far from both bounds.
         let c = counts([20, 90, 180, 90, 20]);
         let p = progress(100_000, 400, 0, 3600.0, 400);
-        let Left::Sprt { expected, lo, hi } = pairs_left(&[c.clone()], Some(&spec), &p) else {
+        let Left::Sprt { expected, lo, hi } = pairs_left(&[c], Some(&spec), &p) else {
             panic!("an SPRT estimate")
         };
         assert!(lo <= expected && expected <= hi && lo > 0.0, "{lo} {expected} {hi}");

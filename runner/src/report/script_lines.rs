@@ -108,7 +108,7 @@ impl ScriptLines {
             rec.result.pgn(),
             rec.termination.describe()
         )];
-        let due = |n: u64| n > 0 && done % n == 0;
+        let due = |n: u64| n > 0 && done.is_multiple_of(n);
         let p = rec.pairing;
         if self.style == Style::Cutechess && due(self.score_interval) {
             lines.push(cutechess_score(input, p));
@@ -125,7 +125,7 @@ impl ScriptLines {
             return Vec::new();
         }
         let mut lines = Vec::new();
-        let printed = |n: u64| n > 0 && done > 0 && done % n == 0;
+        let printed = |n: u64| n > 0 && done > 0 && done.is_multiple_of(n);
         for p in 0..input.plan.pairings.len() {
             if self.style == Style::Cutechess && !printed(self.score_interval) {
                 lines.push(cutechess_score(input, p));
@@ -213,7 +213,7 @@ fn cutechess_rating(input: &LinesInput<'_>, p: usize) -> Vec<String> {
     let w = t.wdl_all;
     let est = ScoreMoments::from_wdl(&w).map(|m| m.estimates()).unwrap_or_default();
     let elo = est.elo.or_else(|| {
-        (w.games() > 0).then(|| if w.losses == 0 { f64::INFINITY } else { f64::NEG_INFINITY })
+        (w.games() > 0).then_some(if w.losses == 0 { f64::INFINITY } else { f64::NEG_INFINITY })
     });
     let draws = (w.games() > 0).then(|| w.draws as f64 * 100.0 / w.games() as f64);
     lines.push(format!(

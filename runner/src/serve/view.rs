@@ -159,7 +159,8 @@ pub fn with_ci(v: Option<f64>, ci: Option<[f64; 2]>) -> String {
 
 /// Where `llr` stands between `lower` and `upper`, clamped to 0..1.
 pub fn llr_at(llr: f64, lower: f64, upper: f64) -> f64 {
-    if !(upper > lower) || !llr.is_finite() {
+    // NaN bounds compare false: the bar sits in the middle.
+    if upper.partial_cmp(&lower) != Some(std::cmp::Ordering::Greater) || !llr.is_finite() {
         return 0.5;
     }
     ((llr - lower) / (upper - lower)).clamp(0.0, 1.0)

@@ -250,7 +250,7 @@ mod tests {
             .unwrap()
             .map(|e| e.unwrap().file_name().into_string().unwrap())
             .collect();
-        assert_eq!(names, [a.0.clone()]);
+        assert_eq!(names, std::slice::from_ref(&a.0));
         assert!(c.lookup("../etc").is_err());
         let _ = fs::remove_dir_all(&d);
     }
@@ -274,7 +274,7 @@ mod tests {
         let small = Cache { dir: d.clone(), max_bytes: 5 };
         set_used(&px, 50);
         let removed = small.trim(Some(&x.0)).unwrap();
-        assert_eq!(removed, [pa.clone()]);
+        assert_eq!(removed, std::slice::from_ref(&pa));
         assert!(px.exists() && d.join("notes.txt").exists());
         let _ = fs::remove_dir_all(&d);
     }
