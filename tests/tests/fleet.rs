@@ -375,6 +375,15 @@ fn an_sprt_decision_stops_every_worker_and_no_pair_is_claimed_after_it() {
     f.pull(run, &pulled);
     let summary = read_json(&pulled.join("summary.json"));
     assert_eq!(summary["pairings"][0]["stats"]["sprt"]["verdict"], "H1");
+    // The record carries the run's place in the fleet, as status words it; a decided run has
+    // no time left.
+    let share = &summary["fleet"]["share"];
+    assert_eq!((share["priority"].as_i64(), share["throughput"].as_i64()), (Some(0), Some(100)));
+    assert!(share["owner"].as_str().is_some_and(|o| !o.is_empty()), "{share}");
+    assert!(share["time_left"].is_null(), "{share}");
+    // A rate needs two reported pairs.
+    assert_eq!(share["pairs_per_hour"].as_f64().is_some_and(|r| r > 0.0), stored >= 4, "{share}");
+    assert!(share["words"].as_str().unwrap().starts_with("share: priority 0"), "{share}");
 }
 
 #[test]

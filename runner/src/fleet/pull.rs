@@ -26,6 +26,7 @@ use tokio_postgres::Client;
 
 use super::decide::DROPPED;
 use super::queue::{self, GameOrder, StoredGame};
+use super::share::share_record;
 use super::submission::{Experiment, Submission};
 use crate::gauntlet::files::write_tables;
 use crate::plan::run_plan::RunKind;
@@ -33,7 +34,7 @@ use crate::report::html::write_report;
 use crate::report::match_files;
 use crate::report::summary::write_gathered_summary;
 use crate::store::dir::{DirMode, RunDir, check_new_out};
-use crate::store::formats::{DroppedPairing, FleetOrigin, Origin};
+use crate::store::formats::{DroppedPairing, FleetOrigin, FleetShare, Origin};
 use crate::store::merge::ShardSet;
 use crate::store::records_check::{RecordsFile, check_records};
 use crate::store::rules::check_rules;
@@ -137,11 +138,20 @@ pub struct PulledState {
     pub points: Option<Vec<PointStatus>>,
     /// A tuning run's iterations and theta.
     pub tune: Option<PulledTune>,
+    /// Its place in the fleet when pulled (owner, priority, share, rate, time left).
+    pub share: Option<Box<FleetShare>>,
 }
 
 impl PulledState {
     pub fn new(state: RunState) -> PulledState {
-        PulledState { state, stop_reason: None, dropped: Vec::new(), points: None, tune: None }
+        PulledState {
+            state,
+            stop_reason: None,
+            dropped: Vec::new(),
+            points: None,
+            tune: None,
+            share: None,
+        }
     }
 }
 
@@ -196,6 +206,7 @@ pub fn write_folder(
         scheduled_games: scheduled,
         dropped,
         points: state.points.clone(),
+        share: state.share.clone(),
     });
     let stopped_by = state.state.stopped_by();
     let text = match &sub.experiment {
@@ -251,9 +262,29 @@ pub async fn pull(db: &Client, database: &str, run: i64, out: &Path) -> Result<S
         .map(|p| (p.pairing.max(0) as usize, p.why.unwrap_or_default()))
         .collect();
     let tune = if tuning { Some(pulled_tune(db, run).await?) } else { None };
-    let pulled =
-        PulledState { state, stop_reason: row.stop_reason, dropped, points: Some(points), tune };
-    write_folder(out, &origin, &sub, records, pulled)
+    let share = pulled_share(db, &row, &sub).await?;
+    let words = format!("{}\n", share.words);
+    let pulled = PulledState {
+        state,
+        stop_reason: row.stop_reason,
+        dropped,
+        points: Some(points),
+        tune,
+        share: Some(Box::new(share)),
+    };
+    Ok(write_folder(out, &origin, &sub, records, pulled)? + &words)
+}
+
+/// Run `row`'s share of the fleet now, as `runner status` computes it.
+async fn pulled_share(db: &Client, row: &queue::RunRow, sub: &Submission) -> Result<FleetShare> {
+    let counts = queue::pairing_counts(db, row.id, None).await?;
+    let progress = queue::progress(db, row.id).await?;
+    let share = queue::share::run_share(db, row.id).await?.unwrap_or_default();
+    let active = row.state == "active";
+    let shares = if active { queue::share::shares(db).await? } else { Vec::new() };
+    let now = shares.iter().find(|s| s.run == row.id);
+    let sprt = sub.plan().sprt;
+    Ok(share_record(&row.owner, share, now, &counts, sprt.as_ref(), &progress, active))
 }
 
 /// A pairing as the fleet decided it: dropped by racing (after the games the database counted,
@@ -578,6 +609,7 @@ mod tests {
                 PointStatus::Dropped { after_games: 2, best: "X=1".into(), z: 3.5 },
             ]),
             tune: None,
+            share: None,
         };
         let records = games(&sub, &[0, 1, 2, 3, 4]);
         write_folder(&out, &origin(), &sub, records.clone(), state).unwrap();

@@ -18,6 +18,7 @@ use super::decide::stats_counts;
 use super::queue::share::{Share, ShareRow};
 use super::queue::{PairingCounts, Progress};
 use crate::report::figures::MIN_PAIRS;
+use crate::store::formats::{FleetShare, TimeLeft};
 
 /// Pairs per hour now: over the last hour once the run has reported for an hour, else since its
 /// first report (at least two pairs). None when there is no rate to speak of.
@@ -157,6 +158,51 @@ pub fn share_line(
     s
 }
 
+/// The run's share as a pulled folder records it (summary.json's `fleet.share`): the same
+/// figures as [`share_line`], which it carries as its words.
+pub fn share_record(
+    owner: &str,
+    share: Share,
+    now: Option<&ShareRow>,
+    counts: &[PairingCounts],
+    sprt: Option<&SprtSpec>,
+    p: &Progress,
+    active: bool,
+) -> FleetShare {
+    let rate = pairs_per_hour(p);
+    let time_left = active.then(|| {
+        let secs = |pairs: f64| {
+            rate.filter(|r| *r > 0.0 && r.is_finite()).map(|r| time_for(pairs, r).as_secs_f64())
+        };
+        let (kind, pairs, low, high) = match pairs_left(counts, sprt, p) {
+            Left::Fixed(n) => ("fixed", n, None, None),
+            Left::Sprt { expected, lo, hi } => ("sprt", expected, Some(lo), Some(hi)),
+            Left::AtMost(n) => ("at_most", n, None, None),
+        };
+        TimeLeft {
+            kind: kind.into(),
+            pairs,
+            pairs_low: low,
+            pairs_high: high,
+            seconds: secs(pairs),
+            seconds_low: low.and_then(secs),
+            seconds_high: high.and_then(secs),
+        }
+    });
+    let words = share_line(share, now, counts, sprt, p, active).trim().to_string();
+    FleetShare {
+        owner: owner.to_string(),
+        priority: share.priority,
+        throughput: share.throughput,
+        weight: now.map(|r| r.weight),
+        share_now: now.and_then(|r| r.now),
+        share_target: now.map(|r| r.target),
+        pairs_per_hour: rate,
+        time_left,
+        words,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -233,6 +279,42 @@ mod tests {
         assert!(expected <= 50.0 && lo <= 50.0 && hi <= 50.0, "{lo} {expected} {hi}");
         let words = time_left(Left::Sprt { expected, lo, hi }, Some(400.0));
         assert!(words.starts_with("time left ") && words.contains("SPRT: "), "{words}");
+    }
+
+    #[test]
+    fn a_pulled_record_carries_the_status_figures() {
+        let spec = SprtSpec::parse("elo0=0,elo1=5").unwrap();
+        let c = counts([20, 90, 180, 90, 20]);
+        let p = progress(100_000, 400, 0, 3600.0, 400);
+        let share = Share { priority: 1, throughput: 200 };
+        let now = ShareRow {
+            run: 7,
+            owner: "alice".into(),
+            share,
+            weight: 100.0,
+            leased: 3,
+            now: Some(0.5),
+            target: 0.25,
+        };
+        let r = share_record("alice", share, Some(&now), &[c], Some(&spec), &p, true);
+        assert_eq!((r.owner.as_str(), r.priority, r.throughput), ("alice", 1, 200));
+        assert_eq!((r.weight, r.share_now, r.share_target), (Some(100.0), Some(0.5), Some(0.25)));
+        // An hour of reports: the last hour's 400 pairs.
+        assert_eq!(r.pairs_per_hour, Some(400.0));
+        let t = r.time_left.expect("an active run has a time left");
+        assert_eq!(t.kind, "sprt");
+        let (lo, hi) = (t.pairs_low.unwrap(), t.pairs_high.unwrap());
+        assert!(lo <= t.pairs && t.pairs <= hi, "{t:?}");
+        assert!((t.seconds.unwrap() - t.pairs / 400.0 * 3600.0).abs() < 1e-6, "{t:?}");
+        assert!(t.seconds_low.unwrap() <= t.seconds_high.unwrap());
+        assert_eq!(r.words, share_line(share, Some(&now), &[c], Some(&spec), &p, true).trim());
+        // A finished run: no time left, no share now; without a rate, seconds are n/a.
+        let done = share_record("bob", Share::default(), None, &[c], Some(&spec), &p, false);
+        assert_eq!((done.time_left, done.weight, done.share_now), (None, None, None));
+        let idle = progress(100, 0, 0, 0.0, 0);
+        let fresh = share_record("bob", Share::default(), None, &[], None, &idle, true);
+        let t = fresh.time_left.unwrap();
+        assert_eq!((t.kind.as_str(), t.pairs, t.seconds), ("fixed", 100.0, None));
     }
 
     #[test]

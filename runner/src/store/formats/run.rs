@@ -226,6 +226,52 @@ pub struct FleetOrigin {
     /// report` too.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub points: Option<Vec<PointStatus>>,
+    /// The run's place in the fleet when it was pulled: owner, priority, share, rate, time left.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub share: Option<Box<FleetShare>>,
+}
+
+/// The `fleet.share` entry of a pulled folder's summary.json: what `runner status` says of the
+/// run's share of the fleet, at the time of the pull.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FleetShare {
+    /// The role that submitted the run.
+    pub owner: String,
+    pub priority: i32,
+    pub throughput: i32,
+    /// Its throughput divided among its owner's active runs of its priority (active runs only).
+    pub weight: Option<f64>,
+    /// Its part of every active run's pairs in flight (None when none is in flight or the run
+    /// is not active).
+    pub share_now: Option<f64>,
+    /// Its weight over its priority level's (active runs only).
+    pub share_target: Option<f64>,
+    /// Pairs per hour now (None without two reported pairs).
+    pub pairs_per_hour: Option<f64>,
+    /// Time left of an active run (None for a finished one).
+    pub time_left: Option<TimeLeft>,
+    /// `runner status`'s line for it.
+    pub words: String,
+}
+
+/// Time left of an active fleet run: the pairs it has left, with a range for an SPRT, and the
+/// time those take at its current rate.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TimeLeft {
+    /// `fixed` (a fixed length: exactly `pairs`), `sprt` (expected `pairs`, range `pairs_low`
+    /// to `pairs_high`) or `at_most` (an SPRT with too few pairs for an estimate: the schedule).
+    pub kind: String,
+    pub pairs: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pairs_low: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pairs_high: Option<f64>,
+    /// Seconds at the current rate (None without a rate), and the range's.
+    pub seconds: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seconds_low: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seconds_high: Option<f64>,
 }
 
 /// A pairing a fleet run dropped.
