@@ -485,7 +485,7 @@ fn the_fleet_list_shows_states_shares_and_refusals_escaped() {
          UPDATE runs SET owner = 'alice', priority = 1, throughput = 100 WHERE id = {alice};
          UPDATE runs SET owner = 'bob', priority = 1, throughput = 300 WHERE id = {bob};
          INSERT INTO tallies (run_id, pairing, worker_id, ll, ld, dd, wd, ww, wins, draws, losses)
-           VALUES ({passed}, 0, 1, 0, 2, 10, 20, 30, 82, 40, 2);
+           VALUES ({passed}, 0, 1, 0, 6, 30, 60, 90, 240, 126, 6);
          UPDATE runs SET state = 'decided', owner = 'alice', finished_at = now(),
            stop_reason = 'A vs B: SPRT accepted H1' WHERE id = {passed};
          INSERT INTO worker_keys (name) VALUES ('<s>box</s>');
@@ -548,8 +548,10 @@ fn the_fleet_list_shows_states_shares_and_refusals_escaped() {
     let shot = dir.join("serve-index.png");
     let seen = browse(&format!("{base}/"), &dir, Some(&shot));
     assert!(seen.console.is_empty(), "console: {:?}", seen.console);
-    assert!(seen.dom.contains("H1 accepted") && seen.dom.contains(&link(failed)));
     let _ = std::fs::copy(&shot, "/tmp/serve_index.png");
+    let seen = browse(&format!("{base}/"), &dir, None);
+    assert!(seen.console.is_empty(), "console: {:?}", seen.console);
+    assert!(seen.dom.contains("H1 accepted") && seen.dom.contains(&link(failed)));
     let seen = browse(&format!("{base}/run/fleet-{failed}"), &dir, None);
     assert!(seen.console.is_empty(), "console: {:?}", seen.console);
 }

@@ -102,7 +102,16 @@ impl Fleet {
         let view = view(row, now.get(&id));
         let sub = Submission::from_stored(&row.run.submission).ok();
         let files = files_of(id, sub.as_ref());
-        let digest = self.digest(id, &files, &row.labels).await?;
+        let mut digest = self.digest(id, &files, &row.labels).await?;
+        // The table and the verdict say the database's counts, what it decides on.
+        for (i, c) in row.counts.iter().enumerate() {
+            let counts = stats_counts(c);
+            digest.set_counts(
+                i,
+                counts.wdl().unwrap_or_default(),
+                counts.penta().unwrap_or_default(),
+            );
+        }
         let keys = key_stats(&key_tallies(&self.db, id).await?);
         let refusals = queue::refusals(&self.db, id).await?;
         let artifacts = dashboard::run_artifacts(&self.db, id).await?;

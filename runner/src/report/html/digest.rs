@@ -134,6 +134,17 @@ impl Digest {
         Digest::of(files.pairing_labels(), files.sprt(), files.plan(), &files.records)
     }
 
+    /// Sets pairing `i`'s counts to what another source holds (a database's tallies, which
+    /// its decisions are made on): the score table, the Elo and the verdict then say them,
+    /// whatever games were gathered.
+    pub fn set_counts(&mut self, i: usize, wdl: stats::Wdl, penta: stats::Penta) {
+        if let Some(t) = self.tallies.get_mut(i) {
+            t.wdl_all = wdl;
+            t.wdl_paired = wdl;
+            t.penta = penta;
+        }
+    }
+
     /// Notes a line that was not a game record.
     pub fn skip(&mut self, note: String) {
         self.skipped_count += 1;
