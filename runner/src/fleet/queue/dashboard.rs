@@ -132,6 +132,9 @@ pub async fn run_list(db: &Client, finished: i64, only: Option<i64>) -> Result<V
     found.iter().map(list_row).collect()
 }
 
+/// One pairing of a list row: pairing, label, active, dropped, pentanomial, W-D-L.
+type CountsRow = (i32, String, bool, bool, [i64; 5], [i64; 3]);
+
 fn list_row(r: &tokio_postgres::Row) -> Result<ListRow> {
     let run = super::RunRow {
         id: r.try_get("id")?,
@@ -146,23 +149,22 @@ fn list_row(r: &tokio_postgres::Row) -> Result<ListRow> {
         approved_by: r.try_get("approved_by")?,
     };
     let counts_text: String = r.try_get("counts")?;
-    let list: Vec<(i32, String, bool, bool, [i64; 5], [i64; 3])> =
-        serde_json::from_str::<Vec<serde_json::Value>>(&counts_text)
-            .context("the counts are not JSON")?
-            .iter()
-            .filter_map(|v| {
-                let a = v.as_array()?;
-                let n = |i: usize| a.get(i).and_then(serde_json::Value::as_i64).unwrap_or(0);
-                Some((
-                    i32::try_from(n(0)).ok()?,
-                    a.get(1)?.as_str()?.to_string(),
-                    a.get(2)?.as_bool()?,
-                    a.get(3)?.as_bool()?,
-                    [n(4), n(5), n(6), n(7), n(8)],
-                    [n(9), n(10), n(11)],
-                ))
-            })
-            .collect();
+    let list: Vec<CountsRow> = serde_json::from_str::<Vec<serde_json::Value>>(&counts_text)
+        .context("the counts are not JSON")?
+        .iter()
+        .filter_map(|v| {
+            let a = v.as_array()?;
+            let n = |i: usize| a.get(i).and_then(serde_json::Value::as_i64).unwrap_or(0);
+            Some((
+                i32::try_from(n(0)).ok()?,
+                a.get(1)?.as_str()?.to_string(),
+                a.get(2)?.as_bool()?,
+                a.get(3)?.as_bool()?,
+                [n(4), n(5), n(6), n(7), n(8)],
+                [n(9), n(10), n(11)],
+            ))
+        })
+        .collect();
     let labels = list.iter().map(|c| c.1.clone()).collect();
     let counts = list
         .into_iter()
