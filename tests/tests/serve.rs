@@ -140,6 +140,48 @@ fn games_in(data: &str) -> Option<u64> {
     games[1].as_str()?.parse().ok()
 }
 
+/// A test's scratch folder with an empty `results/` and a four-opening book in it.
+struct Bench {
+    dir: std::path::PathBuf,
+    results: std::path::PathBuf,
+    book: String,
+}
+
+fn bench(name: &str) -> Bench {
+    let dir = scratch(name);
+    let results = dir.join("results");
+    std::fs::create_dir_all(&results).unwrap();
+    let book = write_book(&dir, 4);
+    Bench { dir, results, book }
+}
+
+/// A fresh fleet database (schema and roles) in its own cluster.
+fn fleet_db(name: &str, dir: &Path) -> e2e::pg::TempPg {
+    let pg = e2e::pg::TempPg::start(name);
+    let o = run_runner(dir, &["db", "init", "--db", &pg.url()]);
+    assert!(o.status.success(), "db init: {}", stderr(&o));
+    let roles = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/fleet-worker-role.sql");
+    pg.psql_file(&roles).unwrap_or_else(|e| panic!("docs/fleet-worker-role.sql: {e}"));
+    pg
+}
+
+/// `runner submit` of a match of `a` against `b` (extra arguments after the book); the run's id.
+fn submit(dir: &Path, url: &str, a: &str, b: &str, book: &str, extra: &[&str]) -> i64 {
+    let mut args = vec!["submit", "--db", url];
+    let mut more = vec!["--book", book];
+    more.extend_from_slice(extra);
+    args.extend(match_args(a, b, "unused", &more));
+    args.truncate(args.len() - 4); // no --progress / --out for a submission
+    let o = run_runner(dir, &args);
+    assert!(o.status.success(), "submit: {}", stderr(&o));
+    stdout(&o)
+        .lines()
+        .last()
+        .and_then(|l| l.strip_prefix("run "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no `run ID` line: {}", stdout(&o)))
+}
+
 fn strict_policy(r: &Reply) {
     let csp = r.head.lines().find(|l| l.starts_with("content-security-policy:")).expect("a CSP");
     assert!(csp.contains("default-src 'none'") && !csp.contains("unsafe"), "{csp}");
@@ -149,10 +191,7 @@ fn strict_policy(r: &Reply) {
 #[test]
 fn local_runs_are_listed_and_shown_in_a_browser() {
     let _w = watchdog("serve-local", Duration::from_secs(600));
-    let dir = scratch("serve-local");
-    let results = dir.join("results");
-    std::fs::create_dir_all(&results).unwrap();
-    let book = write_book(&dir, 4);
+    let Bench { dir, results, book } = bench("serve-local");
     let engine = engine_bin();
     let a = format!("name=A,cmd={}", engine.display());
     let b = format!("name=B,cmd={}", engine.display());
@@ -209,10 +248,7 @@ fn local_runs_are_listed_and_shown_in_a_browser() {
 #[test]
 fn a_local_run_s_counts_rise_live_and_its_stream_ends_with_it() {
     let _w = watchdog("serve-live", Duration::from_secs(600));
-    let dir = scratch("serve-live");
-    let results = dir.join("results");
-    std::fs::create_dir_all(&results).unwrap();
-    let book = write_book(&dir, 4);
+    let Bench { dir, results, book } = bench("serve-live");
     let out = results.join("live");
     let (a, b) = (bad_spec("A", "good", None), bad_spec("B", "good", None));
     let mut args = match_args(&a, &b, "results/live", &["--book", &book]);
@@ -256,10 +292,7 @@ fn a_local_run_s_counts_rise_live_and_its_stream_ends_with_it() {
 #[test]
 fn markup_in_names_options_and_tags_is_escaped() {
     let _w = watchdog("serve-escape", Duration::from_secs(600));
-    let dir = scratch("serve-escape");
-    let results = dir.join("results");
-    std::fs::create_dir_all(&results).unwrap();
-    let book = write_book(&dir, 4);
+    let Bench { dir, results, book } = bench("serve-escape");
     let a =
         format!("name=<b>A</b>,cmd={},arg=good,option.Note=<i>x</i>", badengine_bin().display());
     let b = bad_spec("B", "good", None);
@@ -282,37 +315,15 @@ fn markup_in_names_options_and_tags_is_escaped() {
 #[test]
 fn a_fleet_run_is_listed_counted_live_and_decided() {
     let _w = watchdog("serve-fleet", Duration::from_secs(900));
-    let dir = scratch("serve-fleet");
-    let pg = e2e::pg::TempPg::start("serve-fleet");
-    let o = run_runner(&dir, &["db", "init", "--db", &pg.url()]);
-    assert!(o.status.success(), "db init: {}", stderr(&o));
-    let roles = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/fleet-worker-role.sql");
-    pg.psql_file(&roles).unwrap_or_else(|e| panic!("docs/fleet-worker-role.sql: {e}"));
-    let book = write_book(&dir, 4);
+    let Bench { dir, book, .. } = bench("serve-fleet");
+    let pg = fleet_db("serve-fleet", &dir);
     let (a, b) = (bad_spec("A", "good", None), bad_spec("B", "good", None));
     let url = pg.url();
-    let mut args = vec!["submit", "--db", &url];
-    args.extend(match_args(
-        &a,
-        &b,
-        "unused",
-        &["--book", &book, "--nodes", "1", "--games", "8", "--seed", "7"],
-    ));
-    args.truncate(args.len() - 4); // no --progress / --out for a submission
-    let o = run_runner(&dir, &args);
-    assert!(o.status.success(), "submit: {}", stderr(&o));
-    let run: i64 = stdout(&o)
-        .lines()
-        .last()
-        .and_then(|l| l.strip_prefix("run "))
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no `run ID` line: {}", stdout(&o)));
+    let run = submit(&dir, &url, &a, &b, &book, &["--nodes", "1", "--games", "8", "--seed", "7"]);
     let id = format!("fleet-{run}");
 
     // The server reads as fleet_reader: read-only.
     let reader = pg.url_as("fleet_reader");
-    let results = dir.join("results");
-    std::fs::create_dir_all(&results).unwrap();
     let server = serve(&dir, &["--db", &reader, "--results", "results"]);
     let port = server.port;
     let index = get_ok(port, "/");
@@ -373,4 +384,174 @@ fn a_fleet_run_is_listed_counted_live_and_decided() {
     let seen = browse(&format!("{base}/run/{id}"), &dir, None);
     assert!(seen.console.is_empty(), "console: {:?}", seen.console);
     assert!(html_section(&seen.dom, "verdict").contains("A vs B"), "{}", seen.dom);
+}
+
+/// A local run's games are paged from any point of a long games.jsonl (a seek to a noted line),
+/// the files its page links to resolve under `/run/ID/files/`, and no path outside the run's
+/// folder is served, however it is spelled.
+#[test]
+fn a_local_run_s_games_are_paged_and_only_its_own_files_served() {
+    let _w = watchdog("serve-paged", Duration::from_secs(600));
+    let Bench { dir, results, book } = bench("serve-paged");
+    let (a, b) = (bad_spec("A", "good", None), bad_spec("B", "good", None));
+    let mut args = match_args(&a, &b, "results/long", &["--book", &book]);
+    args.extend("--nodes 1 --games 2".split(' '));
+    let played = run_games(&dir, &args, &results.join("long"));
+    assert_eq!(played.len(), 2);
+    // The two games' records repeated as 300 pairs: 600 lines, past two noted offsets.
+    let path = results.join("long/games.jsonl");
+    let lines: Vec<serde_json::Value> =
+        read_text(&path).lines().map(|l| serde_json::from_str(l).expect("a record")).collect();
+    let mut text = String::new();
+    for pair in 0..300u64 {
+        for r in &lines {
+            let mut r = r.clone();
+            r["pair"] = pair.into();
+            r["seq"] = (pair * 2 + r["game"].as_u64().unwrap()).into();
+            text.push_str(&r.to_string());
+            text.push('\n');
+        }
+    }
+    std::fs::write(&path, text).unwrap();
+    std::fs::write(dir.join("secret.json"), "{\"secret\": 1}").unwrap();
+    std::os::unix::fs::symlink(dir.join("secret.json"), results.join("long/link.json")).unwrap();
+
+    let server = serve(&dir, &["--results", "results"]);
+    let port = server.port;
+    assert_eq!(api_run(port, "long")["games"], 600);
+    let page = get_ok(port, "/run/long/games?offset=500&limit=7").body;
+    assert_eq!(page.matches("<li class=\"game\"").count(), 7, "{page}");
+    assert!(page.contains("id=\"game-501\"") && page.contains("id=\"game-507\""), "{page}");
+    assert!(!page.contains("id=\"game-500\"") && !page.contains("id=\"game-508\""));
+    assert!(page.contains("games 501–507 of 600"), "{page}");
+    let last = get_ok(port, "/run/long/games?offset=598&limit=100").body;
+    assert_eq!(last.matches("<li class=\"game\"").count(), 2, "{last}");
+    assert!(!last.contains(">next<"), "the last page has no next");
+    let beyond = get_ok(port, "/run/long/games?offset=9999").body;
+    assert_eq!(beyond.matches("<li class=\"game\"").count(), 0);
+
+    // The page's file links resolve, to the run's own files.
+    let run = get_ok(port, "/run/long").body;
+    assert!(run.contains("href=\"/run/long/files/summary.json\""), "{run}");
+    assert!(run.contains("href=\"/run/long/files/run.json\""), "{run}");
+    let summary = get_ok(port, "/run/long/files/summary.json");
+    assert!(summary.body.contains("stopped_by"), "{}", summary.body);
+    strict_policy(&summary);
+    assert!(get_ok(port, "/run/long/files/games.pgn").body.contains("[Event "));
+    for bad in [
+        "/run/long/files/../../secret.json",
+        "/run/long/files/..%2f..%2fsecret.json",
+        "/run/long/files/%2e%2e/%2e%2e/secret.json",
+        "/run/long/files/%2E%2E%2F%2E%2E%2Fsecret.json",
+        "/run/long/files/%2Fetc%2Fpasswd",
+        "/run/long/files//etc/passwd",
+        "/run/long/files/.%2e/long/run.json",
+        "/run/long/files/link.json",
+        "/run/long/files/run.lock",
+        "/run/long/files/report.html",
+        "/run/..%2Fsecret.json/files/x.json",
+        "/run/%2e%2e/files/secret.json",
+        "/run/long/files/nosuch.json",
+    ] {
+        let r = get(port, bad);
+        assert_eq!(r.status, 404, "{bad}: {}", r.body);
+        assert!(!r.body.contains("secret"), "{bad}");
+    }
+}
+
+/// The fleet's list: runs pending, active (two owners at one priority: their shares), finished
+/// by an SPRT's H1 and failed with refusals; markup in an owner's name, an engine's name, an
+/// option, a refusal's reason and a worker key's name escaped on `/`, `/run/ID` and
+/// `/workers`; the filters; and a screenshot of the list.
+#[test]
+fn the_fleet_list_shows_states_shares_and_refusals_escaped() {
+    let _w = watchdog("serve-fleet-list", Duration::from_secs(900));
+    let Bench { dir, book, .. } = bench("serve-fleet-list");
+    let pg = fleet_db("serve-fleet-list", &dir);
+    let url = pg.url();
+    let evil_a =
+        format!("name=<b>A</b>,cmd={},arg=good,option.Note=<i>x</i>", badengine_bin().display());
+    let b = bad_spec("B", "good", None);
+    let c = bad_spec("Carol", "good", None);
+    let plain = ["--nodes", "1", "--games", "8"];
+    let sprt = ["--nodes", "1", "--games", "200", "--sprt", "elo0=0,elo1=10"];
+    let pending = submit(&dir, &url, &evil_a, &b, &book, &plain);
+    let alice = submit(&dir, &url, &c, &b, &book, &sprt);
+    let bob = submit(&dir, &url, &c, &b, &book, &plain);
+    let passed = submit(&dir, &url, &evil_a, &b, &book, &sprt);
+    let failed = submit(&dir, &url, &c, &b, &book, &plain);
+    pg.psql(&format!(
+        "UPDATE runs SET state = 'pending', approved_by = NULL, owner = '<i>eve</i>' WHERE id = {pending};
+         UPDATE runs SET owner = 'alice', priority = 1, throughput = 100 WHERE id = {alice};
+         UPDATE runs SET owner = 'bob', priority = 1, throughput = 300 WHERE id = {bob};
+         INSERT INTO tallies (run_id, pairing, worker_id, ll, ld, dd, wd, ww, wins, draws, losses)
+           VALUES ({passed}, 0, 1, 0, 6, 30, 60, 90, 240, 126, 6);
+         UPDATE runs SET state = 'decided', owner = 'alice', finished_at = now(),
+           stop_reason = 'A vs B: SPRT accepted H1' WHERE id = {passed};
+         INSERT INTO worker_keys (name) VALUES ('<s>box</s>');
+         INSERT INTO refusals (run_id, key_id, reason)
+           SELECT {failed}, id, 'engine <script>x()</script> not found' FROM worker_keys;
+         UPDATE runs SET state = 'failed', owner = 'bob', finished_at = now(),
+           stop_reason = 'every worker refused' WHERE id = {failed};"
+    ));
+
+    let server = serve(&dir, &["--db", &pg.url_as("fleet_reader"), "--results", "results"]);
+    let port = server.port;
+    let index = get_ok(port, "/").body;
+    for panel in ["Pending approval (1)", "Active (2)", "Finished (2)"] {
+        assert!(index.contains(panel), "{panel}: {index}");
+    }
+    for raw in ["<b>A</b>", "<i>eve</i>", "<i>x</i>", "<script>x"] {
+        assert!(!index.contains(raw), "{raw} unescaped on /");
+    }
+    assert!(index.contains("&lt;i&gt;eve&lt;/i&gt;") && index.contains("&lt;b&gt;A&lt;/b&gt;"));
+    assert!(index.contains("H1 accepted"), "{index}");
+    // Two owners' runs at one priority: targets 100 and 300 of 400.
+    assert!(index.contains("n/a (25 %)") && index.contains("n/a (75 %)"), "{index}");
+    assert!(index.contains("throughput 300") && index.contains("elo 0 to 10"), "{index}");
+    // Active runs are listed by priority, and show pairs per hour and time left.
+    assert!(index.contains("no pairs per hour yet"), "{index}");
+
+    let link = |run: i64| format!("href=\"/run/fleet-{run}\"");
+    let shown = |q: &str| {
+        let body = get_ok(port, q).body;
+        [pending, alice, bob, passed, failed].map(|r| body.contains(&link(r)))
+    };
+    assert_eq!(shown("/?owner=alice"), [false, true, false, true, false]);
+    assert_eq!(shown("/?state=finished"), [false, false, false, true, true]);
+    assert_eq!(shown("/?state=active&owner=bob"), [false, false, true, false, false]);
+    assert_eq!(shown("/?engine=%3Cb%3Ea"), [true, false, false, true, false]);
+    assert_eq!(shown("/?q=carol&state=active"), [false, true, true, false, false]);
+    let filtered = get_ok(port, "/?owner=%3Ci%3Eeve%3C%2Fi%3E&engine=%22%3E%3Cx%3E").body;
+    assert!(filtered.contains(&link(pending)) || filtered.contains("None."), "{filtered}");
+    assert!(!filtered.contains("\"><x>") && !filtered.contains("<i>eve</i>"));
+    assert!(filtered.contains("value=\"&quot;&gt;&lt;x&gt;\""), "the filter kept, escaped");
+
+    let page = get_ok(port, &format!("/run/fleet-{failed}")).body;
+    assert!(page.contains("<section id=\"refusals\">"), "{page}");
+    assert!(page.contains("engine &lt;script&gt;x()&lt;/script&gt; not found"), "{page}");
+    assert!(page.contains("&lt;s&gt;box&lt;/s&gt;"), "{page}");
+    for raw in ["<script>x()", "<s>box</s>"] {
+        assert!(!page.contains(raw), "{raw} unescaped on the run page");
+    }
+    let page = get_ok(port, &format!("/run/fleet-{pending}")).body;
+    for raw in ["<b>A</b>", "<i>x</i>", "<i>eve</i>"] {
+        assert!(!page.contains(raw), "{raw} unescaped on the run page");
+    }
+    assert!(page.contains("&lt;i&gt;x&lt;/i&gt;"), "the option is shown, escaped: {page}");
+    let page = get_ok(port, &format!("/run/fleet-{passed}")).body;
+    assert!(page.contains("H1 accepted"), "{page}");
+    let workers = get_ok(port, "/workers?all=true").body;
+    assert!(!workers.contains("<s>box</s>") && !workers.contains("<script>x"), "{workers}");
+
+    let base = format!("http://127.0.0.1:{port}");
+    let shot = dir.join("serve-index.png");
+    let seen = browse(&format!("{base}/"), &dir, Some(&shot));
+    assert!(seen.console.is_empty(), "console: {:?}", seen.console);
+    let _ = std::fs::copy(&shot, "/tmp/serve_index.png");
+    let seen = browse(&format!("{base}/"), &dir, None);
+    assert!(seen.console.is_empty(), "console: {:?}", seen.console);
+    assert!(seen.dom.contains("H1 accepted") && seen.dom.contains(&link(failed)));
+    let seen = browse(&format!("{base}/run/fleet-{failed}"), &dir, None);
+    assert!(seen.console.is_empty(), "console: {:?}", seen.console);
 }

@@ -1,159 +1,338 @@
-//! The fleet source: the database's runs as [`RunView`]s, a run's page rendered from a folder
-//! the server pulls into its own cache (`runner pull`'s code, re-pulled when the run's counts
-//! changed), so the page is made by the same renderer as a local run's, and the workers table.
-//! Every statement is the fleet queue's (`fleet/queue/`); the server connects as the role its
-//! URL names, meant to be the read-only `fleet_reader` (docs/fleet-worker-role.sql).
+//! The fleet source: the database's runs as [`RunView`]s, read by one statement for the whole
+//! list ([`dashboard::run_list`]) plus the fleet's shares ([`share::shares`]); a run's page
+//! made by the report renderer from the run's stored submission and a [`Digest`] of its games,
+//! gathered from the database as a stream and kept per run, so that a later page reads only
+//! the games stored since; its games paged from the database by schedule position; and the
+//! workers table of `runner workers`. Every statement is the fleet queue's (`fleet/queue/`);
+//! the server connects as the role its URL names, meant to be the read-only `fleet_reader`
+//! (docs/fleet-worker-role.sql).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use stats::Options;
 use tokio::sync::Mutex;
 use tokio_postgres::Client;
 
-use crate::fleet::connect::{DbTarget, connect};
+use crate::fleet::connect::connect;
 use crate::fleet::decide::stats_counts;
-use crate::fleet::pull::pull;
-use crate::fleet::queue::dashboard::{self, WorkerRow};
-use crate::fleet::queue::{self, RunRow};
+use crate::fleet::queue::dashboard::{self, ListRow, RunArtifact};
+use crate::fleet::queue::share::{ShareRow, shares};
+use crate::fleet::queue::workers::{WorkerRow, key_tallies, workers};
+use crate::fleet::queue::{self, Refusal};
 use crate::fleet::schema;
+use crate::fleet::share::{pairs_left, pairs_per_hour, time_left};
 use crate::fleet::submission::Submission;
+use crate::fleet::worker_stats::{KeyStat, key_stats};
+use crate::plan::run_plan::RunKind;
+use crate::report::html::digest::Digest;
+use crate::report::html::input::{Kind, RunFiles};
 use crate::report::summary::summarize_or_na;
+use crate::store::GameRecord;
+use crate::store::pgn::PgnStyle;
 
-use super::FLEET_PREFIX;
 use super::view::{PairingView, RunView, State};
+use super::{App, FLEET_PREFIX};
 
-/// Runs listed at the most (newest first).
+/// Finished runs listed at the most (newest first); pending and active runs are all listed.
 pub const LIST_LIMIT: i64 = 1000;
 
-/// The database and the server's cache of pulled folders.
+/// Digests kept at the most (one per run whose page was asked for); past that they start afresh.
+const DIGESTS: usize = 16;
+
+/// A run's digest and the newest stored game it holds.
+struct Kept {
+    last: i64,
+    digest: Digest,
+}
+
+/// The database, and the digests of the runs whose pages were made.
 pub struct Fleet {
-    target: DbTarget,
     db: Client,
-    cache: PathBuf,
-    /// Per run: the counts its cached folder was pulled at.
-    pulled: Mutex<HashMap<i64, String>>,
+    digests: Mutex<HashMap<i64, Kept>>,
+}
+
+/// What a fleet run's page is made from besides its digest.
+pub struct RunPage {
+    pub view: RunView,
+    pub files: RunFiles,
+    pub digest: Digest,
+    pub keys: Vec<KeyStat>,
+    pub refusals: Vec<Refusal>,
+    pub artifacts: Vec<RunArtifact>,
 }
 
 impl Fleet {
     /// Connects with `url` and checks the schema version.
     pub async fn connect(url: &str) -> Result<Fleet> {
-        let (target, db) = connect(Some(url)).await?;
+        let (_, db) = connect(Some(url)).await?;
         schema::check(&db).await?;
-        let cache = std::env::temp_dir().join(format!("runner-serve-{}", std::process::id()));
-        Ok(Fleet { target, db, cache, pulled: Mutex::new(HashMap::new()) })
+        Ok(Fleet { db, digests: Mutex::new(HashMap::new()) })
     }
 
+    /// The list: two statements whatever the number of runs.
     pub async fn runs(&self) -> Result<Vec<RunView>> {
-        let rows = queue::runs(&self.db, LIST_LIMIT).await?;
-        let mut out = Vec::with_capacity(rows.len());
-        for row in &rows {
-            out.push(self.view(row).await?);
+        let rows = dashboard::run_list(&self.db, LIST_LIMIT, None).await?;
+        let now = self.shares(&rows).await?;
+        Ok(rows.iter().map(|r| view(r, now.get(&r.run.id))).collect())
+    }
+
+    async fn shares(&self, rows: &[ListRow]) -> Result<HashMap<i64, ShareRow>> {
+        if !rows.iter().any(|r| r.run.state == "active") {
+            return Ok(HashMap::new());
         }
-        Ok(out)
+        Ok(shares(&self.db).await?.into_iter().map(|s| (s.run, s)).collect())
     }
 
     pub async fn run(&self, id: i64) -> Result<Option<RunView>> {
-        match queue::run(&self.db, id).await? {
-            Some(row) => Ok(Some(self.view(&row).await?)),
-            None => Ok(None),
-        }
+        let rows = dashboard::run_list(&self.db, 0, Some(id)).await?;
+        let now = self.shares(&rows).await?;
+        Ok(rows.first().map(|r| view(r, now.get(&r.run.id))))
     }
 
-    async fn view(&self, row: &RunRow) -> Result<RunView> {
-        let sub = Submission::from_stored(&row.submission);
-        let plan = sub.as_ref().ok().map(|s| s.plan().clone());
-        let sprt = plan.as_ref().and_then(|p| p.sprt);
-        let counts = queue::pairing_counts(&self.db, row.id, None).await?;
-        let labels: Vec<String> =
-            queue::pairings(&self.db, row.id).await?.into_iter().map(|p| p.label).collect();
-        let mut games = 0;
-        let pairings: Vec<PairingView> = counts
-            .iter()
-            .map(|c| {
-                let counts = stats_counts(c);
-                let label = labels
-                    .get(c.pairing.max(0) as usize)
-                    .cloned()
-                    .unwrap_or_else(|| format!("pairing {}", c.pairing));
-                let n = counts.games();
-                games += n;
-                let summary = (c.penta.iter().sum::<i64>() > 0).then(|| {
-                    summarize_or_na(
-                        &counts,
-                        &Options { sprt, ..Options::default() },
-                        stats::summarize,
-                    )
-                    .0
-                });
-                PairingView {
-                    label,
-                    games: n,
-                    wdl: counts.wdl().unwrap_or_default(),
-                    penta: counts.penta().unwrap_or_default(),
-                    summary,
+    /// Run `id`'s page parts: its row, its submission as a folder's files would hold it, the
+    /// digest of its games (the games stored since the last page read and added), and the
+    /// fleet's own parts.
+    pub async fn page(&self, id: i64) -> Result<Option<RunPage>> {
+        let rows = dashboard::run_list(&self.db, 0, Some(id)).await?;
+        let Some(row) = rows.first() else { return Ok(None) };
+        let now = self.shares(&rows).await?;
+        let view = view(row, now.get(&id));
+        let sub = Submission::from_stored(&row.run.submission).ok();
+        let files = files_of(id, sub.as_ref());
+        let mut digest = self.digest(id, &files, &row.labels).await?;
+        // The table and the verdict say the database's counts, what it decides on.
+        for (i, c) in row.counts.iter().enumerate() {
+            let counts = stats_counts(c);
+            digest.set_counts(
+                i,
+                counts.wdl().unwrap_or_default(),
+                counts.penta().unwrap_or_default(),
+            );
+        }
+        let keys = key_stats(&key_tallies(&self.db, id).await?);
+        let refusals = queue::refusals(&self.db, id).await?;
+        let artifacts = dashboard::run_artifacts(&self.db, id).await?;
+        Ok(Some(RunPage { view, files, digest, keys, refusals, artifacts }))
+    }
+
+    /// Run `id`'s digest brought up to date: the stored games after the newest it holds are
+    /// read as a stream and added; if the games stored no longer add up (a purge took some
+    /// back), it is gathered again from the first.
+    async fn digest(&self, id: i64, files: &RunFiles, labels: &[String]) -> Result<Digest> {
+        let fresh = || Kept {
+            last: 0,
+            digest: Digest::new(labels.to_vec(), files.sprt(), files.plan().cloned(), None),
+        };
+        let mut kept = self.digests.lock().await;
+        if kept.len() >= DIGESTS && !kept.contains_key(&id) {
+            kept.clear();
+        }
+        let (count, newest) = dashboard::games_count(&self.db, id).await?;
+        let entry = kept.entry(id).or_insert_with(fresh);
+        if newest < entry.last {
+            *entry = fresh();
+        }
+        for attempt in 0..2 {
+            let k = &mut *entry;
+            dashboard::games_after(&self.db, id, k.last, |gid, text| {
+                k.last = k.last.max(gid);
+                match serde_json::from_str::<GameRecord>(text) {
+                    Ok(r) => k.digest.add(&r),
+                    Err(e) => k.digest.skip(format!("stored game {gid}: not a game record ({e})")),
                 }
             })
-            .collect();
-        let state = match row.state.as_str() {
-            "pending" => State::Pending,
-            "active" => State::Active,
-            _ => State::Finished,
-        };
-        let workers = if state == State::Active {
-            Some(queue::progress(&self.db, row.id).await?.workers_alive)
-        } else {
-            None
-        };
-        let limits = plan.as_ref().map(|p| {
-            let mut s = p.tc.to_string();
-            if let Some(n) = p.nodes {
-                s.push_str(&format!(", {n} nodes"));
+            .await?;
+            let held = (entry.digest.games + entry.digest.skipped_count) as i64;
+            if held >= count || attempt == 1 {
+                break;
             }
-            s
-        });
-        Ok(RunView {
-            id: format!("{FLEET_PREFIX}{}", row.id),
-            source: "fleet",
-            kind: sub.as_ref().map_or_else(|_| row.kind.clone(), |s| s.kind().to_string()),
-            state,
-            state_note: match &row.stop_reason {
-                Some(why) => format!("{}: {why}", row.state),
-                None => row.state.clone(),
-            },
-            engines: plan
-                .map(|p| p.engines.iter().map(|e| e.name.clone()).collect())
-                .unwrap_or_default(),
-            limits: limits.unwrap_or_default(),
-            games,
-            pairings,
-            owner: Some(row.owner.clone()),
-            priority: None,
-            workers,
-            submitted: Some(row.created.clone()),
-        })
-    }
-
-    /// Run `id`'s folder in the server's cache, pulled again when its counts changed since
-    /// (`stamp`: what the caller saw of the run, e.g. its games and state).
-    pub async fn folder(&self, id: i64, stamp: &str) -> Result<PathBuf> {
-        let dir = self.cache.join(format!("{FLEET_PREFIX}{id}"));
-        let mut pulled = self.pulled.lock().await;
-        if pulled.get(&id).map(String::as_str) != Some(stamp) {
-            std::fs::create_dir_all(&self.cache)
-                .with_context(|| format!("cannot create {}", self.cache.display()))?;
-            pull(&self.db, &self.target.to_string(), id, &dir).await?;
-            pulled.insert(id, stamp.to_string());
+            *entry = fresh();
         }
-        Ok(dir)
+        Ok(entry.digest.clone())
     }
 
-    pub async fn workers(&self) -> Result<Vec<WorkerRow>> {
-        dashboard::workers(&self.db, 500).await
+    /// One page of run `id`'s games in schedule order from schedule position `from`.
+    pub async fn games(&self, id: i64, from: i32, limit: i64) -> Result<Vec<(i32, GameRecord)>> {
+        let rows = dashboard::games_page(&self.db, id, from, i32::MAX, limit).await?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|(seq, text)| serde_json::from_str(&text).ok().map(|r| (seq, r)))
+            .collect())
+    }
+
+    /// Run `id`'s submitted plan, if it reads.
+    pub async fn submission(&self, id: i64) -> Result<Option<Submission>> {
+        Ok(queue::run(&self.db, id)
+            .await?
+            .and_then(|r| Submission::from_stored(&r.submission).ok()))
+    }
+
+    /// The workers as `runner workers` lists them (every one with `all`).
+    pub async fn workers(&self, all: bool) -> Result<Vec<WorkerRow>> {
+        workers(&self.db, all).await
     }
 
     pub async fn change_counter(&self) -> Result<String> {
         dashboard::change_counter(&self.db).await
+    }
+}
+
+/// Pairs read per step of a download.
+const STREAM_PAIRS: i32 = 256;
+
+/// Run `run`'s games as a download (PGN, or the stored records one per line), read from the
+/// database [`STREAM_PAIRS`] pairs at a time in schedule order as the client takes them: the
+/// server holds one step's games at a time. A failing read ends the download early.
+pub fn stream(
+    app: Arc<App>,
+    run: i64,
+    sub: Submission,
+    pgn: bool,
+) -> impl futures_util::Stream<Item = Result<Vec<u8>, std::io::Error>> {
+    let sub = Arc::new(sub);
+    futures_util::stream::unfold((0i32, None::<i32>), move |(from, last)| {
+        let (app, sub) = (app.clone(), sub.clone());
+        async move {
+            let f = app.fleet.as_ref()?;
+            let last = match last {
+                Some(l) => l,
+                None => dashboard::last_seq(&f.db, run).await.ok()?,
+            };
+            if from > last {
+                return None;
+            }
+            let to = from.saturating_add(STREAM_PAIRS);
+            let rows = dashboard::games_page(&f.db, run, from, to, i64::MAX).await.ok()?;
+            let mut out = Vec::new();
+            for (_, text) in rows {
+                if pgn {
+                    if let Ok(r) = serde_json::from_str::<GameRecord>(&text)
+                        && let Ok(p) = r.to_pgn_with(sub.plan(), PgnStyle::default(), &[])
+                    {
+                        out.extend_from_slice(p.as_bytes());
+                        out.extend_from_slice(b"\n");
+                    }
+                } else {
+                    out.extend_from_slice(text.as_bytes());
+                    out.push(b'\n');
+                }
+            }
+            Some((Ok(out), (to, Some(last))))
+        }
+    })
+}
+
+/// What a folder's files would hold of a fleet run: its plan (run.json) and, for a sweep, its
+/// sweep plan. There is no summary.json: the page's state comes from the database.
+fn files_of(id: i64, sub: Option<&Submission>) -> RunFiles {
+    let kind = match sub.map(|s| s.plan().kind) {
+        Some(RunKind::Match) => Kind::Match,
+        Some(RunKind::Sweep) => Kind::Sweep,
+        Some(_) => Kind::Gauntlet,
+        None => Kind::Unknown,
+    };
+    let kind = if sub.and_then(Submission::sweep).is_some() { Kind::Sweep } else { kind };
+    RunFiles {
+        dir: PathBuf::from(format!("{FLEET_PREFIX}{id}")),
+        kind,
+        run: sub.map(|s| s.run.clone()),
+        sweep: sub.and_then(Submission::sweep).cloned(),
+        summary: None,
+        records: Vec::new(),
+        skipped: Vec::new(),
+        pgn: HashMap::new(),
+        table_md: None,
+        svgs: Vec::new(),
+        files: Vec::new(),
+        notes: match sub {
+            Some(_) => Vec::new(),
+            None => vec![format!("run {id}: its stored submission does not read")],
+        },
+    }
+}
+
+/// A list row as a [`RunView`], with its share now when it is active.
+fn view(row: &ListRow, now: Option<&ShareRow>) -> RunView {
+    let run = &row.run;
+    let sub = Submission::from_stored(&run.submission);
+    let plan = sub.as_ref().ok().map(|s| s.plan().clone());
+    let sprt = plan.as_ref().and_then(|p| p.sprt);
+    let mut games = 0;
+    let pairings: Vec<PairingView> = row
+        .counts
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let counts = stats_counts(c);
+            let n = counts.games();
+            games += n;
+            let summary = (c.penta.iter().sum::<i64>() > 0).then(|| {
+                summarize_or_na(&counts, &Options { sprt, ..Options::default() }, stats::summarize)
+                    .0
+            });
+            PairingView {
+                label: row
+                    .labels
+                    .get(i)
+                    .cloned()
+                    .unwrap_or_else(|| format!("pairing {}", c.pairing)),
+                games: n,
+                wdl: counts.wdl().unwrap_or_default(),
+                penta: counts.penta().unwrap_or_default(),
+                summary,
+            }
+        })
+        .collect();
+    let state = match run.state.as_str() {
+        "pending" => State::Pending,
+        "active" => State::Active,
+        _ => State::Finished,
+    };
+    let limits = plan.as_ref().map(|p| {
+        let mut s = p.tc.to_string();
+        if let Some(n) = p.nodes {
+            s.push_str(&format!(", {n} nodes"));
+        }
+        if let Some(d) = p.depth {
+            s.push_str(&format!(", depth {d}"));
+        }
+        s
+    });
+    let (rate, left) = match &row.progress {
+        Some(p) => {
+            let rate = pairs_per_hour(p);
+            let words = time_left(pairs_left(&row.counts, sprt.as_ref(), p), rate);
+            (rate, Some(words.strip_prefix("time left ").unwrap_or(&words).to_string()))
+        }
+        None => (None, None),
+    };
+    RunView {
+        id: format!("{FLEET_PREFIX}{}", run.id),
+        source: "fleet",
+        kind: sub.as_ref().map_or_else(|_| run.kind.clone(), |s| s.kind().to_string()),
+        state,
+        state_note: match &run.stop_reason {
+            Some(why) => format!("{}: {why}", run.state),
+            None => run.state.clone(),
+        },
+        engines: plan
+            .map(|p| p.engines.iter().map(|e| e.name.clone()).collect())
+            .unwrap_or_default(),
+        limits: limits.unwrap_or_default(),
+        games,
+        pairings,
+        owner: Some(run.owner.clone()),
+        priority: Some(i64::from(row.priority)),
+        workers: row.progress.as_ref().map(|p| p.workers_alive),
+        submitted: Some(run.created.clone()),
+        throughput: Some(i64::from(row.throughput)),
+        share_now: now.and_then(|s| s.now),
+        share_target: now.map(|s| s.target),
+        pairs_per_hour: rate,
+        time_left: left,
+        finished: run.finished.clone(),
     }
 }

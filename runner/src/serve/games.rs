@@ -1,9 +1,10 @@
-//! A run's games one page at a time, read from games.jsonl as a stream: the lines before the
-//! page are skipped without being parsed and reading stops after it, so a page of a 100,000-game
-//! run holds one page of records.
+//! A run's games one page at a time, read from games.jsonl as a stream: reading starts at a
+//! noted line before the page (a seek), the lines up to the page are skipped without being
+//! parsed and reading stops after it, so a page of a 100,000-game run holds one page of
+//! records and reads little more than it.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Seek, SeekFrom};
 use std::path::Path;
 
 use anyhow::{Context, Result};
@@ -22,11 +23,19 @@ pub struct Page {
 /// Records `offset..offset + limit` of games.jsonl at `path` (lines that are not records are
 /// skipped and not counted; a line still being written is left out).
 pub fn page(path: &Path, offset: usize, limit: usize) -> Result<Page> {
+    page_from(path, (0, 0), offset, limit)
+}
+
+/// [`page`], reading from `start`: (the index of a line, its byte offset), a line at or before
+/// `offset` (a [`super::tail::Tail`]'s mark), so the lines before it are not read at all.
+pub fn page_from(path: &Path, start: (u64, u64), offset: usize, limit: usize) -> Result<Page> {
     let limit = limit.clamp(1, MAX_PAGE);
-    let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let mut file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let (first, at) = if start.0 as usize <= offset { start } else { (0, 0) };
+    file.seek(SeekFrom::Start(at)).with_context(|| format!("cannot read {}", path.display()))?;
     let mut reader = BufReader::new(file);
     let mut line = Vec::new();
-    let mut index = 0usize;
+    let mut index = first as usize;
     let mut games = Vec::new();
     loop {
         line.clear();

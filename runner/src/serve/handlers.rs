@@ -2,7 +2,6 @@
 //! renderer) or serializes. A bad id is a 404 page, a failing source a 500 page naming what
 //! failed; nothing from a request reaches a path but a checked folder name.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use axum::body::Body;
@@ -11,9 +10,11 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Json, Response};
 use maud::html;
 
-use crate::report::html::input::{self, Liveness};
+use crate::report::html::digest::Digest;
+use crate::report::html::input::{self, Liveness, RunFiles};
 use crate::report::html::page::Served;
-use crate::report::html::render_as;
+use crate::report::html::render_digest;
+use crate::store::GameRecord;
 
 use super::view::{LiveCounts, RunView, State as RunState};
 use super::{App, assets, fleet_id, games, pages};
@@ -42,60 +43,79 @@ pub async fn index(State(app): AppState, Query(f): Query<pages::Filters>) -> Res
     pages::index(&runs, &f, &notes).into_response()
 }
 
-/// A run's row and its folder (a fleet run's pulled into the server's cache first).
-async fn run_and_folder(app: &Arc<App>, id: &str) -> Result<Option<(RunView, PathBuf)>, Response> {
-    let view = match app.run(id).await {
-        Ok(Some(v)) => v,
-        Ok(None) => return Ok(None),
-        Err(e) => return Err(failed(e)),
-    };
-    let dir = match (fleet_id(id), &app.fleet) {
-        (Some(n), Some(f)) => {
-            let stamp = serde_json::to_string(&LiveCounts::of(&view)).unwrap_or_default();
-            match f.folder(n, &stamp).await {
-                Ok(d) => d,
-                Err(e) => return Err(failed(e)),
-            }
-        }
-        (Some(_), None) => return Ok(None),
-        (None, _) => match app.local.folder(id) {
-            Some(d) => d,
-            None => return Ok(None),
-        },
-    };
-    Ok(Some((view, dir)))
+/// A run page's parts, whichever its source: its row, its files (a fleet run's as its
+/// submission gives them), the digest of its games, its liveness, and the fleet's own sections.
+struct Parts {
+    view: RunView,
+    files: RunFiles,
+    digest: Digest,
+    live: Liveness,
+    extra: String,
 }
 
-/// `/run/ID`: the report page of the run, with live counts while it goes and links to its
-/// paged games instead of the inline list.
+async fn parts(app: &Arc<App>, id: &str) -> Result<Option<Parts>, Response> {
+    if let Some(n) = fleet_id(id) {
+        let Some(f) = &app.fleet else { return Ok(None) };
+        let page = match f.page(n).await {
+            Ok(Some(p)) => p,
+            Ok(None) => return Ok(None),
+            Err(e) => return Err(failed(e)),
+        };
+        let live = match page.view.state {
+            RunState::Finished => Liveness::Ended(page.view.state_note.clone()),
+            _ => Liveness::Running(page.view.state_note.clone()),
+        };
+        let extra =
+            pages::fleet_sections(n, &page.keys, &page.refusals, &page.artifacts).into_string();
+        return Ok(Some(Parts {
+            view: page.view,
+            files: page.files,
+            digest: page.digest,
+            live,
+            extra,
+        }));
+    }
+    let (app2, name) = (app.clone(), id.to_string());
+    match tokio::task::spawn_blocking(move || app2.local.page(&name)).await {
+        Ok(Some((view, files, digest, live))) => {
+            Ok(Some(Parts { view, files, digest, live, extra: String::new() }))
+        }
+        Ok(None) => Ok(None),
+        Err(e) => Err(failed(e.into())),
+    }
+}
+
+/// `/run/ID`: the report page of the run (the report renderer's, from the run's files and the
+/// digest of its games), with live counts while it goes, its files linked under
+/// `/run/ID/files/`, and links to its paged games instead of the inline list. A page is
+/// rendered again only when the run's counts or state changed.
 pub async fn run_page(State(app): AppState, Path(id): Path<String>) -> Response {
-    let (view, dir) = match run_and_folder(&app, &id).await {
-        Ok(Some(x)) => x,
+    let view = match app.run(&id).await {
+        Ok(Some(v)) => v,
         Ok(None) => return no_run(&id),
-        Err(r) => return r,
+        Err(e) => return failed(e),
     };
-    let stamp = format!(
-        "{}{}",
-        serde_json::to_string(&LiveCounts::of(&view)).unwrap_or_default(),
-        view.state_note
-    );
+    let stamp = stamp_of(&view);
     if let Some(page) = app.pages.get(&id, &stamp) {
         return html_response(page.as_str().to_owned());
     }
+    let p = match parts(&app, &id).await {
+        Ok(Some(p)) => p,
+        Ok(None) => return no_run(&id),
+        Err(r) => return r,
+    };
+    let stamp = stamp_of(&p.view);
     let rendered = tokio::task::spawn_blocking(move || {
-        let files = input::read(&dir);
-        let live = match (view.source, view.state) {
-            ("fleet", RunState::Finished) => Liveness::Ended(view.state_note.clone()),
-            ("fleet", _) => Liveness::Running(view.state_note.clone()),
-            _ => input::liveness(&files),
-        };
-        let events = format!("/run/{}/events", pages::url_escape(&view.id));
+        let events = format!("/run/{}/events", pages::url_escape(&p.view.id));
         let banner = html! {
-            @if view.state != RunState::Finished { (pages::run_banner(&view, &events)) }
-            (pages::games_link(&view.id, view.games))
+            @if p.view.state != RunState::Finished { (pages::run_banner(&p.view, &events)) }
+            (pages::games_link(&p.view.id, p.view.games))
         }
         .into_string();
-        render_as(&files, &live, Some(&Served { banner: &banner, script: assets::SCRIPT }))
+        let base = format!("/run/{}/files/", pages::url_escape(&p.view.id));
+        let served =
+            Served { banner: &banner, script: assets::SCRIPT, files_base: &base, extra: &p.extra };
+        render_digest(&p.files, &p.digest, &p.live, Some(&served))
     })
     .await;
     match rendered {
@@ -106,6 +126,15 @@ pub async fn run_page(State(app): AppState, Path(id): Path<String>) -> Response 
         }
         Err(e) => failed(e.into()),
     }
+}
+
+/// What a run page was rendered at: its live counts and its state's words.
+fn stamp_of(view: &RunView) -> String {
+    format!(
+        "{}{}",
+        serde_json::to_string(&LiveCounts::of(view)).unwrap_or_default(),
+        view.state_note
+    )
 }
 
 fn html_response(html: String) -> Response {
@@ -127,32 +156,52 @@ fn default_limit() -> usize {
     100
 }
 
-/// `/run/ID/games?offset=N&limit=M`: one page of the games, read as a stream.
+/// `/run/ID/games?offset=N&limit=M`: one page of the games. A local run's are lines
+/// `N..N+M` of games.jsonl, read from a noted offset; a fleet run's are the games of the pairs
+/// from schedule position N on, read from the database with a limit.
 pub async fn games_page(
     State(app): AppState,
     Path(id): Path<String>,
     Query(p): Query<Paging>,
 ) -> Response {
-    let (view, dir) = match run_and_folder(&app, &id).await {
-        Ok(Some(x)) => x,
-        Ok(None) => return no_run(&id),
-        Err(r) => return r,
-    };
     let limit = p.limit.clamp(1, games::MAX_PAGE);
-    let rendered = tokio::task::spawn_blocking(move || {
-        let files = input::read_meta(&dir);
-        let path = dir.join("games.jsonl");
-        let page = if path.is_file() {
-            games::page(&path, p.offset, limit)?
-        } else {
-            games::Page { games: Vec::new(), more: false }
+    if let Some(n) = fleet_id(&id) {
+        let Some(f) = &app.fleet else { return no_run(&id) };
+        let from = i32::try_from(p.offset).unwrap_or(i32::MAX);
+        let sub = match f.submission(n).await {
+            Ok(Some(s)) => s,
+            Ok(None) => return no_run(&id),
+            Err(e) => return failed(e),
         };
-        anyhow::Ok(pages::games_page(&view.id, files.plan(), &page, p.offset, limit).into_string())
+        let found = match f.games(n, from, limit as i64 + 1).await {
+            Ok(g) => g,
+            Err(e) => return failed(e),
+        };
+        let more = found.len() > limit;
+        let next = found.get(limit).map(|(seq, _)| *seq as usize);
+        let games: Vec<(usize, GameRecord)> = found
+            .into_iter()
+            .take(limit)
+            .map(|(seq, r)| (seq as usize * 2 + usize::from(r.game == 1), r))
+            .collect();
+        let page = games::Page { games, more };
+        let paging = pages::Paging::Pairs { from: p.offset, next, limit };
+        return pages::games_page(&id, Some(sub.plan()), &page, &paging).into_response();
+    }
+    let (app2, name) = (app.clone(), id.clone());
+    let rendered = tokio::task::spawn_blocking(move || {
+        let files = input::read_meta(&app2.local.folder(&name)?);
+        let found = app2.local.games(&name, p.offset, limit)?;
+        Some(found.map(|(page, lines)| {
+            let paging = pages::Paging::Lines { offset: p.offset, limit, total: lines };
+            pages::games_page(&name, files.plan(), &page, &paging).into_string()
+        }))
     })
     .await;
     match rendered {
-        Ok(Ok(html)) => html_response(html),
-        Ok(Err(e)) => failed(e),
+        Ok(Some(Ok(html))) => html_response(html),
+        Ok(Some(Err(e))) => failed(e),
+        Ok(None) => no_run(&id),
         Err(e) => failed(e.into()),
     }
 }
@@ -165,21 +214,37 @@ pub async fn games_jsonl(State(app): AppState, Path(id): Path<String>) -> Respon
     download(&app, &id, "games.jsonl", "application/x-ndjson").await
 }
 
-/// A run's file streamed from disk as an attachment (never read whole).
+/// A run's games as a download, streamed: a local run's file from disk (never read whole), a
+/// fleet run's from the database a page of pairs at a time ([`super::fleet::Fleet::stream`]).
 async fn download(app: &Arc<App>, id: &str, file: &str, mime: &'static str) -> Response {
-    let dir = match run_and_folder(app, id).await {
-        Ok(Some((_, d))) => d,
-        Ok(None) => return no_run(id),
-        Err(r) => return r,
+    let body = if let Some(n) = fleet_id(id) {
+        let Some(f) = &app.fleet else { return no_run(id) };
+        match f.submission(n).await {
+            Ok(Some(sub)) => {
+                let pgn = file.ends_with(".pgn");
+                Body::from_stream(super::fleet::stream(app.clone(), n, sub, pgn))
+            }
+            Ok(None) => return no_run(id),
+            Err(e) => return failed(e),
+        }
+    } else {
+        let Some(path) = app.local.file(id, file) else {
+            return match app.local.folder(id) {
+                Some(_) => error(StatusCode::NOT_FOUND, &format!("Run {id} has no {file} yet.")),
+                None => no_run(id),
+            };
+        };
+        match tokio::fs::File::open(&path).await {
+            Ok(f) => Body::from_stream(tokio_util::io::ReaderStream::new(f)),
+            Err(_) => return error(StatusCode::NOT_FOUND, &format!("Run {id} has no {file} yet.")),
+        }
     };
-    let path = dir.join(file);
-    let plain = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file());
-    let opened = if plain { tokio::fs::File::open(&path).await.ok() } else { None };
-    let Some(f) = opened else {
-        return error(StatusCode::NOT_FOUND, &format!("Run {id} has no {file} yet."));
-    };
-    let stream = tokio_util::io::ReaderStream::new(f);
-    let mut res = Response::new(Body::from_stream(stream));
+    attachment(body, id, file, mime)
+}
+
+/// `body` as a download named after the run and the file.
+fn attachment(body: Body, id: &str, file: &str, mime: &'static str) -> Response {
+    let mut res = Response::new(body);
     let name: String = format!("{id}-{file}")
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' })
@@ -192,8 +257,29 @@ async fn download(app: &Arc<App>, id: &str, file: &str, mime: &'static str) -> R
     res
 }
 
-/// `/workers`: the fleet's workers table.
-pub async fn workers(State(app): AppState) -> Response {
+/// `/run/ID/files/PATH`: a file of a local run's folder that its page links to, read-only,
+/// only when [`super::local::Local::listed_file`] allows it (a plain relative path of
+/// plain names inside the folder, no link, a known kind of file); anything else is a 404.
+pub async fn run_file(State(app): AppState, Path((id, path)): Path<(String, String)>) -> Response {
+    let Some((full, mime)) = app.local.listed_file(&id, &path) else { return not_found().await };
+    match tokio::fs::File::open(&full).await {
+        Ok(f) => {
+            let mut res = Response::new(Body::from_stream(tokio_util::io::ReaderStream::new(f)));
+            res.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(mime));
+            res
+        }
+        Err(_) => not_found().await,
+    }
+}
+
+#[derive(serde::Deserialize)]
+pub struct WorkersQuery {
+    #[serde(default)]
+    all: bool,
+}
+
+/// `/workers`: the fleet's workers as `runner workers` lists them (`?all=true`: every one).
+pub async fn workers(State(app): AppState, Query(q): Query<WorkersQuery>) -> Response {
     let Some(fleet) = &app.fleet else {
         return pages::layout(
             "Workers",
@@ -202,8 +288,8 @@ pub async fn workers(State(app): AppState) -> Response {
         )
         .into_response();
     };
-    match fleet.workers().await {
-        Ok(rows) => pages::workers_page(&rows).into_response(),
+    match fleet.workers(q.all).await {
+        Ok(rows) => pages::workers_page(&rows, q.all).into_response(),
         Err(e) => failed(e),
     }
 }

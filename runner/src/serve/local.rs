@@ -1,15 +1,37 @@
 //! The local source: the run folders directly under `--results`, each read as `runner report`
-//! reads it (its plan, summary and liveness) with its games counted by a [`Tail`] kept per
-//! folder, so a request costs a `stat` of games.jsonl plus the lines appended since the last.
+//! reads it (its plan, summary and liveness) with its games gathered by a [`Tail`] kept per
+//! folder, so a request costs a `stat` of games.jsonl plus the lines appended since the last,
+//! and a run's page is made from the tail's digest, not from the games read again. A page of
+//! games seeks to the tail's nearest noted line.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use crate::report::html::digest::Digest;
 use crate::report::html::input::{self, Liveness, RunFiles};
 
+use super::games::{self, Page};
 use super::tail::Tail;
 use super::view::{PairingView, RunView, State};
+
+/// Folders deep a linked file may be (a sweep's `points/NAME/summary.json`).
+pub const MAX_DEPTH: usize = 3;
+
+/// The kinds of file a run page links to that the server hands out, with the type each is
+/// sent as (plain text for what a browser could otherwise run; the policy header of every
+/// response applies to the SVG plots too).
+pub const SERVED: [(&str, &str); 9] = [
+    ("json", "application/json"),
+    ("jsonl", "application/x-ndjson"),
+    ("pgn", "application/vnd.chess-pgn; charset=utf-8"),
+    ("svg", "image/svg+xml"),
+    ("md", "text/plain; charset=utf-8"),
+    ("csv", "text/csv; charset=utf-8"),
+    ("txt", "text/plain; charset=utf-8"),
+    ("log", "text/plain; charset=utf-8"),
+    ("png", "image/png"),
+];
 
 /// The run folders under one results folder.
 pub struct Local {
@@ -61,25 +83,68 @@ impl Local {
         Some(self.view(name, &dir, &files, &live))
     }
 
+    /// Runs `f` on run `name`'s tail brought up to date (made on first use).
+    fn with_tail<T>(
+        &self,
+        name: &str,
+        dir: &Path,
+        files: &RunFiles,
+        f: impl FnOnce(&Tail) -> T,
+    ) -> T {
+        let mut tails = self.tails.lock().unwrap_or_else(|p| p.into_inner());
+        let tail = tails.entry(name.to_string()).or_insert_with(|| {
+            Tail::new(files.pairing_labels(), files.sprt(), files.plan().cloned())
+        });
+        // A games.jsonl that cannot be read counts what was read before.
+        let _ = tail.update(&dir.join("games.jsonl"));
+        f(tail)
+    }
+
+    /// Run `name`'s page parts: its row, its files without the games, the digest of its games
+    /// and its liveness.
+    pub fn page(&self, name: &str) -> Option<(RunView, RunFiles, Digest, Liveness)> {
+        let dir = self.folder(name)?;
+        let files = input::read_page(&dir);
+        let live = input::liveness(&files);
+        let view = self.view(name, &dir, &files, &live);
+        let digest = self.with_tail(name, &dir, &files, |t| t.digest.clone());
+        Some((view, files, digest, live))
+    }
+
+    /// Games `offset..offset + limit` of run `name` (its lines in file order), read from the
+    /// tail's nearest noted line on; and the lines counted so far.
+    pub fn games(
+        &self,
+        name: &str,
+        offset: usize,
+        limit: usize,
+    ) -> Option<anyhow::Result<(Page, u64)>> {
+        let dir = self.folder(name)?;
+        let files = input::read_meta(&dir);
+        let (start, lines) =
+            self.with_tail(name, &dir, &files, |t| (t.mark_before(offset as u64), t.lines));
+        let path = dir.join("games.jsonl");
+        if !path.is_file() {
+            return Some(Ok((Page { games: Vec::new(), more: false }, 0)));
+        }
+        Some(games::page_from(&path, start, offset, limit).map(|p| (p, lines)))
+    }
+
     fn view(&self, name: &str, dir: &Path, files: &RunFiles, live: &Liveness) -> RunView {
-        let labels = files.pairing_labels();
-        let sprt = files.sprt();
-        let (games, pairings) = {
-            let mut tails = self.tails.lock().unwrap_or_else(|p| p.into_inner());
-            let tail = tails.entry(name.to_string()).or_insert_with(|| Tail::new(labels.len()));
-            // A games.jsonl that cannot be read counts what was read before.
-            let _ = tail.update(&dir.join("games.jsonl"));
-            let pairings = tail
-                .tallies
+        let (games, pairings) = self.with_tail(name, dir, files, |tail| {
+            let d = &tail.digest;
+            let pairings = d
+                .labels
                 .iter()
+                .zip(&d.tallies)
                 .enumerate()
-                .map(|(i, t)| {
-                    let label = labels.get(i).cloned().unwrap_or_else(|| format!("pairing {i}"));
-                    PairingView::from_tally(label, t, sprt)
+                .map(|(i, (l, t))| {
+                    let label = if l.is_empty() { format!("pairing {i}") } else { l.clone() };
+                    PairingView::from_tally(label, t, d.sprt())
                 })
                 .collect();
             (tail.games, pairings)
-        };
+        });
         let (state, state_note) = match live {
             Liveness::Running(why) => (State::Active, why.clone()),
             Liveness::Ended(why) => (State::Finished, why.clone()),
@@ -108,7 +173,35 @@ impl Local {
             priority: None,
             workers: None,
             submitted: None,
+            ..RunView::default()
         }
+    }
+
+    /// The file at `rel` in run `name`'s folder, with its content type, when its page may link
+    /// to it: `rel` is one to [`MAX_DEPTH`] plain names (no `.` or `..`, not hidden, no
+    /// separator or NUL inside one; the router has decoded the URL, so an encoded `%2e%2e` or
+    /// `%2f` arrives here as what it is), every folder on the way and the file itself is not
+    /// a symbolic link, and the name ends in one of [`SERVED`]'s extensions. Nothing outside
+    /// the run's folder can be named.
+    pub fn listed_file(&self, name: &str, rel: &str) -> Option<(PathBuf, &'static str)> {
+        let mut path = self.folder(name)?;
+        let parts: Vec<&str> = rel.split('/').collect();
+        if parts.is_empty() || parts.len() > MAX_DEPTH {
+            return None;
+        }
+        for (i, part) in parts.iter().enumerate() {
+            if part.is_empty() || part.starts_with('.') || part.contains(['\\', '\0', ':']) {
+                return None;
+            }
+            path.push(part);
+            let meta = std::fs::symlink_metadata(&path).ok()?;
+            let last = i + 1 == parts.len();
+            if (last && !meta.is_file()) || (!last && !meta.is_dir()) {
+                return None;
+            }
+        }
+        let ext = parts.last()?.rsplit_once('.')?.1;
+        SERVED.iter().find(|(e, _)| *e == ext).map(|(_, mime)| (path, *mime))
     }
 
     /// The path of `name`'s file `file` (games.jsonl, games.pgn) when it is a regular file.

@@ -38,9 +38,9 @@ pub async fn metrics(State(app): State<Arc<App>>) -> Response {
         );
     }
     if let Some(f) = &app.fleet
-        && let Ok(w) = f.workers().await
+        && let Ok(w) = f.workers(false).await
     {
-        let alive = w.iter().filter(|w| w.alive).count();
+        let alive = w.iter().filter(|w| crate::fleet::workers::state(w) == "alive").count();
         s.push_str(
             "# HELP runner_workers_alive Fleet workers whose heartbeat is within their lease.\n",
         );

@@ -122,6 +122,7 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/run/{id}/games", get(handlers::games_page))
         .route("/run/{id}/games.pgn", get(handlers::games_pgn))
         .route("/run/{id}/games.jsonl", get(handlers::games_jsonl))
+        .route("/run/{id}/files/{*path}", get(handlers::run_file))
         .route("/run/{id}/events", get(events::run_events))
         .route("/events", get(events::list_events))
         .route("/workers", get(handlers::workers))

@@ -8,6 +8,11 @@ use crate::plan::run_plan::RunPlan;
 use crate::store::GameRecord;
 use crate::store::pgn::PgnStyle;
 
+use crate::fleet::queue::Refusal;
+use crate::fleet::queue::dashboard::RunArtifact;
+use crate::fleet::queue::workers::WorkerRow;
+use crate::fleet::worker_stats::KeyStat;
+
 use super::assets;
 use super::games::Page;
 use super::view::{LiveCounts, RunView, State};
@@ -54,6 +59,12 @@ pub struct Filters {
     /// Text in the id, an engine, the kind or the owner.
     #[serde(default)]
     pub q: String,
+    /// The owner's name, exactly (all when empty).
+    #[serde(default)]
+    pub owner: String,
+    /// Text in an engine's name.
+    #[serde(default)]
+    pub engine: String,
     /// The page of finished runs, from 0.
     #[serde(default)]
     pub page: usize,
@@ -62,9 +73,29 @@ pub struct Filters {
 /// `/`: the runs in panels by state.
 pub fn index(runs: &[RunView], f: &Filters, notes: &[String]) -> Markup {
     let q = f.q.to_lowercase();
+    let engine = f.engine.to_lowercase();
     let wanted = State::parse(&f.state);
-    let shown: Vec<&RunView> =
-        runs.iter().filter(|r| r.matches(&q) && wanted.is_none_or(|s| s == r.state)).collect();
+    let mut owners: Vec<&str> = runs.iter().filter_map(|r| r.owner.as_deref()).collect();
+    owners.sort_unstable();
+    owners.dedup();
+    let shown: Vec<&RunView> = runs
+        .iter()
+        .filter(|r| {
+            r.matches(&q)
+                && r.has_engine(&engine)
+                && (f.owner.is_empty() || r.owner.as_deref() == Some(f.owner.as_str()))
+                && wanted.is_none_or(|s| s == r.state)
+        })
+        .collect();
+    let fleet = runs.iter().any(|r| r.source == "fleet");
+    let group_of = |state: State| {
+        let mut g: Vec<&&RunView> = shown.iter().filter(|r| r.state == state).collect();
+        if state == State::Active {
+            // By priority, highest first (a stable sort: newest first within one).
+            g.sort_by_key(|r| std::cmp::Reverse(r.priority.unwrap_or(0)));
+        }
+        g
+    };
     let body = html! {
         form.filters method="get" action="/" {
             label { "State " select name="state" {
@@ -73,24 +104,35 @@ pub fn index(runs: &[RunView], f: &Filters, notes: &[String]) -> Markup {
                     option value=(s.name()) selected[wanted == Some(s)] { (s.name()) }
                 }
             } }
-            label { "Engine, owner or text " input type="search" name="q" value=(f.q); }
+            @if !owners.is_empty() || !f.owner.is_empty() {
+                label { "Owner " select name="owner" {
+                    option value="" selected[f.owner.is_empty()] { "all" }
+                    @if !f.owner.is_empty() && !owners.contains(&f.owner.as_str()) {
+                        option value=(f.owner) selected { (f.owner) }
+                    }
+                    @for o in &owners { option value=(o) selected[f.owner == *o] { (o) } }
+                } }
+            }
+            label { "Engine " input type="search" name="engine" value=(f.engine); }
+            label { "Text " input type="search" name="q" value=(f.q); }
             button type="submit" { "Filter" }
+            a href="/" { "clear" }
         }
         @for n in notes { p.note { (n) } }
         @for (state, title) in [(State::Pending, "Pending approval"), (State::Active, "Active"), (State::Finished, "Finished")] {
-            @let group: Vec<&&RunView> = shown.iter().filter(|r| r.state == state).collect();
+            @let group = group_of(state);
             @if !group.is_empty() || (state == State::Active && wanted.is_none()) {
                 section.panel id=(state.name()) {
                     h2 { (title) " (" (group.len()) ")" }
                     @if state == State::Finished {
                         @let from = (f.page * FINISHED_PER_PAGE).min(group.len());
                         @let to = (from + FINISHED_PER_PAGE).min(group.len());
-                        (runs_table(&group[from..to]))
+                        (runs_table(&group[from..to], fleet))
                         (pager(f, from, to, group.len()))
                     } @else if group.is_empty() {
                         p { "None." }
                     } @else {
-                        (runs_table(&group))
+                        (runs_table(&group, fleet))
                     }
                 }
             }
@@ -101,7 +143,13 @@ pub fn index(runs: &[RunView], f: &Filters, notes: &[String]) -> Markup {
 
 fn pager(f: &Filters, from: usize, to: usize, total: usize) -> Markup {
     let link = |page: usize| {
-        format!("/?state={}&q={}&page={page}#finished", url_escape(&f.state), url_escape(&f.q))
+        format!(
+            "/?state={}&owner={}&engine={}&q={}&page={page}#finished",
+            url_escape(&f.state),
+            url_escape(&f.owner),
+            url_escape(&f.engine),
+            url_escape(&f.q)
+        )
     };
     html! {
         p.pager {
@@ -125,19 +173,30 @@ pub fn url_escape(s: &str) -> String {
     out
 }
 
-fn runs_table(runs: &[&&RunView]) -> Markup {
+fn runs_table(runs: &[&&RunView], fleet: bool) -> Markup {
     html! {
         div.scroll { table.sortable { thead { tr {
             th scope="col" { "run" } th scope="col" { "engines" } th scope="col" { "limits" }
             th scope="col" { "games" } th scope="col" { "W-D-L" } th scope="col" { "pentanomial" }
             th scope="col" { "Elo (95 %)" } th scope="col" { "nElo (95 %)" } th scope="col" { "LLR" }
-            th scope="col" { "verdict" } th scope="col" { "owner" }
+            th scope="col" { "verdict" }
+            @if fleet {
+                th scope="col" { "owner" } th scope="col" { "priority" }
+                th scope="col" { "share now (target)" } th scope="col" { "workers" }
+                th scope="col" { "pairs/h" } th scope="col" { "time left" }
+                th scope="col" { "submitted" } th scope="col" { "finished" }
+            }
         } }
-        tbody { @for r in runs { (run_row(r)) } } } }
+        tbody { @for r in runs { (run_row(r, fleet)) } } } }
     }
 }
 
-fn run_row(r: &RunView) -> Markup {
+/// A part of the whole as a percentage.
+fn pct(x: f64) -> String {
+    format!("{:.0} %", 100.0 * x)
+}
+
+fn run_row(r: &RunView, fleet: bool) -> Markup {
     let live = LiveCounts::of(r);
     let field = |k: &str| live.fields.iter().find(|(f, _)| *f == k).map(|(_, v)| v.clone());
     let cell = |k: &'static str| {
@@ -145,6 +204,7 @@ fn run_row(r: &RunView) -> Markup {
         html! { span data-live=(key) { (field(k).unwrap_or_else(|| "n/a".into())) } }
     };
     let sprt = r.lead().and_then(|p| p.summary.as_ref()).and_then(|s| s.sprt.as_ref());
+    let dash = || "–".to_string();
     html! {
         tr {
             td { a href=(format!("/run/{}", url_escape(&r.id))) { (r.id) } br; span.dim { (r.kind) } }
@@ -163,7 +223,22 @@ fn run_row(r: &RunView) -> Markup {
                 } @else { "n/a" }
             }
             td.v { (cell("verdict")) }
-            td { (r.owner.as_deref().unwrap_or("")) }
+            @if fleet {
+                td { (r.owner.as_deref().unwrap_or("")) }
+                td.n { (r.priority.map_or_else(dash, |p| p.to_string()))
+                    @if let Some(t) = r.throughput { br; span.dim { "throughput " (t) } } }
+                td.n { @if r.state == State::Active {
+                    (r.share_now.map_or_else(|| "n/a".into(), pct))
+                    " (" (r.share_target.map_or_else(|| "n/a".into(), pct)) ")"
+                } @else { (dash()) } }
+                td.n { (r.workers.map_or_else(dash, |w| w.to_string())) }
+                td.n { @if r.state == State::Active {
+                    (r.pairs_per_hour.map_or_else(|| "n/a".into(), |x| format!("{x:.0}")))
+                } @else { (dash()) } }
+                td { (r.time_left.clone().unwrap_or_else(dash)) }
+                td { (r.submitted.as_deref().unwrap_or("")) }
+                td { (r.finished.as_deref().unwrap_or("")) }
+            }
         }
     }
 }
@@ -206,21 +281,32 @@ pub fn games_link(id: &str, games: u64) -> Markup {
     }
 }
 
+/// How a games page is paged: a local run's by line of games.jsonl, a fleet run's by schedule
+/// position of its pairs (the next page starts at the first pair not shown).
+pub enum Paging {
+    Lines { offset: usize, limit: usize, total: u64 },
+    Pairs { from: usize, next: Option<usize>, limit: usize },
+}
+
 /// `/run/ID/games`: one page of games, each opening to its PGN.
-pub fn games_page(
-    id: &str,
-    plan: Option<&RunPlan>,
-    page: &Page,
-    offset: usize,
-    limit: usize,
-) -> Markup {
+pub fn games_page(id: &str, plan: Option<&RunPlan>, page: &Page, paging: &Paging) -> Markup {
     let base = format!("/run/{}", url_escape(id));
+    let at = |offset: usize, limit: usize| format!("{base}/games?offset={offset}&limit={limit}");
     let body = html! {
         p { a href=(base) { "Back to the run" } " · download " a href=(format!("{base}/games.pgn")) { "games.pgn" } " · " a href=(format!("{base}/games.jsonl")) { "games.jsonl" } }
         p.pager {
-            @if offset > 0 { a href=(format!("{base}/games?offset={}&limit={limit}", offset.saturating_sub(limit))) { "previous" } }
-            span { "games " (offset + 1) "–" (offset + page.games.len()) }
-            @if page.more { a href=(format!("{base}/games?offset={}&limit={limit}", offset + limit)) { "next" } }
+            @match paging {
+                Paging::Lines { offset, limit, total } => {
+                    @if *offset > 0 { a href=(at(offset.saturating_sub(*limit), *limit)) { "previous" } }
+                    span { "games " (offset + 1) "–" (offset + page.games.len()) " of " (total) }
+                    @if page.more { a href=(at(offset + limit, *limit)) { "next" } }
+                }
+                Paging::Pairs { from, next, limit } => {
+                    @if *from > 0 { a href=(at(from.saturating_sub(limit.div_ceil(2)), *limit)) { "previous" } }
+                    span { "pairs from " (from + 1) ": " (page.games.len()) " games" }
+                    @if let Some(n) = next { a href=(at(*n, *limit)) { "next" } }
+                }
+            }
         }
         ol.games {
             @for (i, r) in &page.games {
@@ -245,22 +331,85 @@ pub fn error_page(title: &str, message: &str) -> Markup {
     layout(title, None, html! { p { (message) } })
 }
 
-/// `/workers`: the workers table, newest first.
-pub fn workers_page(rows: &[crate::fleet::queue::dashboard::WorkerRow]) -> Markup {
+/// `/workers`: the workers as `runner workers` lists them (its columns, its state words and
+/// rates), and under the table the runs each refused with the reasons.
+pub fn workers_page(rows: &[WorkerRow], all: bool) -> Markup {
+    use crate::fleet::workers::{ago, pairs_per_hour, state, worker_name};
     let body = html! {
+        p { @if all { "Every worker that registered. " a href="/workers" { "Only those alive or seen lately" } }
+            @else { "Workers alive or seen in the last hour. " a href="/workers?all=true" { "Every worker" } } }
+        @if rows.is_empty() { p { "No worker." } } @else {
         div.scroll { table.sortable { thead { tr {
-            th scope="col" { "id" } th scope="col" { "host" } th scope="col" { "key" }
-            th scope="col" { "concurrency" } th scope="col" { "version" } th scope="col" { "started" }
-            th scope="col" { "heartbeat" } th scope="col" { "stopped" } th scope="col" { "alive" }
+            th scope="col" { "worker" } th scope="col" { "host" } th scope="col" { "cpu" }
+            th scope="col" { "cores" } th scope="col" { "conc" } th scope="col" { "version" }
+            th scope="col" { "state" } th scope="col" { "last heartbeat" } th scope="col" { "runs now" }
+            th scope="col" { "pairs/h" } th scope="col" { "games" } th scope="col" { "crashes" }
+            th scope="col" { "time losses" }
         } }
         tbody { @for w in rows { tr {
-            td.n { (w.id) } td { (w.host) } td { (w.key_name.as_deref().unwrap_or("")) }
-            td.n { (w.concurrency) } td { (w.version.as_deref().unwrap_or("")) }
-            td { (w.started.as_deref().unwrap_or("")) } td { (w.heartbeat.as_deref().unwrap_or("")) }
-            td { (w.stopped.as_deref().unwrap_or("")) } td { (if w.alive { "yes" } else { "no" }) }
+            td { (worker_name(w)) } td { (w.host) } td { (w.cpu.as_deref().unwrap_or("unknown")) }
+            td.n { (w.cores.map_or_else(|| "-".into(), |c| c.to_string())) }
+            td.n { (w.concurrency) } td { (w.version.as_deref().unwrap_or("-")) }
+            td { (state(w)) } td { (w.heartbeat) " (" (ago(w.heartbeat_ago)) " ago)" }
+            td.n { (w.runs_now) }
+            td.n { (pairs_per_hour(w).map_or_else(|| "-".into(), |r| format!("{r:.0}"))) }
+            td.n { (w.games) } td.n { (w.crashes) } td.n { (w.time_losses) }
         } } } } }
+        @let refused: Vec<(&WorkerRow, &(i64, String))> = rows.iter().flat_map(|w| w.refusals.iter().map(move |r| (w, r))).collect();
+        @if !refused.is_empty() {
+            h2 { "Refusals" }
+            ul { @for (w, (run, why)) in &refused {
+                li { (worker_name(w)) " refused " a href=(format!("/run/{}{run}", super::FLEET_PREFIX)) { "run " (run) } ": " (why) }
+            } }
+        }
+        }
     };
     layout("Workers", None, body)
+}
+
+/// A fleet run's own sections: each worker key's pairs, score and residual against the rest
+/// of the run with its flag, the refusals with their reasons, and the artifacts it names.
+pub fn fleet_sections(
+    run: i64,
+    keys: &[KeyStat],
+    refusals: &[Refusal],
+    artifacts: &[RunArtifact],
+) -> Markup {
+    html! {
+        section #workers { h2 { "Workers" }
+            @if keys.is_empty() { p { "No worker has reported a pair yet." } } @else {
+                p.note { "Each worker key's pairs against the rest of the run's: chi-square over LL+LD, DD, WD+WW per pairing, the residual as a normal z; a key is flagged below p = "
+                    (crate::fleet::worker_stats::FLAG_P) " over the keys judged." }
+                div.scroll { table.sortable { thead { tr {
+                    th scope="col" { "worker key" } th scope="col" { "pairs" } th scope="col" { "score" }
+                    th scope="col" { "residual" } th scope="col" { "p" } th scope="col" { "flag" }
+                } }
+                tbody { @for k in keys { tr {
+                    td { (k.key_name) } td.n { (k.pairs) } td.n { (format!("{:.1} %", 100.0 * k.score)) }
+                    @match &k.residual {
+                        Some(r) => { td.n { (format!("{:.1}", r.z)) } td.n { (format!("{:.2e}", r.p)) } }
+                        None => { td { "-" } td { "too few pairs" } }
+                    }
+                    td { @if k.flagged { strong { "FLAGGED" } ": " code { "runner purge " (run) " --worker " (k.key_name) } " plays its pairs again" } }
+                } } } } }
+            }
+        }
+        section #refusals { h2 { "Refusals" }
+            @if refusals.is_empty() { p { "No worker key refused this run." } } @else {
+                ul { @for r in refusals { li { strong { (r.key_name) } ": " (r.reason) } } }
+            }
+        }
+        section #artifacts { h2 { "Artifacts" }
+            @if artifacts.is_empty() { p { "The run names no artifact (its engines are found on the workers)." } } @else {
+                div.scroll { table { thead { tr {
+                    th scope="col" { "sha-256" } th scope="col" { "kind" } th scope="col" { "bytes" } th scope="col" { "sealed" }
+                } }
+                tbody { @for a in artifacts { tr {
+                    td { code { (a.sha) } } td { (a.kind) } td.n { (a.size) } td { (if a.sealed { "yes" } else { "no" }) }
+                } } } } }
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -289,6 +438,7 @@ mod tests {
             priority: None,
             workers: None,
             submitted: None,
+            ..RunView::default()
         }
     }
 
@@ -321,7 +471,7 @@ mod tests {
         let page = index(&runs, &Filters::default(), &[]).into_string();
         assert!(page.contains("Pending approval (1)") && page.contains("Active (1)"));
         assert!(page.contains("Finished (1)"));
-        let f = Filters { q: "alpha".into(), state: "finished".into(), page: 0 };
+        let f = Filters { q: "alpha".into(), state: "finished".into(), ..Filters::default() };
         let page = index(&runs, &f, &[]).into_string();
         assert!(page.contains("href=\"/run/fleet-3\"") && !page.contains("href=\"/run/fleet-1\""));
         assert!(!page.contains("href=\"/run/fleet-2\""));

@@ -1,7 +1,10 @@
 //! A run folder's games.jsonl read as it grows: each call reads only the bytes appended since
-//! the last one (a cheap `stat` when nothing changed) and adds the new records to per-pairing
-//! tallies, so a list of runs and its live counts never re-read a whole file and never hold
-//! its games. A file that shrank (rewritten by `--resume`) is read again from its start.
+//! the last one (a cheap `stat` when nothing changed) and adds the new records to a
+//! [`Digest`] (per-pairing tallies, the trace, terminations, time use, faults: what the run's
+//! page is made of), so the list, the live counts and the run page never re-read a whole file
+//! and never hold its games. It also notes the byte offset of every [`MARK_EVERY`]-th line, so
+//! a page of games far into the file starts with a seek. A file that shrank (rewritten by
+//! `--resume`) is read again from its start.
 
 use std::collections::HashSet;
 use std::fs::File;
@@ -10,30 +13,59 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
+use crate::plan::run_plan::RunPlan;
 use crate::plan::schedule::GameKey;
-use crate::report::summary::PairingTally;
+use crate::report::html::digest::Digest;
 use crate::store::GameRecord;
 
+/// A line offset is noted every this many lines.
+pub const MARK_EVERY: u64 = 256;
+
 /// The counts of one games.jsonl so far.
-#[derive(Default)]
 pub struct Tail {
     /// Bytes read: the start of the first line not yet complete.
     offset: u64,
     /// The file's length and modification time at the last read.
     seen: Option<(u64, std::time::SystemTime)>,
     keys: HashSet<GameKey>,
-    /// One tally per pairing index seen (a plan's pairings are added up front).
-    pub tallies: Vec<PairingTally>,
+    /// What the page shows of the games read (a fresh one is cloned from `empty`).
+    pub digest: Digest,
+    empty: Digest,
     /// Records counted (repeats and lines that are not records are not).
     pub games: u64,
     /// Lines that were not game records.
     pub skipped: u64,
+    /// Non-blank complete lines read (the games page's numbering).
+    pub lines: u64,
+    /// The byte offset of line `k * MARK_EVERY`, for each k.
+    pub marks: Vec<u64>,
 }
 
 impl Tail {
-    /// A tail with `pairings` empty tallies.
-    pub fn new(pairings: usize) -> Tail {
-        Tail { tallies: vec![PairingTally::default(); pairings], ..Tail::default() }
+    /// A tail for a run with pairings `labels`, its SPRT and plan.
+    pub fn new(labels: Vec<String>, sprt: Option<stats::SprtSpec>, plan: Option<RunPlan>) -> Tail {
+        let empty = Digest::new(labels, sprt, plan, None);
+        Tail {
+            offset: 0,
+            seen: None,
+            keys: HashSet::new(),
+            digest: empty.clone(),
+            empty,
+            games: 0,
+            skipped: 0,
+            lines: 0,
+            marks: Vec::new(),
+        }
+    }
+
+    /// Where to start reading line `index`: the nearest noted line at or before it and its
+    /// byte offset.
+    pub fn mark_before(&self, index: u64) -> (u64, u64) {
+        let k = ((index / MARK_EVERY) as usize).min(self.marks.len().saturating_sub(1));
+        match self.marks.get(k) {
+            Some(&at) => (k as u64 * MARK_EVERY, at),
+            None => (0, 0),
+        }
     }
 
     /// Reads what was appended to `path` since the last call; true when something was counted.
@@ -48,8 +80,8 @@ impl Tail {
             return Ok(false);
         }
         if meta.len() < self.offset {
-            let pairings = self.tallies.len();
-            *self = Tail::new(pairings);
+            let empty = self.empty.clone();
+            *self = Tail { digest: empty.clone(), empty, ..Tail::new(Vec::new(), None, None) };
         }
         let mut file =
             File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
@@ -67,7 +99,14 @@ impl Tail {
                 // End of file, or a line still being written: read again next time.
                 break;
             }
+            let start = self.offset;
             self.offset += n as u64;
+            if !line.iter().all(u8::is_ascii_whitespace) {
+                if self.lines.is_multiple_of(MARK_EVERY) {
+                    self.marks.push(start);
+                }
+                self.lines += 1;
+            }
             self.add_line(&line);
         }
         self.seen = Some(stamp);
@@ -80,14 +119,15 @@ impl Tail {
         }
         match serde_json::from_slice::<GameRecord>(line) {
             Ok(r) if self.keys.insert(r.key()) => {
-                if self.tallies.len() <= r.pairing {
-                    self.tallies.resize(r.pairing + 1, PairingTally::default());
-                }
-                self.tallies[r.pairing].add(&r);
+                self.digest.add(&r);
                 self.games += 1;
             }
-            Ok(_) => {}
-            Err(_) => self.skipped += 1,
+            Ok(_) => self.digest.skip(format!("games.jsonl line {}: a repeated game", self.lines)),
+            Err(e) => {
+                self.skipped += 1;
+                self.digest
+                    .skip(format!("games.jsonl line {}: not a game record ({e})", self.lines));
+            }
         }
     }
 }
@@ -102,7 +142,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("serve-tail-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("games.jsonl");
-        let mut tail = Tail::new(1);
+        let mut tail = Tail::new(vec!["A vs B".into()], None, None);
         assert!(!tail.update(&path).unwrap(), "a missing file counts nothing");
         std::fs::write(&path, "not a record\n{\"seq\":").unwrap();
         assert!(!tail.update(&path).unwrap());

@@ -9,11 +9,12 @@ use stats::{Penta, Summary, Verdict, Wdl};
 use crate::report::summary::PairingTally;
 
 /// Where a run is in its life, as the list groups runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum State {
     /// Waiting for an approver (the fleet only).
     Pending,
+    #[default]
     Active,
     Finished,
 }
@@ -33,7 +34,7 @@ impl State {
 }
 
 /// One run of the list.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct RunView {
     /// The id in the server's URLs: a folder name, or `fleet-N` for fleet run N.
     pub id: String,
@@ -53,6 +54,15 @@ pub struct RunView {
     pub priority: Option<i64>,
     pub workers: Option<i64>,
     pub submitted: Option<String>,
+    /// The fleet's share columns: the run's throughput, its part of the pairs in flight now
+    /// and its target part (active runs), pairs per hour and the time left in words with its
+    /// range (`fleet::share`'s), when it finished.
+    pub throughput: Option<i64>,
+    pub share_now: Option<f64>,
+    pub share_target: Option<f64>,
+    pub pairs_per_hour: Option<f64>,
+    pub time_left: Option<String>,
+    pub finished: Option<String>,
 }
 
 /// One pairing's counts and statistics.
@@ -97,6 +107,11 @@ impl RunView {
             (_, Some(w)) => w.to_string(),
             (_, None) => self.state.name().to_string(),
         }
+    }
+
+    /// Whether one of its engines' names holds `engine` (lower case).
+    pub fn has_engine(&self, engine: &str) -> bool {
+        engine.is_empty() || self.engines.iter().any(|e| e.to_lowercase().contains(engine))
     }
 
     /// Whether `query` (lower case) is in its id, engines, kind or owner.

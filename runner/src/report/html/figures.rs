@@ -21,13 +21,15 @@ pub fn svg_image(name: &str, text: &str) -> Option<String> {
 }
 
 /// The figures section (empty when there is no SVG file).
-pub fn section(files: &RunFiles) -> String {
+/// `base` is put before each file's relative link (empty in report.html, beside its files; a
+/// server's route to the run's files otherwise).
+pub fn section(files: &RunFiles, base: &str) -> String {
     if files.svgs.is_empty() {
         return String::new();
     }
     let mut s = String::from("<section id=\"figures\"><h2>Plots</h2>");
     for (name, text) in &files.svgs {
-        let href = href(name);
+        let href = format!("{}{}", esc(base), href(name));
         match svg_image(name, text) {
             Some(img) => s.push_str(&format!(
                 "<figure class=\"plotfile\">{img}<figcaption><a href=\"{href}\">{}</a></figcaption></figure>",
@@ -56,11 +58,11 @@ pub fn href(name: &str) -> String {
     esc(&out)
 }
 
-/// Links to the files beside the page.
-pub fn files_section(files: &RunFiles) -> String {
+/// Links to the files beside the page (`base` as in [`section`]).
+pub fn files_section(files: &RunFiles, base: &str) -> String {
     let mut s = String::from("<section id=\"files\"><h2>Files</h2><ul class=\"files\">");
     for f in &files.files {
-        s.push_str(&format!("<li><a href=\"{}\">{}</a></li>", href(f), esc(f)));
+        s.push_str(&format!("<li><a href=\"{}{}\">{}</a></li>", esc(base), href(f), esc(f)));
     }
     s.push_str("</ul></section>");
     s

@@ -1,10 +1,10 @@
 //! The games list (each game opens to its PGN), terminations by kind and by engine, and the
 //! faults with their reasons.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::escape::{esc, num, table};
+use super::digest::Digest;
+use super::escape::{esc, table};
 use super::input::RunFiles;
 use crate::play::game::GameResult;
 use crate::store::GameRecord;
@@ -82,22 +82,10 @@ pub fn list_section(files: &RunFiles) -> String {
 }
 
 /// Terminations by kind, and by engine (games that ended so, and how many of them it lost).
-pub fn terminations_section(files: &RunFiles) -> String {
-    let mut by_kind: BTreeMap<&str, (u64, &str)> = BTreeMap::new();
-    let mut by_engine: BTreeMap<&str, BTreeMap<&str, (u64, u64)>> = BTreeMap::new();
-    for r in &files.records {
-        let k = r.termination.json_str();
-        by_kind.entry(k).or_insert((0, r.termination.describe())).0 += 1;
-        for e in [r.white.as_str(), r.black.as_str()] {
-            let c = by_engine.entry(e).or_default().entry(k).or_default();
-            c.0 += 1;
-            if loser(r) == Some(e) {
-                c.1 += 1;
-            }
-        }
-    }
+pub fn terminations_section(digest: &Digest) -> String {
+    let (by_kind, by_engine) = (&digest.by_kind, &digest.by_engine);
     let mut s = String::from("<section id=\"terminations\"><h2>Terminations</h2>");
-    if files.records.is_empty() {
+    if digest.games == 0 {
         s.push_str("<p>No games yet.</p></section>");
         return s;
     }
@@ -128,40 +116,44 @@ pub fn terminations_section(files: &RunFiles) -> String {
 
 /// Faults (time forfeits, illegal moves, crashes, stalls, disconnects: the faulting engine
 /// loses and is restarted), the runner's warnings, and what could not be read.
-pub fn faults_section(files: &RunFiles) -> String {
+pub fn faults_section(files: &RunFiles, digest: &Digest) -> String {
     let mut s = String::from("<section id=\"faults\"><h2>Faults and restarts</h2>");
-    let faults: Vec<(usize, &GameRecord)> =
-        files.records.iter().enumerate().filter(|(_, r)| r.termination.is_fault()).collect();
-    if faults.is_empty() {
+    if digest.fault_count == 0 {
         s.push_str("<p>No engine faulted: no restarts.</p>");
     } else {
         s.push_str(&format!(
             "<p>{} fault(s); each faulting engine lost the game and was restarted (a fresh process).</p>",
-            faults.len()
+            digest.fault_count
         ));
-        let rows: Vec<Vec<String>> = faults
+        let rows: Vec<Vec<String>> = digest
+            .faults
             .iter()
-            .map(|(i, r)| {
-                let mut why = r.termination.describe().to_string();
-                if let Some(m) = &r.illegal_move {
-                    why.push_str(&format!(": {m}"));
-                }
-                if let Some(f) = &r.forfeit {
-                    why.push_str(&format!(
-                        ": thought {} ms with {} ms on the clock (margin {} ms)",
-                        num(Some(f.think_ms), 1),
-                        num(Some(f.clock_ms), 1),
-                        num(Some(f.margin_ms), 0)
-                    ));
-                }
-                vec![(i + 1).to_string(), esc(&r.label), esc(loser(r).unwrap_or("?")), esc(&why)]
-            })
+            .map(|f| vec![f.game.to_string(), esc(&f.label), esc(&f.engine), esc(&f.why)])
             .collect();
         s.push_str(&table("sortable", &["game", "pairing", "engine (restarted)", "reason"], &rows));
+        if digest.fault_count > digest.faults.len() as u64 {
+            let _ = write!(
+                s,
+                "<p class=\"note\">The first {} faults are listed.</p>",
+                digest.faults.len()
+            );
+        }
     }
     let warnings: Vec<String> =
         files.run_summary().and_then(|s| s.warnings.clone()).unwrap_or_default();
-    let notes: Vec<&String> = warnings.iter().chain(&files.skipped).chain(&files.notes).collect();
+    let more = (digest.skipped_count > digest.skipped.len() as u64).then(|| {
+        format!(
+            "{} more lines of games.jsonl skipped",
+            digest.skipped_count - digest.skipped.len() as u64
+        )
+    });
+    let notes: Vec<&String> = warnings
+        .iter()
+        .chain(&files.skipped)
+        .chain(&digest.skipped)
+        .chain(&more)
+        .chain(&files.notes)
+        .collect();
     if !notes.is_empty() {
         s.push_str("<h3>Warnings and unreadable input</h3><ul>");
         for n in notes {

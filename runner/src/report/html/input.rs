@@ -120,16 +120,22 @@ fn typed<T: DeserializeOwned>(name: &str, value: Value, notes: &mut Vec<String>)
 
 /// Reads the folder `dir`.
 pub fn read(dir: &Path) -> RunFiles {
-    read_with(dir, true)
+    read_with(dir, true, true)
+}
+
+/// Reads the folder `dir` for a page whose games' figures come from elsewhere (a server's
+/// [`super::digest::Digest`]): everything but games.jsonl and games.pgn.
+pub fn read_page(dir: &Path) -> RunFiles {
+    read_with(dir, false, true)
 }
 
 /// Reads the folder `dir` without its games (games.jsonl, games.pgn) and plots: the plan, the
 /// summary and the file list, what a list of runs needs (its counts come from elsewhere).
 pub fn read_meta(dir: &Path) -> RunFiles {
-    read_with(dir, false)
+    read_with(dir, false, false)
 }
 
-fn read_with(dir: &Path, games: bool) -> RunFiles {
+fn read_with(dir: &Path, games: bool, plots: bool) -> RunFiles {
     let mut notes = Vec::new();
     let json = |name: &str, notes: &mut Vec<String>| -> Option<Value> {
         let text = text_of(dir, name, notes)?;
@@ -165,7 +171,7 @@ fn read_with(dir: &Path, games: bool) -> RunFiles {
             continue;
         }
         let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
-        if games
+        if plots
             && !is_dir
             && name.ends_with(".svg")
             && let Some(text) = text_of(dir, &name, &mut notes)

@@ -10,6 +10,7 @@
 //! rewrites the page of a running run in the background.
 
 pub mod data_url;
+pub mod digest;
 pub mod escape;
 pub mod figures;
 pub mod games;
@@ -27,6 +28,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
 
+use self::digest::Digest;
 use self::input::{Kind, Liveness, RunFiles};
 use crate::store::write_atomic;
 
@@ -62,7 +64,20 @@ pub fn render(files: &RunFiles, live: &Liveness) -> String {
 /// [`render`], or with `served` the page as a server sends it ([`page::document_as`]): its
 /// games list is the server's paged one (linked from the banner), not the last games inline.
 pub fn render_as(files: &RunFiles, live: &Liveness, served: Option<&page::Served>) -> String {
-    let rows = results::rows(files);
+    render_digest(files, &Digest::of_files(files), live, served)
+}
+
+/// The page of `files` with its games' figures taken from `digest` rather than from
+/// `files.records` (a server gathers the digest as it reads the games, and does not keep
+/// them). The inline games list is `files.records`' (report.html only).
+pub fn render_digest(
+    files: &RunFiles,
+    digest: &Digest,
+    live: &Liveness,
+    served: Option<&page::Served>,
+) -> String {
+    let rows = results::rows(digest);
+    let base = served.map_or("", |s| s.files_base);
     let mut body = String::new();
     let running = matches!(live, Liveness::Running(_));
     if running && served.is_none() {
@@ -83,25 +98,25 @@ pub fn render_as(files: &RunFiles, live: &Liveness, served: Option<&page::Served
             ("trace", if files.sprt().is_some() { "LLR" } else { "Elo trace" }),
         ]);
         body.push_str(&results::elo_section(&rows));
-        body.push_str(&trace::section(&files.pairing_labels(), &files.records, files.sprt()));
+        body.push_str(&trace::section(digest));
     }
-    let figs = figures::section(files);
+    let figs = figures::section(files, base);
     if !figs.is_empty() {
         nav.push(("figures", "Plots"));
         body.push_str(&figs);
     }
     if games_kind {
         nav.extend([("terminations", "Terminations"), ("time", "Time"), ("faults", "Faults")]);
-        body.push_str(&games::terminations_section(files));
-        body.push_str(&timing::section(files));
-        body.push_str(&games::faults_section(files));
+        body.push_str(&games::terminations_section(digest));
+        body.push_str(&timing::section(files, digest));
+        body.push_str(&games::faults_section(files, digest));
         if served.is_none() {
             nav.push(("games", "Games"));
             body.push_str(&games::list_section(files));
         }
     }
     nav.push(("files", "Files"));
-    body.push_str(&figures::files_section(files));
+    body.push_str(&figures::files_section(files, base));
     let name = files.dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let title = format!("{} {name}", files.kind.name());
     page::document_as(&title, running, &nav, &body, served)

@@ -89,6 +89,12 @@ pub struct Served<'a> {
     pub banner: &'a str,
     /// A script added after the page's own; its digest must be in the server's policy.
     pub script: &'a str,
+    /// Put before the relative links to the run's files (the server's route to them, e.g.
+    /// `/run/ID/files/`), so they resolve under the server's URL.
+    pub files_base: &'a str,
+    /// HTML put after the sections (a fleet run's workers, refusals and artifacts), escaped by
+    /// its maker.
+    pub extra: &'a str,
 }
 
 /// The page's stylesheet and script, for a server's policy that allows them by digest.
@@ -119,9 +125,9 @@ pub fn document_as(
         None => format!("<meta http-equiv=\"Content-Security-Policy\" content=\"{}\">\n", csp()),
         Some(_) => String::new(),
     };
-    let (banner, extra) = match served {
-        Some(s) => (s.banner, format!("<script>{}</script>\n", s.script)),
-        None => ("", String::new()),
+    let (banner, after, extra) = match served {
+        Some(s) => (s.banner, s.extra, format!("<script>{}</script>\n", s.script)),
+        None => ("", "", String::new()),
     };
     let mut links = String::new();
     for (id, text) in nav {
@@ -131,7 +137,7 @@ pub fn document_as(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          {policy}<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n{refresh}\
          <title>{t}</title>\n<style>{CSS}</style>\n</head>\n<body>\n<main>\n<h1>{t}</h1>\n\
-         <nav aria-label=\"sections\"><ul>{links}</ul></nav>\n{banner}{body}\n</main>\n<script>{SCRIPT}</script>\n{extra}</body>\n</html>\n",
+         <nav aria-label=\"sections\"><ul>{links}</ul></nav>\n{banner}{body}{after}\n</main>\n<script>{SCRIPT}</script>\n{extra}</body>\n</html>\n",
         t = esc(title),
     )
 }

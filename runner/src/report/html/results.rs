@@ -4,6 +4,7 @@
 
 use stats::{SprtSpec, Summary, Verdict};
 
+use super::digest::Digest;
 use super::escape::{esc, num, signed, table};
 use super::input::{Kind, Liveness, RunFiles, SummaryFile};
 use super::markdown;
@@ -22,21 +23,16 @@ pub struct Row {
 }
 
 /// The rows of every pairing of the plan (or seen in the records).
-pub fn rows(files: &RunFiles) -> Vec<Row> {
-    let labels = files.pairing_labels();
-    let mut tallies = vec![PairingTally::default(); labels.len()];
-    for r in &files.records {
-        if let Some(t) = tallies.get_mut(r.pairing) {
-            t.add(r);
-        }
-    }
-    let sprt = files.sprt();
-    labels
-        .into_iter()
-        .zip(tallies)
-        .map(|(label, tally)| {
-            let summary = tally.summarize(sprt);
-            Row { label, tally, summary }
+pub fn rows(digest: &Digest) -> Vec<Row> {
+    let sprt = digest.sprt();
+    digest
+        .labels
+        .iter()
+        .zip(&digest.tallies)
+        .map(|(label, tally)| Row {
+            label: label.clone(),
+            tally: tally.clone(),
+            summary: tally.summarize(sprt),
         })
         .collect()
 }

@@ -3,17 +3,14 @@
 //! and the runner's turnaround and overhead figures from summary.json.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
+use super::digest::Digest;
 use super::escape::{esc, num, table};
 use super::input::RunFiles;
-use crate::plan::time_control::TimeControl;
-use crate::play::clock::Clock;
-use crate::play::termination::Termination;
 use crate::store::GameRecord;
 
 /// (whether White moved, time in ms) of each engine move of a game; book moves are skipped.
-fn side_times(r: &GameRecord) -> impl Iterator<Item = (bool, f64)> + '_ {
+pub fn side_times(r: &GameRecord) -> impl Iterator<Item = (bool, f64)> + '_ {
     let white_first = r.fen.split_whitespace().nth(1) != Some("b");
     r.times_ms.iter().enumerate().map(move |(k, &ms)| {
         let ply = r.book_plies + k;
@@ -28,52 +25,15 @@ pub fn move_times(r: &GameRecord) -> impl Iterator<Item = (&str, f64)> + '_ {
 
 /// Each engine's clock at the end of its games under a Fischer control, in ms: (games, sum,
 /// lowest). The recorded move times are charged to the runner's own [`Clock`] with the plan's
-/// margin; the side that lost on time ends at 0. Empty without a plan or a clock.
+/// margin; the side that lost on time ends at 0 ([`Digest`] does the replay). Empty without a
+/// plan or a clock.
 pub fn clock_left(files: &RunFiles) -> BTreeMap<String, (u64, f64, u64)> {
-    let mut per: BTreeMap<String, (u64, f64, u64)> = BTreeMap::new();
-    let Some(plan) = files.plan() else { return per };
-    for r in &files.records {
-        // Each side's own limits (time odds), else the plan's for older records.
-        let run = plan.run_limit(r.pairing);
-        let [wl, bl] = r.limits.unwrap_or([run, run]);
-        if ![wl, bl].iter().all(|l| matches!(l.clock, Some(TimeControl::Fischer { .. }))) {
-            continue;
-        }
-        let (mut white, mut black) = (Clock::new(wl.clock), Clock::new(bl.clock));
-        for (is_white, ms) in side_times(r) {
-            let (clock, l) = if is_white { (&mut white, wl) } else { (&mut black, bl) };
-            let margin = Duration::from_millis(l.timemargin_ms);
-            clock.charge(Duration::from_secs_f64(ms.max(0.0) / 1000.0), margin);
-        }
-        // On time forfeit the side to move after the last recorded move flagged (its late move,
-        // if any, is not part of the game).
-        let white_first = r.fen.split_whitespace().nth(1) != Some("b");
-        let white_to_move = (r.book_plies + r.times_ms.len()).is_multiple_of(2) == white_first;
-        let lost_on_time = |white_side: bool| {
-            r.termination == Termination::TimeForfeit && white_side == white_to_move
-        };
-        for (is_white, name, clock) in [(true, &r.white, &white), (false, &r.black, &black)] {
-            let left = if lost_on_time(is_white) { 0 } else { clock.remaining_ms() };
-            let t = per.entry(name.clone()).or_insert((0, 0.0, u64::MAX));
-            t.0 += 1;
-            t.1 += left as f64;
-            t.2 = t.2.min(left);
-        }
-    }
-    per
+    Digest::of_files(files).clock
 }
 
 /// The section.
-pub fn section(files: &RunFiles) -> String {
-    let mut per: BTreeMap<&str, (u64, f64, f64)> = BTreeMap::new();
-    for r in &files.records {
-        for (e, ms) in move_times(r) {
-            let t = per.entry(e).or_insert((0, 0.0, 0.0));
-            t.0 += 1;
-            t.1 += ms;
-            t.2 = t.2.max(ms);
-        }
-    }
+pub fn section(files: &RunFiles, digest: &Digest) -> String {
+    let per = &digest.times;
     let mut s = String::from("<section id=\"time\"><h2>Time use</h2>");
     if per.is_empty() {
         s.push_str("<p>No moves recorded yet.</p>");
@@ -90,7 +50,7 @@ pub fn section(files: &RunFiles) -> String {
             &rows,
         ));
     }
-    let left = clock_left(files);
+    let left = &digest.clock;
     if !left.is_empty() {
         let rows: Vec<Vec<String>> = left
             .iter()
