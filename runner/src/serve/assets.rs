@@ -6,9 +6,9 @@
 use crate::report::html::data_url::csp_hash;
 use crate::report::html::page::own_assets;
 
-/// The list's additions to the report page's stylesheet.
+/// The server pages' additions to the report page's stylesheet: wider (the list has many columns).
 pub const CSS: &str = "
-section.panel{margin-top:1.5rem}svg.llr{vertical-align:middle}svg.llr .track{fill:#eee;stroke:#111}
+main{max-width:120rem}section.panel{margin-top:1.5rem}svg.llr{vertical-align:middle}svg.llr .track{fill:#eee;stroke:#111}
 svg.llr .mark{fill:#111}svg.llr .mid{stroke:#888}form.filters{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:end}
 .pager{display:flex;gap:1rem}td.v{font-weight:600}
 ";
