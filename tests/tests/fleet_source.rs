@@ -39,8 +39,24 @@ impl Fleet {
     /// Submits a 4-game match of `a` against `b`; returns the run's id and submit's stderr.
     fn submit(&self, a: &str, b: &str) -> (i64, String) {
         let args = [
-            "submit", "match", "--engine", a, "--engine", b, "--book", &self.book, "--games", "4",
-            "--seed", "7", "--nodes", "1", "--maxmoves", "40", "--progress", "quiet",
+            "submit",
+            "match",
+            "--engine",
+            a,
+            "--engine",
+            b,
+            "--book",
+            &self.book,
+            "--games",
+            "4",
+            "--seed",
+            "7",
+            "--nodes",
+            "1",
+            "--maxmoves",
+            "40",
+            "--progress",
+            "quiet",
         ];
         let o = self.runner(&args);
         assert!(o.status.success(), "submit: {}", stderr(&o));
@@ -172,13 +188,15 @@ fn a_worker_with_an_empty_cache_builds_the_submitted_commit_checks_its_bench_and
         .filter(|n| n.starts_with("build-"))
         .collect();
     assert_eq!(built.len(), 1, "one build in the cache: {built:?}");
-    let leftovers = std::fs::read_dir(&cache).unwrap().flatten().filter(|e| {
-        e.file_name().to_string_lossy().starts_with('.')
-    });
+    let leftovers = std::fs::read_dir(&cache)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with('.'));
     assert_eq!(leftovers.count(), 0, "no build folder left behind");
 
     // The same commit again, named by a git URL: the same archive, the build from the cache.
-    let url = format!("name=dev,src=file://{},rev=v1,build=sh build.sh,bin=out/eng", repo.display());
+    let url =
+        format!("name=dev,src=file://{},rev=v1,build=sh build.sh,bin=out/eng", repo.display());
     let (run2, _) = f.submit(&url, &b);
     assert_eq!(f.sql("SELECT count(*) FROM artifacts WHERE kind = 'source'"), "1");
     let log = f.worker("w2", Some(run2), &cache);
@@ -191,10 +209,12 @@ fn a_worker_with_an_empty_cache_builds_the_submitted_commit_checks_its_bench_and
 
     // A build that fails, and a bench that is not the submitted one (both given `bench=N`,
     // so not built at submission): refused with the reason; another run is still served.
-    let fails = format!("name=dev,src={},rev=v1,build=sh fail.sh,bin=out/eng,bench=4242", repo.display());
+    let fails =
+        format!("name=dev,src={},rev=v1,build=sh fail.sh,bin=out/eng,bench=4242", repo.display());
     let (run3, said) = f.submit(&fails, &b);
     assert!(said.contains("not built here"), "{said}");
-    let differs = format!("name=dev,src={},rev=v1,build=sh build.sh,bin=out/eng,bench=1111", repo.display());
+    let differs =
+        format!("name=dev,src={},rev=v1,build=sh build.sh,bin=out/eng,bench=1111", repo.display());
     let (run4, _) = f.submit(&differs, &b);
     let (run5, _) = f.submit(&bad_spec("a", "good", None), &b);
     let log = f.worker("w3", None, &cache);
@@ -208,10 +228,7 @@ fn a_worker_with_an_empty_cache_builds_the_submitted_commit_checks_its_bench_and
     // One worker refused each: the runs wait for others.
     assert_eq!((f.state(run3), f.state(run4)), ("active".into(), "active".into()));
     assert_eq!(f.sql(&format!("SELECT count(*) FROM games WHERE run_id IN ({run3}, {run4})")), "0");
-    assert_eq!(
-        f.sql(&format!("SELECT build FROM engine_loads WHERE run_id = {run3}")),
-        "failed"
-    );
+    assert_eq!(f.sql(&format!("SELECT build FROM engine_loads WHERE run_id = {run3}")), "failed");
 
     // Shown: the refusals and builds in status, the bench speed in workers.
     let o = f.runner(&["status", &run3.to_string()]);

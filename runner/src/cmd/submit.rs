@@ -9,10 +9,10 @@ use crate::exit::Exit;
 use crate::fleet::connect::connect;
 use crate::fleet::queue::share::Share;
 use crate::fleet::schema;
+use crate::fleet::source::submit::prepare_sources;
 use crate::fleet::submission::{
     store, submission_of_match_with, submission_of_sweep_with, submission_of_tune_with,
 };
-use crate::fleet::source::submit::prepare_sources;
 
 /// `runner submit`. Returns the process exit code.
 pub async fn run(args: &SubmitArgs) -> Result<Exit> {

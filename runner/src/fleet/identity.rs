@@ -205,7 +205,7 @@ pub fn check_same(submitted: &[EngineIdentity], local: &[EngineIdentity]) -> Res
 
 /// The names an engine may be known by: its own, then without a sweep point's `[..]` suffix
 /// and a tuning side's `+`/`-`.
-fn base_names(name: &str) -> Vec<&str> {
+pub(crate) fn base_names(name: &str) -> Vec<&str> {
     let mut names = vec![name];
     let mut base = name;
     if let Some(i) = base.find('[')

@@ -64,7 +64,8 @@ pub fn builds_block(builds: &[queue::builds::BuildRow]) -> String {
             ("failed", _) => "build FAILED".into(),
             (other, _) => other.to_string(),
         };
-        let speed = b.nps.map(|n| format!(", bench {:.2} Mnps", n as f64 / 1e6)).unwrap_or_default();
+        let speed =
+            b.nps.map(|n| format!(", bench {:.2} Mnps", n as f64 / 1e6)).unwrap_or_default();
         let error = b.error.as_deref().map(|e| format!(": {e}")).unwrap_or_default();
         out.push_str(&format!("    {} {} at {commit}: {how}{speed}{error}\n", b.worker, b.engine));
     }

@@ -94,7 +94,11 @@ impl Submission {
         }
         // An engine from source is identified by its source (its sha256 the archive's); the
         // others by their binary.
-        let source_of = |name: &str| sources.iter().find(|p| p.name == name);
+        // A sweep's points (`dev[X=1]`) and a tuning run's sides (`dev+`) are the engine `dev`.
+        let source_of = |name: &str| {
+            let names = super::identity::base_names(name);
+            sources.iter().find(|p| names.contains(&p.name.as_str()))
+        };
         let binaries: Vec<_> =
             plan.engines.iter().filter(|s| source_of(&s.name).is_none()).cloned().collect();
         let mut identified = identify_all(&binaries)?.into_iter();

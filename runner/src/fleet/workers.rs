@@ -214,14 +214,16 @@ mod tests {
             benches: vec![("engine".into(), 1_234_567), ("dev".into(), 850_000)],
             ..row()
         };
-        let text = format_workers(&[benched, WorkerRow { id: 13, cpu: None, cores: None, ..row() }]);
+        let text =
+            format_workers(&[benched, WorkerRow { id: 13, cpu: None, cores: None, ..row() }]);
         let lines: Vec<&str> = text.lines().collect();
         assert!(lines[0].starts_with("worker   host  cpu"), "{text}");
         assert!(lines[0].ends_with("games  crashes  time losses  bench"), "{text}");
         assert!(lines[1].starts_with("box1#12  h1    AMD Ryzen 9 7950X  32"), "{text}");
         assert!(lines[1].contains("alive  2026-11-28T01:00:00Z (4 s ago)"), "{text}");
         assert!(
-            lines[1].ends_with("120      1000   1        3            engine 1.23 Mnps, dev 850 knps"),
+            lines[1]
+                .ends_with("120      1000   1        3            engine 1.23 Mnps, dev 850 knps"),
             "{text}"
         );
         assert!(lines[2].ends_with("3            -"), "{text}");

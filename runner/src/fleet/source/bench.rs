@@ -62,8 +62,7 @@ fn after_label(line: &str, label: &str) -> Option<u64> {
 /// Reads a bench's output; `None` when no node count is found.
 pub fn parse_bench(text: &str, nodes_label: Option<&str>) -> Option<BenchResult> {
     let lines: Vec<&str> = text.lines().collect();
-    let stockfish_nps =
-        || lines.iter().rev().find_map(|l| after_label(l, "nodes/second"));
+    let stockfish_nps = || lines.iter().rev().find_map(|l| after_label(l, "nodes/second"));
     if let Some(label) = nodes_label.filter(|l| !l.is_empty()) {
         let nodes = lines.iter().rev().find_map(|l| after_label(l, label))?;
         let nps = lines.iter().rev().find_map(|l| nodes_nps(l).map(|x| x.1)).or_else(stockfish_nps);
@@ -90,9 +89,8 @@ pub fn run_bench(
     for v in crate::play::uci::SECRET_ENV {
         cmd.env_remove(v);
     }
-    let (status, text) = run_captured(cmd, timeout).map_err(|e| {
-        format!("{} {}: {e}", program.display(), spec.args.join(" "))
-    })?;
+    let (status, text) = run_captured(cmd, timeout)
+        .map_err(|e| format!("{} {}: {e}", program.display(), spec.args.join(" ")))?;
     if let Some(s) = status.filter(|s| !s.success()) {
         return Err(format!("{} {} failed ({s})", program.display(), spec.args.join(" ")));
     }
@@ -211,8 +209,8 @@ mod tests {
         assert!(e.contains("failed") && !e.contains('\n'), "{e}");
         let e = run_bench(&script("n.sh", "echo hi"), &spec, &d, t).unwrap_err();
         assert!(e.contains("printed no node count"), "{e}");
-        let e =
-            run_bench(&script("h.sh", "sleep 30"), &spec, &d, Duration::from_millis(300)).unwrap_err();
+        let e = run_bench(&script("h.sh", "sleep 30"), &spec, &d, Duration::from_millis(300))
+            .unwrap_err();
         assert!(e.contains("did not end within"), "{e}");
         let _ = std::fs::remove_dir_all(&d);
     }

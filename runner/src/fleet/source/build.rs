@@ -124,8 +124,7 @@ pub fn run_build(dir: &Path, build: &str, bin: &str, timeout: Duration) -> Resul
     // A build inherits no target folder of the runner's own (a test under cargo, a user's
     // setting): it writes inside its fresh folder.
     cmd.env_remove("CARGO_TARGET_DIR");
-    let (status, text) =
-        run_captured(cmd, timeout).map_err(|e| format!("`{build}`: {e}"))?;
+    let (status, text) = run_captured(cmd, timeout).map_err(|e| format!("`{build}`: {e}"))?;
     if let Some(s) = status.filter(|s| !s.success()) {
         return Err(format!("`{build}` failed ({s}): {}", last_line(&text)));
     }
@@ -163,7 +162,8 @@ pub fn cached_build(
         let tree = work.join("src");
         extract(archive, &tree)?;
         let secs = run_build(&tree, &src.build, &src.bin, timeout)?;
-        let tmp = cache.dir.join(format!(".{name}.{}.part", std::process::id()));
+        // Two runs of one worker may build the same key at once: each its own file.
+        let tmp = fresh_dir(&cache.dir, &name).with_extension("part");
         std::fs::copy(tree.join(&src.bin), &tmp)
             .map_err(|e| format!("cannot copy the build into the cache: {e}"))?;
         {
@@ -241,8 +241,8 @@ mod tests {
         // Only the cached binary is left: the build folder is gone.
         let left: Vec<_> = std::fs::read_dir(&cache.dir).unwrap().flatten().collect();
         assert_eq!(left.len(), 1, "{left:?}");
-        let e = cached_build(&cache, &archive, &src("c2", "echo broken >&2; exit 2"), t)
-            .unwrap_err();
+        let e =
+            cached_build(&cache, &archive, &src("c2", "echo broken >&2; exit 2"), t).unwrap_err();
         assert!(e.contains("failed") && e.contains("broken") && !e.contains('\n'), "{e}");
         let e = cached_build(&cache, &archive, &src("c3", "true"), t).unwrap_err();
         assert!(e.contains("made no out/eng"), "{e}");

@@ -92,12 +92,18 @@ pub fn build_run_engines(
                     (load.build, load.build_secs) = (Some("built"), Some(s));
                 }
                 BuildHow::Cached => {
-                    errln!("engine {} (commit {}): build taken from the cache", e.name, src.short());
+                    errln!(
+                        "engine {} (commit {}): build taken from the cache",
+                        e.name,
+                        src.short()
+                    );
                     load.build = Some("cached");
                 }
             }
             let checked = run_bench(&built.path, &src.bench, &cache.dir, BENCH_TIMEOUT)
-                .map_err(|why| format!("engine {}: bench of the build of {}: {why}", e.name, src.short()))
+                .map_err(|why| {
+                    format!("engine {}: bench of the build of {}: {why}", e.name, src.short())
+                })
                 .and_then(|r| {
                     load.nodes = i64::try_from(r.nodes).ok();
                     load.nps = r.nps.and_then(|n| i64::try_from(n).ok());
@@ -127,8 +133,10 @@ pub fn build_run_engines(
             && !done.contains_key(&e.sha256)
         {
             // The bundled engine as a binary: its speed here (its identity is its hash).
-            let spec =
-                BenchSpec { args: vec!["bench".into(), BENCH_DEPTH.to_string()], nodes_label: None };
+            let spec = BenchSpec {
+                args: vec!["bench".into(), BENCH_DEPTH.to_string()],
+                nodes_label: None,
+            };
             done.insert(e.sha256.clone(), (file.clone(), None));
             match run_bench(file, &spec, &cache.dir, BENCH_TIMEOUT) {
                 Ok(r) => record(EngineLoad {

@@ -45,7 +45,8 @@ impl SourceIdentity {
 }
 
 /// The keys of an engine spec that describe a source (the others are the engine spec's).
-pub const SOURCE_KEYS: [&str; 7] = ["src", "rev", "build", "bin", "bench", "benchcmd", "benchnodes"];
+pub const SOURCE_KEYS: [&str; 7] =
+    ["src", "rev", "build", "bin", "bench", "benchcmd", "benchnodes"];
 
 /// Whether an `--engine` spec names a source (`src=`).
 pub fn is_source_spec(spec: &str) -> bool {
@@ -89,9 +90,10 @@ pub fn parse_source_spec(spec: &str) -> Result<SourceArgs, String> {
             "build" => a.build = Some(v.to_string()),
             "bin" => bin = Some(v.to_string()),
             "bench" => {
-                a.nodes = Some(v.parse().map_err(|_| {
-                    format!("engine spec {spec:?}: bench={v} is not a node count")
-                })?)
+                a.nodes =
+                    Some(v.parse().map_err(|_| {
+                        format!("engine spec {spec:?}: bench={v} is not a node count")
+                    })?)
             }
             "benchcmd" => a.bench.args = v.split_whitespace().map(str::to_string).collect(),
             "benchnodes" if v.is_empty() => return Err(empty()),
@@ -114,7 +116,9 @@ pub fn parse_source_spec(spec: &str) -> Result<SourceArgs, String> {
         return Err(format!("engine spec {spec:?}: a source engine needs name="));
     }
     let bin = bin.ok_or_else(|| {
-        format!("engine spec {spec:?}: no bin= (the file the build makes, e.g. bin=target/release/NAME)")
+        format!(
+            "engine spec {spec:?}: no bin= (the file the build makes, e.g. bin=target/release/NAME)"
+        )
     })?;
     let p = std::path::Path::new(&bin);
     if bin.is_empty()
@@ -142,7 +146,10 @@ mod tests {
         assert!(is_source_spec(s) && !is_source_spec("name=a,cmd=x"));
         let a = parse_source_spec(s).unwrap();
         assert_eq!((a.name.as_str(), a.src.as_str(), a.rev.as_str()), ("dev", "/r", "v1"));
-        assert_eq!((a.build.as_deref(), a.bin.as_str(), a.nodes), (Some("make -j"), "out/eng", None));
+        assert_eq!(
+            (a.build.as_deref(), a.bin.as_str(), a.nodes),
+            (Some("make -j"), "out/eng", None)
+        );
         assert_eq!(a.bench.args, ["bench"]);
         assert_eq!(a.rest, ["name=dev", "option.Hash=16", "tc=1+0.1"]);
         let a = parse_source_spec("name=d,src=x,bin=e,bench=42,benchcmd=bench 5,benchnodes=Total")
