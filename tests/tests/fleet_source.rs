@@ -168,6 +168,13 @@ fn a_worker_with_an_empty_cache_builds_the_submitted_commit_checks_its_bench_and
         "binary,source"
     );
 
+    // A revision that is not there is refused before anything is stored.
+    let nope = format!("name=dev,src={},rev=nope,build=sh build.sh,bin=out/eng", repo.display());
+    let o = f.runner(&["submit", "match", "--engine", &nope, "--engine", &b, "--book", &f.book]);
+    let e = stderr(&o);
+    assert!(!o.status.success() && e.contains("no commit \"nope\""), "{e}");
+    assert_eq!(f.sql("SELECT count(*) FROM runs"), "1");
+
     // A worker with an empty cache builds it and plays the run to its end.
     let cache = f.dir.join("cache");
     let log = f.worker("w1", Some(run1), &cache);

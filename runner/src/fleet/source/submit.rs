@@ -106,9 +106,9 @@ fn prepare_one(a: super::SourceArgs) -> Result<PreparedSource> {
         }
         to
     };
-    let commit =
-        git(&repo, &["rev-parse", "--verify", "--quiet", &format!("{}^{{commit}}", a.rev)])
-            .map_err(|_| anyhow!("{}: no commit {:?}", a.src, a.rev))?;
+    let rev = format!("{}^{{commit}}", a.rev);
+    let commit = git(&repo, &["rev-parse", "--verify", "--quiet", "--end-of-options", &rev])
+        .map_err(|_| anyhow!("{}: no commit {:?}", a.src, a.rev))?;
     let has = |f: &str| git(&repo, &["cat-file", "-e", &format!("{commit}:{f}")]).is_ok();
     let build = match a.build {
         Some(b) => b,
