@@ -12,7 +12,8 @@
 --   fleet_worker     what `runner worker` needs: no write privilege on any table. It calls the
 --                    worker functions (fleet_register, fleet_claim, fleet_heartbeat,
 --                    fleet_release, fleet_report, fleet_settle, fleet_refuse, fleet_incident,
---                    fleet_iteration, fleet_worker_stopped), which accept a report only for a
+--                    fleet_iteration, fleet_worker_stopped, and in version 4
+--                    fleet_engine_loaded), which accept a report only for a
 --                    pair leased to the calling worker, whose key an approver issued, and read
 --                    the runs, pairings and pairs (no games, no keys).
 --   fleet_reader     read-only: `runner serve`, status pages and dashboards (reads runs, games,
@@ -149,5 +150,18 @@ SELECT format('GRANT EXECUTE ON FUNCTION %s TO fleet_submitter', p.oid::regproce
 SELECT format('GRANT EXECUTE ON FUNCTION %s TO fleet_approver', p.oid::regprocedure)
   FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
  WHERE n.nspname = 'public' AND p.proname IN ('fleet_gc_artifacts') \gexec
+
+-- ------------------------------------------------------------- builds (schema version 4)
+-- Workers record the engines they built and benched through fleet_engine_loaded only;
+-- everyone else reads them (`runner status`, `runner workers`).
+SELECT to_regclass('public.engine_loads') IS NOT NULL AS have_builds \gset
+\if :have_builds
+REVOKE ALL ON engine_loads FROM PUBLIC, fleet_worker, fleet_submitter, fleet_reader;
+REVOKE ALL ON SEQUENCE engine_loads_id_seq FROM PUBLIC, fleet_worker, fleet_submitter, fleet_reader;
+GRANT SELECT ON engine_loads TO fleet_submitter, fleet_reader;
+SELECT format('GRANT EXECUTE ON FUNCTION %s TO fleet_worker', p.oid::regprocedure)
+  FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+ WHERE n.nspname = 'public' AND p.proname IN ('fleet_engine_loaded') \gexec
+\endif
 
 \endif

@@ -757,6 +757,10 @@ pub struct WorkerArgs {
     /// commands under --trust, as a worker of an older fleet did.
     #[arg(long)]
     pub no_artifacts: bool,
+    /// Seconds a build of an engine from source may take before the worker stops it and
+    /// refuses the run.
+    #[arg(long, value_name = "SECONDS", default_value_t = 1800.0, value_parser = lease_secs)]
+    pub build_timeout: f64,
 }
 
 fn lease_secs(s: &str) -> Result<f64, String> {

@@ -83,10 +83,31 @@ async fn a_worker_key_reports_only_what_it_was_leased_and_writes_no_table() {
         "DROP TABLE games".to_string(),
         "CREATE TABLE mine (a int)".to_string(),
         "UPDATE worker_keys SET revoked_at = NULL".to_string(),
+        format!(
+            "INSERT INTO engine_loads (worker_id, run_id, engine) VALUES ({}, {run}, 'x')",
+            id.id
+        ),
+        "UPDATE engine_loads SET nps = 1".to_string(),
     ] {
         let e = refused(&w, &sql).await;
         assert!(e.contains("permission denied") || e.contains("must be owner"), "{sql}: {e}");
     }
+    // Its builds and bench speeds go through the worker function (schema version 4), which
+    // submitters read back.
+    let load = queue::builds::EngineLoad {
+        engine: "dev".into(),
+        commit: Some("c0ffee".into()),
+        build: Some("built"),
+        build_secs: Some(1.5),
+        nodes: Some(42),
+        nps: Some(1000),
+        error: None,
+    };
+    queue::builds::engine_loaded(&w, &id, run, &load).await.unwrap();
+    let builds = queue::builds::run_builds(&alice, run).await.unwrap();
+    assert_eq!(builds.len(), 1);
+    assert_eq!(builds[0].worker, format!("box1#{}", id.id));
+    assert_eq!((builds[0].build.as_str(), builds[0].nps), ("built", Some(1000)));
     let e = refused(&w, "SELECT record FROM games").await;
     assert!(e.contains("permission denied"), "{e}");
     let e = refused(&w, "SELECT key_hash FROM worker_keys").await;

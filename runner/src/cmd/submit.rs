@@ -9,16 +9,26 @@ use crate::exit::Exit;
 use crate::fleet::connect::connect;
 use crate::fleet::queue::share::Share;
 use crate::fleet::schema;
+use crate::fleet::source::submit::prepare_sources;
 use crate::fleet::submission::{
-    store, submission_of_match, submission_of_sweep, submission_of_tune,
+    store, submission_of_match_with, submission_of_sweep_with, submission_of_tune_with,
 };
 
 /// `runner submit`. Returns the process exit code.
 pub async fn run(args: &SubmitArgs) -> Result<Exit> {
-    let sub = match &args.what {
-        SubmitWhat::Match(m) => submission_of_match(m).await?,
-        SubmitWhat::Sweep(s) => submission_of_sweep(s).await?,
-        SubmitWhat::Tune(t) => submission_of_tune(t).await?,
+    // Engines from source (`src=`) are archived, built and benched first; their specs then
+    // name their build.
+    let mut what = args.what.clone();
+    let specs = match &mut what {
+        SubmitWhat::Match(m) => &mut m.run.engines.engines,
+        SubmitWhat::Sweep(s) => &mut s.run.engines.engines,
+        SubmitWhat::Tune(t) => &mut t.run.engines.engines,
+    };
+    let sources = prepare_sources(specs)?;
+    let sub = match &what {
+        SubmitWhat::Match(m) => submission_of_match_with(m, &sources).await?,
+        SubmitWhat::Sweep(s) => submission_of_sweep_with(s, &sources).await?,
+        SubmitWhat::Tune(t) => submission_of_tune_with(t, &sources).await?,
     };
     if sub.plan().scheduling.repeat == 1 {
         anyhow::bail!(
@@ -29,7 +39,7 @@ pub async fn run(args: &SubmitArgs) -> Result<Exit> {
     let (target, mut db) = connect(args.db.db.as_deref()).await?;
     schema::check(&db).await?;
     let share = Share { priority: args.share.priority, throughput: args.share.throughput };
-    let (id, pending) = store(&mut db, &sub, share).await?;
+    let (id, pending) = store(&mut db, &sub, share, &sources).await?;
     let plan = sub.plan();
     errln!(
         "submitted to {target}: {} ({}), {} pairing(s) x {} games max, {}, {} opening(s), plan {}, \

@@ -14,6 +14,7 @@ use crate::fleet::connect::{db_url, parse_target};
 use crate::fleet::link::{Link, STATEMENT_TIMEOUT, connect_patiently};
 use crate::fleet::load::{LoadOptions, load_run};
 use crate::fleet::schema;
+use crate::fleet::source::load::{BuildOptions, build_run_engines};
 use crate::fleet::worker::{LoadRun, WorkerOptions, run_worker};
 use crate::play::cancel::{Cancel, cancel_on_signals};
 use crate::play::worker::default_concurrency;
@@ -62,13 +63,15 @@ pub async fn run(args: &WorkerArgs) -> Result<Exit> {
     let cache = Cache::open(dir, args.cache_max_mb.saturating_mul(1 << 20))?;
     let (rt, link2) = (tokio::runtime::Handle::current(), link.clone());
     let fetch = !args.no_artifacts;
+    let build = BuildOptions { timeout: Duration::from_secs_f64(args.build_timeout) };
     let load: LoadRun = Arc::new(move |row, id| {
         let files = match fetch {
             true => fetch_run_artifacts(&rt, &link2, id, row.id, &cache)
                 .map_err(|e| format!("cannot fetch the run's engines: {e:#}"))?,
             false => Default::default(),
         };
-        load_run(row, &load_opts, &files)
+        let built = build_run_engines(&rt, &link2, id, row, &files, &cache, &build)?;
+        load_run(row, &load_opts, &files, &built)
     });
     let tally = run_worker(link, &opts, load, cancel.clone()).await?;
     errln!(

@@ -41,6 +41,10 @@ pub struct EngineIdentity {
     /// The bundled engine's `bench` signature (`bench 5: 383308 nodes`); `None` for others.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bench: Option<String>,
+    /// An engine built from source at a commit (`src=`): what workers build, and the bench
+    /// signature they check; its `sha256` is then the source archive's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<crate::fleet::source::SourceIdentity>,
 }
 
 /// The file the play layer would start for `spec`: its command as a path (made absolute when
@@ -104,6 +108,7 @@ pub fn identify_all(specs: &[EngineSpec]) -> Result<Vec<EngineIdentity>> {
             cmd: path.display().to_string(),
             sha256,
             bench,
+            source: None,
         });
     }
     Ok(out)
@@ -167,7 +172,9 @@ pub fn bench_signature(program: &Path) -> Result<String> {
 /// build of the same source on another machine). The error is one line naming the engine.
 pub fn check_same(submitted: &[EngineIdentity], local: &[EngineIdentity]) -> Result<(), String> {
     let short = |h: &str| h.get(..12).unwrap_or(h).to_string();
-    for s in submitted {
+    // An engine from source was built and its bench checked when the worker loaded it
+    // (`source::load`): its binary differs between machines.
+    for s in submitted.iter().filter(|s| s.source.is_none()) {
         let Some(l) = local.iter().find(|l| l.name == s.name) else {
             return Err(format!("engine {}: not resolved on this machine", s.name));
         };
@@ -198,7 +205,7 @@ pub fn check_same(submitted: &[EngineIdentity], local: &[EngineIdentity]) -> Res
 
 /// The names an engine may be known by: its own, then without a sweep point's `[..]` suffix
 /// and a tuning side's `+`/`-`.
-fn base_names(name: &str) -> Vec<&str> {
+pub(crate) fn base_names(name: &str) -> Vec<&str> {
     let mut names = vec![name];
     let mut base = name;
     if let Some(i) = base.find('[')

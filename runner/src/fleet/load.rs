@@ -30,12 +30,14 @@ pub struct LoadOptions {
 }
 
 /// Loads run `row` for this worker, with the files of the run's artifacts on this machine by
-/// SHA-256 (`artifacts::fetch_run_artifacts`); `Err` is the one line saying why this worker
-/// refuses it.
+/// SHA-256 (`artifacts::fetch_run_artifacts`) and the binaries of its engines from source by
+/// engine name (`source::load::build_run_engines`, which checked their bench); `Err` is the one
+/// line saying why this worker refuses it.
 pub fn load_run(
     row: &RunRow,
     opts: &LoadOptions,
     artifacts: &HashMap<String, PathBuf>,
+    built: &HashMap<String, PathBuf>,
 ) -> Result<Served, String> {
     let sub = Submission::from_stored(&row.submission).map_err(|e| format!("{e:#}"))?;
     let catalog = EngineCatalog::load(opts.engines_file.as_deref())
@@ -45,6 +47,10 @@ pub fn load_run(
         .engines
         .iter()
         .map(|s| match sub.engines.iter().find(|i| i.name == s.name) {
+            Some(id) if id.source.is_some() => match built.get(&s.name) {
+                Some(file) => Ok(from_artifact(s, file)),
+                None => Err(format!("engine {}: built from source, not built here", s.name)),
+            },
             Some(id) if artifacts.contains_key(&id.sha256) => {
                 Ok(from_artifact(s, &artifacts[&id.sha256]))
             }

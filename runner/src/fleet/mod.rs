@@ -14,7 +14,8 @@
 //! worker, [`pair`] plays one game pair, [`worker`] is the worker's loop, [`pull`] writes the
 //! results folder, [`status`] formats `runner status`, [`share`] words a run's share of the fleet
 //! and its time left, [`workers`] `runner workers`, [`worker_stats`] the per-worker lines of a
-//! run's status (residuals, flags).
+//! run's status (residuals, flags), [`source`] engines built from source at a commit (the
+//! submitter's archive and bench, the workers' builds).
 
 pub mod artifacts;
 pub mod connect;
@@ -27,6 +28,7 @@ pub mod pull;
 pub mod queue;
 pub mod schema;
 pub mod share;
+pub mod source;
 pub mod status;
 pub mod submission;
 pub mod worker;

@@ -6,20 +6,27 @@
 //! worker keys, run owners and approval, refusals and incidents, and the functions through
 //! which workers write and the database decides. Version 3: a fleet many runs share: what each
 //! worker is and did (`sql/v3_workers.sql`), priorities and fair shares (`sql/v3_share.sql`),
-//! engines delivered as artifacts (`sql/v3_artifacts.sql`). PostgreSQL 13 or newer
+//! engines delivered as artifacts (`sql/v3_artifacts.sql`). Version 4 (`sql/v4_builds.sql`):
+//! engines built from source on the workers, and each worker's builds and bench speeds.
+//! PostgreSQL 13 or newer
 //! (`gen_random_uuid`).
 
 use anyhow::{Context, Result, bail};
 use tokio_postgres::Client;
 
 /// The schema version this binary reads and writes.
-pub const VERSION: i32 = 3;
+pub const VERSION: i32 = 4;
 
 /// Advisory lock key held while migrating ("mpcfleet" as bytes).
 const MIGRATION_LOCK: i64 = 0x6d70_6366_6c65_6574;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &[V1, V2, V3];
+const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
+
+/// Version 4: builds from source and bench speeds per worker; then PUBLIC loses the new
+/// function too.
+const V4: &str =
+    concat!(include_str!("sql/v4_builds.sql"), "\n", include_str!("sql/v2_privileges.sql"));
 
 /// Version 3: workers seen, shares, artifacts; then PUBLIC loses the new functions too (new
 /// grants for the roles go in docs/fleet-worker-role.sql).

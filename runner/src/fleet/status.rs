@@ -45,8 +45,31 @@ pub async fn status(db: &Client, run: Option<i64>) -> Result<String> {
         let active = row.state == "active";
         out.push_str(&share_line(share, now, &counts, sprt.as_ref(), &progress, active));
         out.push_str(&worker_stats::block(db, row.id).await?);
+        out.push_str(&builds_block(&queue::builds::run_builds(db, row.id).await?));
     }
     Ok(out)
+}
+
+/// A run's engines built from source on the workers: per worker and engine, its last build
+/// (`built in 41.2 s`, `cached`, `FAILED: why`) and bench speed; empty without any.
+pub fn builds_block(builds: &[queue::builds::BuildRow]) -> String {
+    if builds.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("  builds:\n");
+    for b in builds {
+        let commit = b.commit.get(..12).unwrap_or(&b.commit);
+        let how = match (b.build.as_str(), b.build_secs) {
+            ("built", Some(s)) => format!("built in {s:.1} s"),
+            ("failed", _) => "build FAILED".into(),
+            (other, _) => other.to_string(),
+        };
+        let speed =
+            b.nps.map(|n| format!(", bench {:.2} Mnps", n as f64 / 1e6)).unwrap_or_default();
+        let error = b.error.as_deref().map(|e| format!(": {e}")).unwrap_or_default();
+        out.push_str(&format!("    {} {} at {commit}: {how}{speed}{error}\n", b.worker, b.engine));
+    }
+    out
 }
 
 /// One run's block.

@@ -20,6 +20,7 @@ use super::decide::judge_config;
 use super::identity::{EngineIdentity, identify_all};
 use super::queue::share::Share;
 use super::queue::{self, NewRun};
+use super::source::submit::PreparedSource;
 use crate::cli::{ExecArgs, MatchArgs, SweepArgs, TuneArgs};
 use crate::gauntlet::files::anchor_index;
 use crate::plan::openings::Opening;
@@ -86,11 +87,35 @@ impl Submission {
         openings: Vec<Opening>,
         settings: WorkerSettings,
         experiment: Experiment,
+        sources: &[PreparedSource],
     ) -> Result<Submission> {
         if plan.shard.is_some() {
             bail!("runner submit does not take --shard: the fleet's workers share the pairs");
         }
-        let engines = identify_all(&plan.engines)?;
+        // An engine from source is identified by its source (its sha256 the archive's); the
+        // others by their binary.
+        // A sweep's points (`dev[X=1]`) and a tuning run's sides (`dev+`) are the engine `dev`.
+        let source_of = |name: &str| {
+            let names = super::identity::base_names(name);
+            sources.iter().find(|p| names.contains(&p.name.as_str()))
+        };
+        let binaries: Vec<_> =
+            plan.engines.iter().filter(|s| source_of(&s.name).is_none()).cloned().collect();
+        let mut identified = identify_all(&binaries)?.into_iter();
+        let engines = plan
+            .engines
+            .iter()
+            .map(|s| match source_of(&s.name) {
+                Some(p) => Ok(EngineIdentity {
+                    name: s.name.clone(),
+                    cmd: p.identity.bin.clone(),
+                    sha256: p.identity.archive_sha.clone(),
+                    bench: None,
+                    source: Some(p.identity.clone()),
+                }),
+                None => identified.next().ok_or_else(|| anyhow!("engine {}: no identity", s.name)),
+            })
+            .collect::<Result<Vec<_>>>()?;
         let run = RunFile::new(plan);
         Ok(Submission { format: SUBMISSION_FORMAT, run, openings, engines, settings, experiment })
     }
@@ -203,33 +228,78 @@ fn no_folder() -> Result<PathBuf> {
 
 /// The submission of `runner submit match ARGS`.
 pub async fn submission_of_match(args: &MatchArgs) -> Result<Submission> {
+    submission_of_match_with(args, &[]).await
+}
+
+/// The submission of `runner submit match ARGS` whose engines from source are `sources`
+/// (`source::submit::prepare_sources` rewrote their specs). An engine not built here
+/// (`bench=N`) is not started before submission.
+pub async fn submission_of_match_with(
+    args: &MatchArgs,
+    sources: &[PreparedSource],
+) -> Result<Submission> {
     let settings = worker_settings(&args.run.exec)?;
     let (plan, openings, _) = crate::run::args::match_run_plan(args, no_folder)?;
     let anchor = anchor_index(&plan, args.tournament.anchor.as_deref())?;
-    check_plan_engines(&plan, secs(settings.start_timeout_s), &[]).await?;
+    let mut checked = plan.clone();
+    checked.engines.retain(|e| !sources.iter().any(|p| p.name == e.name && !p.built));
+    check_plan_engines(&checked, secs(settings.start_timeout_s), &[]).await?;
     let experiment = Experiment::Match { anchor, anchor_elo: args.tournament.anchor_elo };
-    Submission::new(plan, openings, settings, experiment)
+    Submission::new(plan, openings, settings, experiment, sources)
+}
+
+/// Refuses an engine from source not built here where the engine must be checked (a sweep's
+/// swept options, a tuning run's tuned ones).
+fn all_built(sources: &[PreparedSource]) -> Result<()> {
+    match sources.iter().find(|p| !p.built) {
+        Some(p) => bail!(
+            "engine {}: a sweep or tuning run checks the engine's options before it is submitted, \
+             so it is built here: leave out bench=",
+            p.name
+        ),
+        None => Ok(()),
+    }
 }
 
 /// The submission of `runner submit sweep ARGS`.
 pub async fn submission_of_sweep(args: &SweepArgs) -> Result<Submission> {
+    submission_of_sweep_with(args, &[]).await
+}
+
+/// `runner submit sweep ARGS` with engines from source (see [`submission_of_match_with`]).
+pub async fn submission_of_sweep_with(
+    args: &SweepArgs,
+    sources: &[PreparedSource],
+) -> Result<Submission> {
+    all_built(sources)?;
     let settings = worker_settings(&args.run.exec)?;
     let (sweep, plan, openings, _) = sweep_run_plan(args, no_folder)?;
     let required_options = sweep.param_names();
     check_plan_engines(&plan, secs(settings.start_timeout_s), &required_options).await?;
     let sweep = Box::new(sweep);
-    Submission::new(plan, openings, settings, Experiment::Sweep { sweep, required_options })
+    let experiment = Experiment::Sweep { sweep, required_options };
+    Submission::new(plan, openings, settings, experiment, sources)
 }
 
 /// The submission of `runner submit tune ARGS`.
 pub async fn submission_of_tune(args: &TuneArgs) -> Result<Submission> {
+    submission_of_tune_with(args, &[]).await
+}
+
+/// `runner submit tune ARGS` with engines from source (see [`submission_of_match_with`]).
+pub async fn submission_of_tune_with(
+    args: &TuneArgs,
+    sources: &[PreparedSource],
+) -> Result<Submission> {
+    all_built(sources)?;
     let settings = worker_settings(&args.run.exec)?;
     let TunePlan { plan, openings, params, big_a, .. } = tune_plan(args, no_folder)?;
     let start = start_options_without_logs(&plan, secs(settings.start_timeout_s));
     let (engine, integer) =
         crate::tune::run::check_engine(&plan.engines[0], &params, &start).await?;
     engine.shutdown().await;
-    Submission::new(plan, openings, settings, Experiment::Tune { params, big_a, integer })
+    let experiment = Experiment::Tune { params, big_a, integer };
+    Submission::new(plan, openings, settings, experiment, sources)
 }
 
 /// Distinct workers that must refuse a run (an engine that cannot start, a binary of another
@@ -238,9 +308,15 @@ pub const REFUSAL_LIMIT: i32 = 3;
 
 /// Stores `sub` with its schedule of game pairs (and a tuning run's starting theta and random
 /// draws) through the queue, with what the database decides it by; returns the run's id and
-/// whether it waits for an approver. The engines' binaries are uploaded first (those the
-/// database lacks), then the run is stored and named their user in one transaction.
-pub async fn store(db: &mut Client, sub: &Submission, share: Share) -> Result<(i64, bool)> {
+/// whether it waits for an approver. The engines' binaries and source archives (`sources`)
+/// are uploaded first (those the database lacks), then the run is stored and named their user
+/// in one transaction.
+pub async fn store(
+    db: &mut Client,
+    sub: &Submission,
+    share: Share,
+    sources: &[PreparedSource],
+) -> Result<(i64, bool)> {
     let value = serde_json::to_value(sub)?;
     let plan = sub.plan();
     let labels: Vec<String> = plan.pairings.iter().map(|p| p.label.clone()).collect();
@@ -275,7 +351,18 @@ pub async fn store(db: &mut Client, sub: &Submission, share: Share) -> Result<(i
         draws: &draws,
         refusal_limit: REFUSAL_LIMIT,
     };
-    let shas = super::artifacts::upload_engines(&*db, &sub.engines).await?;
+    let binaries: Vec<EngineIdentity> =
+        sub.engines.iter().filter(|e| e.source.is_none()).cloned().collect();
+    let mut shas = super::artifacts::upload_engines(&*db, &binaries).await?;
+    for p in sources {
+        let sha = &p.identity.archive_sha;
+        if !shas.contains(sha) {
+            super::artifacts::upload_file(&*db, &p.archive, sha, "source")
+                .await
+                .with_context(|| format!("engine {}: its source archive", p.name))?;
+            shas.push(sha.clone());
+        }
+    }
     let tx = db.transaction().await.context("cannot begin the submission's transaction")?;
     let stored = queue::insert_run_with(&tx, &run, share).await?;
     queue::run_artifacts(&tx, stored.0, &shas).await?;

@@ -7,7 +7,8 @@
 //! the database). Pairs per hour come from the worker's exponentially weighted pairs of the
 //! last hour (counted by the database as each pair is stored), divided by the part of the hour
 //! the worker has been registered for, so that a worker started ten minutes ago is not shown at
-//! a sixth of its pace.
+//! a sixth of its pace. Bench speeds are the last bench of each engine the worker loaded
+//! (nodes per second on that machine; `fleet_engine_loaded`).
 
 use anyhow::Result;
 use tokio_postgres::Client;
@@ -69,7 +70,7 @@ pub fn ago(secs: f64) -> String {
     }
 }
 
-const HEADER: [&str; 13] = [
+const HEADER: [&str; 14] = [
     "worker",
     "host",
     "cpu",
@@ -83,7 +84,21 @@ const HEADER: [&str; 13] = [
     "games",
     "crashes",
     "time losses",
+    "bench",
 ];
+
+/// "engine 1.23 Mnps, dev 850 knps", or "-".
+pub fn bench_speeds(w: &WorkerRow) -> String {
+    if w.benches.is_empty() {
+        return "-".into();
+    }
+    let speed = |n: i64| match n {
+        n if n >= 1_000_000 => format!("{:.2} Mnps", n as f64 / 1e6),
+        n if n >= 1_000 => format!("{:.0} knps", n as f64 / 1e3),
+        n => format!("{n} nps"),
+    };
+    w.benches.iter().map(|(e, n)| format!("{e} {}", speed(*n))).collect::<Vec<_>>().join(", ")
+}
 
 pub fn format_workers(rows: &[WorkerRow]) -> String {
     let mut table: Vec<Vec<String>> = vec![HEADER.iter().map(|h| h.to_string()).collect()];
@@ -102,6 +117,7 @@ pub fn format_workers(rows: &[WorkerRow]) -> String {
             w.games.to_string(),
             w.crashes.to_string(),
             w.time_losses.to_string(),
+            bench_speeds(w),
         ]);
     }
     let mut out = align(&table);
@@ -194,13 +210,23 @@ mod tests {
 
     #[test]
     fn the_table_has_every_column_and_the_refusals_under_it() {
-        let text = format_workers(&[row(), WorkerRow { id: 13, cpu: None, cores: None, ..row() }]);
+        let benched = WorkerRow {
+            benches: vec![("engine".into(), 1_234_567), ("dev".into(), 850_000)],
+            ..row()
+        };
+        let text =
+            format_workers(&[benched, WorkerRow { id: 13, cpu: None, cores: None, ..row() }]);
         let lines: Vec<&str> = text.lines().collect();
         assert!(lines[0].starts_with("worker   host  cpu"), "{text}");
-        assert!(lines[0].ends_with("games  crashes  time losses"), "{text}");
+        assert!(lines[0].ends_with("games  crashes  time losses  bench"), "{text}");
         assert!(lines[1].starts_with("box1#12  h1    AMD Ryzen 9 7950X  32"), "{text}");
         assert!(lines[1].contains("alive  2026-11-28T01:00:00Z (4 s ago)"), "{text}");
-        assert!(lines[1].ends_with("120      1000   1        3"), "{text}");
+        assert!(
+            lines[1]
+                .ends_with("120      1000   1        3            engine 1.23 Mnps, dev 850 knps"),
+            "{text}"
+        );
+        assert!(lines[2].ends_with("3            -"), "{text}");
         assert!(lines[2].starts_with("box1#13  h1    unknown            -"), "{text}");
         assert!(
             text.contains("refusals:\n  box1#12 refused run 5: engine B: not found\n"),

@@ -40,6 +40,11 @@ pub enum SpecError {
     UnknownKey { spec: String, key: String },
     #[error("engine spec {spec:?}: {reason}")]
     BadLimit { spec: String, reason: String },
+    #[error(
+        "engine spec {spec:?}: {key}= belongs to an engine built from source, which only `runner \
+         submit` takes (its workers build it); locally, build it and give cmd="
+    )]
+    SourceKey { spec: String, key: String },
     #[error("engine spec {spec:?}: only proto=uci is supported")]
     Protocol { spec: String },
     #[error("engine spec {spec:?}: {what} is empty")]
@@ -82,6 +87,9 @@ impl PartialSpec {
                     out.limits
                         .set(key, value)
                         .map_err(|reason| SpecError::BadLimit { spec: spec.into(), reason })?;
+                }
+                "src" | "rev" | "build" | "bin" | "bench" | "benchcmd" | "benchnodes" => {
+                    return Err(SpecError::SourceKey { spec: spec.into(), key: key.into() });
                 }
                 _ => match key.strip_prefix("option.") {
                     Some(name) if !name.is_empty() => {
@@ -228,6 +236,7 @@ mod tests {
     fn rejects_bad_items() {
         assert!(matches!(PartialSpec::parse("name"), Err(SpecError::NotKeyValue { .. })));
         assert!(matches!(PartialSpec::parse("nmae=x"), Err(SpecError::UnknownKey { .. })));
+        assert!(matches!(PartialSpec::parse("name=d,src=/r"), Err(SpecError::SourceKey { .. })));
         assert!(matches!(PartialSpec::parse("option.=3"), Err(SpecError::UnknownKey { .. })));
         assert!(matches!(PartialSpec::parse("proto=xboard"), Err(SpecError::Protocol { .. })));
         assert!(matches!(PartialSpec::parse("cmd="), Err(SpecError::Empty { .. })));

@@ -3,7 +3,8 @@
 //! file changed on disk is fetched again), written to a temporary file of the same folder and
 //! renamed into place when complete and verified (two workers sharing the folder never see half
 //! a file), and marked executable. Its modification time is its last use: past the size cap the
-//! least recently used files go first.
+//! least recently used files go first. Engines built from source are kept in the same folder
+//! (`build-<key>`, see `fleet::source::build`) and count towards the same cap.
 
 use std::fs;
 use std::io::Write as _;
@@ -151,7 +152,9 @@ impl Cache {
         for e in entries.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
             let Ok(m) = e.metadata() else { continue };
-            if !m.is_file() || !is_sha(&name) {
+            // Artifacts, and binaries built from source (`build-<key>`, `source::build`).
+            let built = name.strip_prefix(crate::fleet::source::build::BUILD_PREFIX);
+            if !m.is_file() || !(is_sha(&name) || built.is_some_and(is_sha)) {
                 continue;
             }
             let used = m.modified().unwrap_or(SystemTime::UNIX_EPOCH);
@@ -183,7 +186,7 @@ impl Cache {
 }
 
 /// Records a use of `p` (its modification time, which eviction orders by).
-fn touch(p: &Path) {
+pub(crate) fn touch(p: &Path) {
     if let Ok(f) = fs::File::options().append(true).open(p) {
         let _ = f.set_modified(SystemTime::now());
     }

@@ -106,7 +106,8 @@ pub fn fetch_run_artifacts(
     let list =
         rt.block_on(link.once(|c| async move { queue::worker_artifacts(&**c, id, run).await }))?;
     let mut out = HashMap::new();
-    for a in list.into_iter().filter(|a| a.kind == "binary") {
+    // Binaries, and the source archives of engines built from source (`source::load`).
+    for a in list {
         let (size, chunks) = (u64::try_from(a.size)?, u32::try_from(a.chunks)?);
         let started = std::time::Instant::now();
         let (path, fetched) = cache.get(&a.sha, size, chunks, |n| {

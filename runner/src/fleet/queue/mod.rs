@@ -9,7 +9,8 @@
 //! to decide (`fleet_settle`: the SPRT, racing and the run's end are computed inside PostgreSQL,
 //! with the run locked, from every stored pair). Submitters and approvers go through [`admin`]
 //! (submit, approve, cancel, purge, worker keys), and [`share`] (priorities and throughputs:
-//! `runner modify`, each run's share now); [`read`] holds what status and pull read;
+//! `runner modify`, each run's share now); [`builds`] the engines workers built and benched;
+//! [`read`] holds what status and pull read;
 //! [`workers`] what `runner workers` and the per-worker parts of status read, and `runner delete`.
 //!
 //! The frequent statements (claim, report, heartbeat) run on a [`Db`]: a [`Conn`] prepares each
@@ -21,6 +22,7 @@
 
 pub mod admin;
 pub mod artifacts;
+pub mod builds;
 pub mod dashboard;
 pub mod lease;
 pub mod read;

@@ -43,6 +43,8 @@ pub struct WorkerRow {
     pub recent: f64,
     /// Its key's refusals that this process made: (run, reason).
     pub refusals: Vec<(i64, String)>,
+    /// The bench speed of each engine it benched, the latest (engine name, nodes per second).
+    pub benches: Vec<(String, i64)>,
 }
 
 /// Workers, by key name then id: every one with `all`, else those alive or not stopped and
@@ -67,7 +69,13 @@ pub async fn workers(db: &Client, all: bool) -> Result<Vec<WorkerRow>> {
            coalesce((SELECT array_agg(f.run_id ORDER BY f.at) FROM refusals f \
              WHERE f.worker_id = w.id), '{}') AS refused_runs, \
            coalesce((SELECT array_agg(f.reason ORDER BY f.at) FROM refusals f \
-             WHERE f.worker_id = w.id), '{}') AS refused_why \
+             WHERE f.worker_id = w.id), '{}') AS refused_why, \
+           coalesce((SELECT array_agg(b.engine ORDER BY b.engine) FROM (SELECT DISTINCT ON \
+             (l.engine) l.engine, l.nps FROM engine_loads l WHERE l.worker_id = w.id \
+             AND l.nps IS NOT NULL ORDER BY l.engine, l.at DESC) b), '{}') AS bench_engines, \
+           coalesce((SELECT array_agg(b.nps ORDER BY b.engine) FROM (SELECT DISTINCT ON \
+             (l.engine) l.engine, l.nps FROM engine_loads l WHERE l.worker_id = w.id \
+             AND l.nps IS NOT NULL ORDER BY l.engine, l.at DESC) b), '{}') AS bench_nps \
          FROM workers w LEFT JOIN worker_keys k ON k.id = w.key_id \
          LEFT JOIN (SELECT worker_id, sum(ll + ld + dd + wd + ww) AS pairs, \
                sum(wins + draws + losses) AS games, sum(crashes) AS crashes, \
@@ -87,6 +95,8 @@ pub async fn workers(db: &Client, all: bool) -> Result<Vec<WorkerRow>> {
         .map(|r| {
             let runs: Vec<i64> = r.try_get("refused_runs")?;
             let why: Vec<String> = r.try_get("refused_why")?;
+            let bench_engines: Vec<String> = r.try_get("bench_engines")?;
+            let bench_nps: Vec<i64> = r.try_get("bench_nps")?;
             Ok(WorkerRow {
                 id: r.try_get("id")?,
                 key_name: r.try_get("key_name")?,
@@ -108,6 +118,7 @@ pub async fn workers(db: &Client, all: bool) -> Result<Vec<WorkerRow>> {
                 time_losses: r.try_get("time_losses")?,
                 recent: r.try_get("recent")?,
                 refusals: runs.into_iter().zip(why).collect(),
+                benches: bench_engines.into_iter().zip(bench_nps).collect(),
             })
         })
         .collect()

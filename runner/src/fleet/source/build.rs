@@ -1,0 +1,255 @@
+//! Building an engine from its source archive: extract `git archive`'s tar into a fresh
+//! folder, run the build command there (`sh -c`, in a process group of its own, killed at the
+//! timeout, with an environment without the fleet's secrets), take the binary. On a worker the
+//! binary is kept in the artifact cache under a key of what makes two builds the same
+//! ([`build_key`]: the commit, the build command, the binary's path, the compilers' versions,
+//! the CPU), so a second run of the same engine, or a second worker sharing the cache, builds
+//! nothing; the cache's cap and least-recently-used eviction count these files too.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant, SystemTime};
+
+use super::SourceIdentity;
+use super::bench::run_captured;
+use crate::fleet::artifacts::cache::Cache;
+use crate::hex::sha256_hex;
+
+/// The prefix of a built binary's name in the cache (`build-<key>`).
+pub const BUILD_PREFIX: &str = "build-";
+
+/// How a build went.
+#[derive(Clone, Debug, PartialEq)]
+pub enum BuildHow {
+    /// Built now, in this many seconds.
+    Built(f64),
+    /// Taken from the cache.
+    Cached,
+}
+
+/// A built binary in the cache.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Built {
+    pub path: PathBuf,
+    pub how: BuildHow,
+}
+
+/// The first line `PROGRAM ARGS` prints, or `none` when it cannot run.
+fn version_of(program: &str, arg: &str) -> String {
+    Command::new(program)
+        .arg(arg)
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .and_then(|o| String::from_utf8_lossy(&o.stdout).lines().next().map(str::to_string))
+        .map(|l| l.trim().to_string())
+        .unwrap_or_else(|| "none".into())
+}
+
+/// This machine's compilers and CPU, as the build key holds them: `cc`, `c++`, `rustc` and
+/// `cargo` versions (whichever the build uses: all of them, as fishtest keys its builds by
+/// compiler), the CPU architecture and model (a `-march=native` build differs between CPUs).
+/// Asked once per process.
+pub fn toolchain() -> &'static str {
+    static T: OnceLock<String> = OnceLock::new();
+    T.get_or_init(|| {
+        let cpu = std::fs::read_to_string("/proc/cpuinfo")
+            .ok()
+            .and_then(|s| {
+                s.lines().find_map(|l| {
+                    let (k, v) = l.split_once(':')?;
+                    (k.trim() == "model name").then(|| v.trim().to_string())
+                })
+            })
+            .unwrap_or_else(|| "unknown".into());
+        format!(
+            "cc: {}\nc++: {}\nrustc: {}\ncargo: {}\narch: {}\ncpu: {cpu}\n",
+            version_of("cc", "--version"),
+            version_of("c++", "--version"),
+            version_of("rustc", "-V"),
+            version_of("cargo", "-V"),
+            std::env::consts::ARCH
+        )
+    })
+}
+
+/// The cache key of a build of `src` with `toolchain`: SHA-256 of what makes two builds the same.
+pub fn build_key(src: &SourceIdentity, toolchain: &str) -> String {
+    sha256_hex(
+        format!(
+            "runner build 1\ncommit: {}\nbuild: {}\nbin: {}\n{toolchain}",
+            src.commit, src.build, src.bin
+        )
+        .as_bytes(),
+    )
+}
+
+/// Extracts the tar `archive` into `dest` (made) with the system's tar: paths with `..` and
+/// absolute paths are refused by GNU tar's defaults; owners and modes are not taken over.
+pub fn extract(archive: &Path, dest: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(dest).map_err(|e| format!("cannot make {}: {e}", dest.display()))?;
+    let o = Command::new("tar")
+        .args(["-x", "--no-same-owner", "-f"])
+        .arg(archive)
+        .arg("-C")
+        .arg(dest)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run tar: {e}"))?;
+    if !o.status.success() {
+        let why = String::from_utf8_lossy(&o.stderr);
+        return Err(format!("tar could not extract the source: {}", last_line(&why)));
+    }
+    Ok(())
+}
+
+/// The last non-empty line of `text`, at most 200 characters.
+fn last_line(text: &str) -> String {
+    let l = text.lines().rev().map(str::trim).find(|l| !l.is_empty()).unwrap_or("no output");
+    l.chars().take(200).collect()
+}
+
+/// Runs `build` with `sh -c` in `dir`; the seconds it took, or one line saying how it failed
+/// (its exit and the last line it printed, or the timeout).
+pub fn run_build(dir: &Path, build: &str, bin: &str, timeout: Duration) -> Result<f64, String> {
+    let started = Instant::now();
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c").arg(build).current_dir(dir).stdin(Stdio::null());
+    for v in crate::play::uci::SECRET_ENV {
+        cmd.env_remove(v);
+    }
+    // A build inherits no target folder of the runner's own (a test under cargo, a user's
+    // setting): it writes inside its fresh folder.
+    cmd.env_remove("CARGO_TARGET_DIR");
+    let (status, text) = run_captured(cmd, timeout).map_err(|e| format!("`{build}`: {e}"))?;
+    if let Some(s) = status.filter(|s| !s.success()) {
+        return Err(format!("`{build}` failed ({s}): {}", last_line(&text)));
+    }
+    let made = dir.join(bin);
+    if !made.is_file() {
+        return Err(format!("`{build}` made no {bin}: {}", last_line(&text)));
+    }
+    Ok(started.elapsed().as_secs_f64())
+}
+
+/// A fresh folder's name under `parent` (`.NAME-<pid>-<ns>`).
+pub fn fresh_dir(parent: &Path, name: &str) -> PathBuf {
+    let ns = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    parent.join(format!(".{name}-{}-{ns}", std::process::id()))
+}
+
+/// The binary of `src` built from `archive`, from the cache when it holds that build, else
+/// built now in a fresh folder of the cache (removed afterwards) and moved into it. `Err` is
+/// one line (extraction, build failure or timeout).
+pub fn cached_build(
+    cache: &Cache,
+    archive: &Path,
+    src: &SourceIdentity,
+    timeout: Duration,
+) -> Result<Built, String> {
+    let key = build_key(src, toolchain());
+    let name = format!("{BUILD_PREFIX}{key}");
+    let path = cache.dir.join(&name);
+    if path.is_file() {
+        crate::fleet::artifacts::cache::touch(&path);
+        return Ok(Built { path, how: BuildHow::Cached });
+    }
+    let work = fresh_dir(&cache.dir, &format!("build-{}", src.short()));
+    let r = (|| -> Result<f64, String> {
+        let tree = work.join("src");
+        extract(archive, &tree)?;
+        let secs = run_build(&tree, &src.build, &src.bin, timeout)?;
+        // Two runs of one worker may build the same key at once: each its own file.
+        let tmp = fresh_dir(&cache.dir, &name).with_extension("part");
+        std::fs::copy(tree.join(&src.bin), &tmp)
+            .map_err(|e| format!("cannot copy the build into the cache: {e}"))?;
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755))
+                .map_err(|e| format!("cannot make the build executable: {e}"))?;
+        }
+        std::fs::rename(&tmp, &path).map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            format!("cannot move the build into the cache: {e}")
+        })?;
+        Ok(secs)
+    })();
+    let _ = std::fs::remove_dir_all(&work);
+    let secs = r?;
+    if let Err(e) = cache.trim(Some(&name)) {
+        errln!("warning: cannot trim the artifact cache: {e:#}");
+    }
+    Ok(Built { path, how: BuildHow::Built(secs) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fleet::source::bench::BenchSpec;
+
+    fn src(commit: &str, build: &str) -> SourceIdentity {
+        SourceIdentity {
+            repo: "r".into(),
+            commit: commit.into(),
+            archive_sha: "0".repeat(64),
+            build: build.into(),
+            bin: "out/eng".into(),
+            bench: BenchSpec { args: vec!["bench".into()], nodes_label: None },
+            nodes: 1,
+        }
+    }
+
+    #[test]
+    fn the_build_key_holds_commit_command_and_compilers() {
+        let a = build_key(&src("c1", "make"), "cc: gcc 12\narch: x86_64\n");
+        assert_eq!(a, build_key(&src("c1", "make"), "cc: gcc 12\narch: x86_64\n"));
+        assert_ne!(a, build_key(&src("c2", "make"), "cc: gcc 12\narch: x86_64\n"));
+        assert_ne!(a, build_key(&src("c1", "make -j"), "cc: gcc 12\narch: x86_64\n"));
+        assert_ne!(a, build_key(&src("c1", "make"), "cc: gcc 13\narch: x86_64\n"));
+        assert_ne!(a, build_key(&src("c1", "make"), "cc: gcc 12\narch: aarch64\n"));
+        assert!(toolchain().contains("arch: "));
+    }
+
+    #[test]
+    fn builds_are_made_once_and_failures_are_one_line() {
+        let d = std::env::temp_dir().join(format!("fleet-build-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        let tree = d.join("tree");
+        std::fs::create_dir_all(&tree).unwrap();
+        std::fs::write(tree.join("eng.in"), "#!/bin/sh\necho '7 nodes 8 nps'\n").unwrap();
+        let archive = d.join("src.tar");
+        let ok = Command::new("tar")
+            .arg("-cf")
+            .arg(&archive)
+            .arg("-C")
+            .arg(&tree)
+            .arg("eng.in")
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        let cache = Cache::open(d.join("cache"), 1 << 30).unwrap();
+        let good = src("c1", "mkdir -p out && cp eng.in out/eng");
+        let t = Duration::from_secs(30);
+        let b = cached_build(&cache, &archive, &good, t).unwrap();
+        assert!(matches!(b.how, BuildHow::Built(_)));
+        assert!(b.path.file_name().unwrap().to_string_lossy().starts_with(BUILD_PREFIX));
+        let again = cached_build(&cache, &archive, &good, t).unwrap();
+        assert_eq!((again.path, again.how), (b.path, BuildHow::Cached));
+        // Only the cached binary is left: the build folder is gone.
+        let left: Vec<_> = std::fs::read_dir(&cache.dir).unwrap().flatten().collect();
+        assert_eq!(left.len(), 1, "{left:?}");
+        let e =
+            cached_build(&cache, &archive, &src("c2", "echo broken >&2; exit 2"), t).unwrap_err();
+        assert!(e.contains("failed") && e.contains("broken") && !e.contains('\n'), "{e}");
+        let e = cached_build(&cache, &archive, &src("c3", "true"), t).unwrap_err();
+        assert!(e.contains("made no out/eng"), "{e}");
+        let e = cached_build(&cache, &archive, &src("c4", "sleep 20"), Duration::from_millis(300))
+            .unwrap_err();
+        assert!(e.contains("did not end within"), "{e}");
+        assert_eq!(std::fs::read_dir(&cache.dir).unwrap().count(), 1);
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}

@@ -1,0 +1,153 @@
+//! The worker's side of an engine from source: for a run it loads (an approved, active run:
+//! the database lists its artifacts to no one else), each engine built from source is built
+//! from the run's source archive (or taken from the build cache) and benched, and played only
+//! when its node count is the submitted one; the bundled engine delivered as a binary is
+//! benched too (it is cheap) for its speed on this machine. Each engine loaded is recorded in
+//! the database (`fleet_engine_loaded`: build, seconds, node count, speed). Called off the
+//! worker's async loop.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::bench::{BenchSpec, run_bench};
+use super::build::{BuildHow, cached_build};
+use super::submit::BENCH_TIMEOUT;
+use crate::fleet::artifacts::cache::Cache;
+use crate::fleet::identity::BENCH_DEPTH;
+use crate::fleet::link::Link;
+use crate::fleet::queue::builds::{EngineLoad, engine_loaded};
+use crate::fleet::queue::{RunRow, WorkerId};
+use crate::fleet::submission::Submission;
+
+/// How a worker builds.
+#[derive(Clone, Debug)]
+pub struct BuildOptions {
+    /// Longest build (`runner worker --build-timeout`).
+    pub timeout: Duration,
+}
+
+/// The binaries of run `row`'s engines from source on this machine, by engine name, each
+/// built (or taken from the cache) and its bench checked; `files` are the run's artifacts in
+/// the cache by SHA-256. `Err` is the one line saying why this worker refuses the run (the
+/// build failed or timed out, the bench differs).
+pub fn build_run_engines(
+    rt: &tokio::runtime::Handle,
+    link: &Link,
+    id: &WorkerId,
+    row: &RunRow,
+    files: &HashMap<String, PathBuf>,
+    cache: &Cache,
+    opts: &BuildOptions,
+) -> Result<HashMap<String, PathBuf>, String> {
+    let Ok(sub) = Submission::from_stored(&row.submission) else {
+        // load_run says why.
+        return Ok(HashMap::new());
+    };
+    let record = |e: EngineLoad| {
+        let r = rt.block_on(link.once(|c| {
+            let e = &e;
+            async move { engine_loaded(&**c, id, row.id, e).await }
+        }));
+        if let Err(e) = r {
+            errln!("warning: {e:#}");
+        }
+    };
+    let mut out = HashMap::new();
+    // One build and bench per distinct source (a sweep's points share one).
+    let mut done: HashMap<String, (PathBuf, Option<i64>)> = HashMap::new();
+    for e in &sub.engines {
+        if let Some(src) = &e.source {
+            let key = format!("{}\n{}\n{}\n{:?}", src.archive_sha, src.build, src.bin, src.bench);
+            if let Some((path, _)) = done.get(&key) {
+                out.insert(e.name.clone(), path.clone());
+                continue;
+            }
+            let Some(archive) = files.get(&src.archive_sha) else {
+                return Err(format!(
+                    "engine {}: built from source, and its source archive {} was not delivered \
+                     (this worker fetches no artifacts: --no-artifacts)",
+                    e.name,
+                    src.archive_sha.get(..12).unwrap_or(&src.archive_sha)
+                ));
+            };
+            let mut load = EngineLoad {
+                engine: e.name.clone(),
+                commit: Some(src.commit.clone()),
+                ..EngineLoad::default()
+            };
+            let built = match cached_build(cache, archive, src, opts.timeout) {
+                Ok(b) => b,
+                Err(why) => {
+                    let line = format!("engine {}: build of {} failed: {why}", e.name, src.short());
+                    load.build = Some("failed");
+                    load.error = Some(line.clone());
+                    record(load);
+                    return Err(line);
+                }
+            };
+            match built.how {
+                BuildHow::Built(s) => {
+                    errln!("built engine {} (commit {}) in {s:.1} s", e.name, src.short());
+                    (load.build, load.build_secs) = (Some("built"), Some(s));
+                }
+                BuildHow::Cached => {
+                    errln!(
+                        "engine {} (commit {}): build taken from the cache",
+                        e.name,
+                        src.short()
+                    );
+                    load.build = Some("cached");
+                }
+            }
+            let checked = run_bench(&built.path, &src.bench, &cache.dir, BENCH_TIMEOUT)
+                .map_err(|why| {
+                    format!("engine {}: bench of the build of {}: {why}", e.name, src.short())
+                })
+                .and_then(|r| {
+                    load.nodes = i64::try_from(r.nodes).ok();
+                    load.nps = r.nps.and_then(|n| i64::try_from(n).ok());
+                    if r.nodes == src.nodes {
+                        Ok(())
+                    } else {
+                        Err(format!(
+                            "engine {}: bench of the build of {} differs: {} nodes here, {} \
+                             submitted",
+                            e.name,
+                            src.short(),
+                            r.nodes,
+                            src.nodes
+                        ))
+                    }
+                });
+            if let Err(line) = checked {
+                load.error = Some(line.clone());
+                record(load);
+                return Err(line);
+            }
+            done.insert(key, (built.path.clone(), load.nps));
+            record(load);
+            out.insert(e.name.clone(), built.path);
+        } else if e.bench.is_some()
+            && let Some(file) = files.get(&e.sha256)
+            && !done.contains_key(&e.sha256)
+        {
+            // The bundled engine as a binary: its speed here (its identity is its hash).
+            let spec = BenchSpec {
+                args: vec!["bench".into(), BENCH_DEPTH.to_string()],
+                nodes_label: None,
+            };
+            done.insert(e.sha256.clone(), (file.clone(), None));
+            match run_bench(file, &spec, &cache.dir, BENCH_TIMEOUT) {
+                Ok(r) => record(EngineLoad {
+                    engine: e.name.clone(),
+                    nodes: i64::try_from(r.nodes).ok(),
+                    nps: r.nps.and_then(|n| i64::try_from(n).ok()),
+                    ..EngineLoad::default()
+                }),
+                Err(why) => errln!("warning: engine {}: {why}", e.name),
+            }
+        }
+    }
+    Ok(out)
+}
