@@ -4,7 +4,7 @@
 # server over both, and runner/benches/serve_load.py against it. Localhost only; everything is
 # in one temporary folder, removed at the end.
 #
-#   cargo build --release -p runner && sh runner/benches/serve_bench.sh
+#   cargo build --release -p runner -p engine && sh runner/benches/serve_bench.sh
 set -eu
 BIN=${BIN:-target/release}
 PGBIN=${PGBIN:-$(ls -d /usr/lib/postgresql/*/bin | tail -1)}
@@ -36,7 +36,7 @@ with open(f"{root}/big/games.jsonl", "w") as out:
             r = dict(r, pair=pair, seq=pair * 2 + r["game"])
             out.write(json.dumps(r) + "\n")
 PY
-RUN=$("$BIN/runner" submit --db "$DB" --engine "name=A,cmd=$E" --engine "name=B,cmd=$E" \
+RUN=$("$BIN/runner" submit --db "$DB" match --engine "name=A,cmd=$E" --engine "name=B,cmd=$E" \
   --nodes 1000 --games 100000 --sprt elo0=0,elo1=5 | sed -n 's/^run //p' | tail -1)
 psql -q "$DB" -v big="$RUN" -v record="$(head -1 "$W/results/base/games.jsonl")" \
   -f runner/benches/serve_fill.sql >/dev/null
@@ -52,6 +52,10 @@ python3 $L "$U/run/big" --requests 200 --clients 4 --pid $PID
 python3 $L "$U/run/big/games?offset=99000&limit=100" --requests 200 --clients 4
 python3 $L "$U/run/fleet-$RUN/games?offset=49000&limit=100" --requests 200 --clients 4
 python3 $L "$U/api/runs" --requests 50 --clients 2 --streams 100 --pid $PID
+# Page weight: the run pages of the two 100,000-game runs, and the list.
+for p in "/run/fleet-$RUN" "/run/big" "/"; do
+  curl -s -o /dev/null -w "page $p: %{size_download} bytes in %{time_total} s\n" "$U$p"
+done
 for p in "/run/fleet-$RUN/games.jsonl" "/run/big/games.jsonl"; do
   curl -s -o /dev/null -w "$p: %{size_download} bytes in %{time_total} s\n" "$U$p"
 done

@@ -373,16 +373,59 @@ pub async fn store(
 impl Submission {
     /// A stored submission read back; one of another layout is refused in one line.
     pub fn from_stored(v: &Value) -> Result<Submission> {
-        match v.get("format").and_then(Value::as_u64) {
-            Some(f) if f == u64::from(SUBMISSION_FORMAT) => {}
-            Some(f) => bail!(
-                "it was submitted by a runner with submission format {f}, this one reads \
-                 {SUBMISSION_FORMAT}: use the same runner version"
-            ),
-            None => bail!("its stored submission is not one of this runner"),
-        }
-        serde_json::from_value(v.clone())
+        check_format(v)?;
+        Submission::deserialize(v).map_err(|e| anyhow!("its stored submission does not parse: {e}"))
+    }
+}
+
+/// What a list of runs reads of a stored submission: the plan and the experiment, without the
+/// book's openings and the engines' identities (a thousand runs' books would otherwise be read
+/// and held for one page). The database's read for it leaves the openings out
+/// (`queue::dashboard::run_list`).
+#[derive(Clone, Debug, Deserialize)]
+pub struct SubmissionHead {
+    pub run: RunFile,
+    pub experiment: Experiment,
+}
+
+impl SubmissionHead {
+    /// The head of a stored submission (of this runner's format).
+    pub fn from_stored(v: &Value) -> Result<SubmissionHead> {
+        check_format(v)?;
+        SubmissionHead::deserialize(v)
             .map_err(|e| anyhow!("its stored submission does not parse: {e}"))
+    }
+
+    pub fn plan(&self) -> &RunPlan {
+        &self.run.plan
+    }
+
+    /// `match`, `sweep` or `tune`.
+    pub fn kind(&self) -> &'static str {
+        match self.experiment {
+            Experiment::Match { .. } => "match",
+            Experiment::Sweep { .. } => "sweep",
+            Experiment::Tune { .. } => "tune",
+        }
+    }
+
+    pub fn sweep(&self) -> Option<&SweepPlan> {
+        match &self.experiment {
+            Experiment::Sweep { sweep, .. } => Some(sweep),
+            _ => None,
+        }
+    }
+}
+
+/// Refuses a stored submission of another runner's format.
+fn check_format(v: &Value) -> Result<()> {
+    match v.get("format").and_then(Value::as_u64) {
+        Some(f) if f == u64::from(SUBMISSION_FORMAT) => Ok(()),
+        Some(f) => bail!(
+            "it was submitted by a runner with submission format {f}, this one reads \
+             {SUBMISSION_FORMAT}: use the same runner version"
+        ),
+        None => bail!("its stored submission is not one of this runner"),
     }
 }
 

@@ -132,9 +132,11 @@ pub async fn list_events(
         let app = app.clone();
         async move {
             loop {
-                if seen.changed(stamp(&app, true, None).await) {
-                    let (runs, _) = app.runs().await;
-                    let changed: Vec<LiveCounts> = runs
+                let now = stamp(&app, true, None).await;
+                if seen.changed(now.clone()) {
+                    let list = app.runs_for_streams(&now).await;
+                    let changed: Vec<LiveCounts> = list
+                        .0
                         .iter()
                         .map(LiveCounts::of)
                         .filter(|c| last.get(&c.id) != Some(c))

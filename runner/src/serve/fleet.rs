@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use stats::Options;
 use tokio::sync::Mutex;
 use tokio_postgres::Client;
@@ -24,7 +24,7 @@ use crate::fleet::queue::workers::{WorkerRow, key_tallies, workers};
 use crate::fleet::queue::{self, Refusal};
 use crate::fleet::schema;
 use crate::fleet::share::{pairs_left, pairs_per_hour, time_left};
-use crate::fleet::submission::Submission;
+use crate::fleet::submission::{Submission, SubmissionHead};
 use crate::fleet::worker_stats::{KeyStat, key_stats};
 use crate::plan::run_plan::RunKind;
 use crate::report::html::digest::Digest;
@@ -69,6 +69,11 @@ impl Fleet {
     pub async fn connect(url: &str) -> Result<Fleet> {
         let (_, db) = connect(Some(url)).await?;
         schema::check(&db).await?;
+        // The list is one statement with a subquery per run, which the planner costs high
+        // enough to compile with LLVM: 0.4-0.6 s of compiling for a 0.3 s query over 1,000
+        // runs (measured with runner/benches/serve_bench.sh). The pages' statements are short:
+        // no JIT for this session.
+        db.batch_execute("SET jit = off").await.context("cannot turn JIT off")?;
         Ok(Fleet { db, digests: Mutex::new(HashMap::new()) })
     }
 
@@ -100,7 +105,7 @@ impl Fleet {
         let Some(row) = rows.first() else { return Ok(None) };
         let now = self.shares(&rows).await?;
         let view = view(row, now.get(&id));
-        let sub = Submission::from_stored(&row.run.submission).ok();
+        let sub = SubmissionHead::from_stored(&row.run.submission).ok();
         let files = files_of(id, sub.as_ref());
         let mut digest = self.digest(id, &files, &row.labels).await?;
         // The table and the verdict say the database's counts, what it decides on.
@@ -227,19 +232,19 @@ pub fn stream(
 
 /// What a folder's files would hold of a fleet run: its plan (run.json) and, for a sweep, its
 /// sweep plan. There is no summary.json: the page's state comes from the database.
-fn files_of(id: i64, sub: Option<&Submission>) -> RunFiles {
+fn files_of(id: i64, sub: Option<&SubmissionHead>) -> RunFiles {
     let kind = match sub.map(|s| s.plan().kind) {
         Some(RunKind::Match) => Kind::Match,
         Some(RunKind::Sweep) => Kind::Sweep,
         Some(_) => Kind::Gauntlet,
         None => Kind::Unknown,
     };
-    let kind = if sub.and_then(Submission::sweep).is_some() { Kind::Sweep } else { kind };
+    let kind = if sub.and_then(SubmissionHead::sweep).is_some() { Kind::Sweep } else { kind };
     RunFiles {
         dir: PathBuf::from(format!("{FLEET_PREFIX}{id}")),
         kind,
         run: sub.map(|s| s.run.clone()),
-        sweep: sub.and_then(Submission::sweep).cloned(),
+        sweep: sub.and_then(SubmissionHead::sweep).cloned(),
         summary: None,
         records: Vec::new(),
         skipped: Vec::new(),
@@ -257,7 +262,7 @@ fn files_of(id: i64, sub: Option<&Submission>) -> RunFiles {
 /// A list row as a [`RunView`], with its share now when it is active.
 fn view(row: &ListRow, now: Option<&ShareRow>) -> RunView {
     let run = &row.run;
-    let sub = Submission::from_stored(&run.submission);
+    let sub = SubmissionHead::from_stored(&run.submission);
     let plan = sub.as_ref().ok().map(|s| s.plan().clone());
     let sprt = plan.as_ref().and_then(|p| p.sprt);
     let mut games = 0;

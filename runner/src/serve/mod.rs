@@ -46,7 +46,12 @@ pub struct App {
     pub fleet: Option<Fleet>,
     pub csp: HeaderValue,
     pub pages: PageCache,
+    /// The list last made for the event streams (see [`App::runs_for_streams`]).
+    pub streamed: tokio::sync::Mutex<Option<(String, std::time::Instant, Arc<RunList>)>>,
 }
+
+/// Every run of both sources, and the notes of a source that failed.
+pub type RunList = (Vec<RunView>, Vec<String>);
 
 /// Run pages kept with the counts they were rendered at: a page is rendered again only when its
 /// run's counts or state changed (a finished run's page is rendered once). At most
@@ -72,6 +77,10 @@ impl PageCache {
     }
 }
 
+/// How old the streams' list of one stamp may be (a change the stamp does not see, such as a
+/// local run's lock released, is picked up within this).
+pub const STREAM_LIST_AGE: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// The id prefix of fleet runs in URLs (`/run/fleet-12`).
 pub const FLEET_PREFIX: &str = "fleet-";
 
@@ -93,6 +102,23 @@ impl App {
             Err(e) => notes.push(format!("results folder: {e}")),
         }
         (runs, notes)
+    }
+
+    /// The list for the event streams that saw the sources at `stamp`: made once per stamp
+    /// (and at least every [`STREAM_LIST_AGE`]), however many streams are open; a hundred open
+    /// pages would otherwise make a hundred lists at every change. A request for a page makes
+    /// its own ([`App::runs`]).
+    pub async fn runs_for_streams(self: &Arc<Self>, stamp: &str) -> Arc<RunList> {
+        let mut kept = self.streamed.lock().await;
+        if let Some((s, at, list)) = kept.as_ref()
+            && s == stamp
+            && at.elapsed() < STREAM_LIST_AGE
+        {
+            return list.clone();
+        }
+        let list = Arc::new(self.runs().await);
+        *kept = Some((stamp.to_string(), std::time::Instant::now(), list.clone()));
+        list
     }
 
     /// One run by its id.
@@ -157,6 +183,7 @@ pub async fn serve(cfg: Config) -> Result<()> {
         fleet,
         csp,
         pages: PageCache::default(),
+        streamed: tokio::sync::Mutex::new(None),
     });
     let listener = tokio::net::TcpListener::bind(cfg.bind)
         .await

@@ -87,7 +87,7 @@ pub struct ListRow {
 /// rows (its pairings and tallies, and for an active run its pairs and games through their
 /// indexes), so the list costs one statement whatever the number of runs.
 const LIST_SQL: &str = "
-SELECT r.id, r.kind, r.state, r.stop_reason, r.submission, r.plan_hash, r.owner, r.approved_by,
+SELECT r.id, r.kind, r.state, r.stop_reason, r.submission - 'openings' AS submission, r.plan_hash, r.owner, r.approved_by,
        r.priority, r.throughput,
        to_char(r.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') AS created,
        to_char(r.finished_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') AS finished,
