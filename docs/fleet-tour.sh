@@ -69,13 +69,13 @@ say "alice submits the bundled engine from source at $rev against itself without
 src="src=.,rev=$rev,build=cargo build --release -p engine,bin=target/release/engine,benchcmd=bench 5"
 run_a=$("$runner" submit --db "$(as_role alice)" match \
   --engine "name=dev,$src" --engine "name=nompc,$src,option.MPC=false" \
-  --nodes 3000 --games 40 --seed 1 --throughput 200 | tail -1)
+  --nodes 3000 --games 40 --seed 1 --throughput 200 | sed -n "s/^run //p" | tail -1)
 echo "alice's run: $run_a"
 
 say "bob submits the same commit with t_mid 0.5 against t_mid 1.0 (throughput 100)"
 run_b=$("$runner" submit --db "$(as_role bob)" match \
   --engine "name=tight,$src,option.t_mid=0.5" --engine "name=dev,$src" \
-  --nodes 3000 --games 40 --seed 2 | tail -1)
+  --nodes 3000 --games 40 --seed 2 | sed -n "s/^run //p" | tail -1)
 echo "bob's run: $run_b"
 
 say "Both wait for an approver; runner status says so"
@@ -89,7 +89,7 @@ for box in box1 box2; do
     --cache "$tour/cache-$box" --concurrency 1 > "$tour/$box.log" 2>&1 &
 done
 wait
-tail -3 "$tour"/box*.log
+tail -n 3 "$tour"/box*.log
 
 say "runner workers: the machines, what they played, their bench speed"
 "$runner" workers --db "$admin" --all

@@ -58,10 +58,37 @@ fn git(dir: &Path, args: &[&str]) -> Result<String> {
 /// returns what each one is. Nothing of a source engine reaches the engine spec's parser.
 pub fn prepare_sources(specs: &mut [String]) -> Result<Vec<PreparedSource>> {
     let mut out: Vec<PreparedSource> = Vec::new();
+    // Engines of one source (the same repository, revision, build, binary and bench; their
+    // options may differ) are archived and built once.
+    let mut seen: Vec<(String, usize)> = Vec::new();
     for spec in specs.iter_mut().filter(|s| is_source_spec(s)) {
         let args = parse_source_spec(spec).map_err(|e| anyhow!(e))?;
         let name = args.name.clone();
-        let p = prepare_one(args).with_context(|| format!("engine {name}"))?;
+        let key = format!(
+            "{:?}",
+            (&args.src, &args.rev, &args.build, &args.bin, &args.nodes, &args.bench)
+        );
+        let p = match seen.iter().find(|(k, _)| *k == key) {
+            Some((_, i)) => {
+                let first = &out[*i];
+                errln!(
+                    "engine {name}: the source of engine {} (commit {}), built once",
+                    first.name,
+                    first.identity.short()
+                );
+                PreparedSource {
+                    name: name.clone(),
+                    identity: first.identity.clone(),
+                    archive: first.archive.clone(),
+                    built: first.built,
+                    dir: first.dir.clone(),
+                }
+            }
+            None => {
+                seen.push((key, out.len()));
+                prepare_one(args).with_context(|| format!("engine {name}"))?
+            }
+        };
         let mut rest = parse_source_spec(spec).map_err(|e| anyhow!(e))?.rest;
         rest.push(format!("cmd={}", p.dir.join("build").join(&p.identity.bin).display()));
         *spec = rest.join(",");
