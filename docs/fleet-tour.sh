@@ -6,7 +6,7 @@
 # `runner status` show the shares, the builds, the bench speeds, the time left and each worker
 # key's results.
 #
-#   docs/fleet-tour.sh            # from the repository's root; about 10 minutes on 2 cores
+#   docs/fleet-tour.sh            # from the repository's root; about 2-3 minutes on 2 cores after the build
 #   KEEP=1 docs/fleet-tour.sh     # leave the cluster running (it prints how to stop it)
 #
 # Needs Debian's postgresql (server binaries under /usr/lib/postgresql/N/bin) and psql, git, a
