@@ -67,6 +67,25 @@ pub enum Experiment {
     Tune { params: Vec<TuneParam>, big_a: f64, integer: Vec<bool> },
 }
 
+impl Experiment {
+    /// `match`, `sweep` or `tune` (the command that was submitted).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Experiment::Match { .. } => "match",
+            Experiment::Sweep { .. } => "sweep",
+            Experiment::Tune { .. } => "tune",
+        }
+    }
+
+    /// A sweep's plan.
+    pub fn sweep(&self) -> Option<&SweepPlan> {
+        match self {
+            Experiment::Sweep { sweep, .. } => Some(sweep),
+            _ => None,
+        }
+    }
+}
+
 /// One submitted run.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Submission {
@@ -126,11 +145,7 @@ impl Submission {
 
     /// `match`, `sweep` or `tune` (the command that was submitted).
     pub fn kind(&self) -> &'static str {
-        match self.experiment {
-            Experiment::Match { .. } => "match",
-            Experiment::Sweep { .. } => "sweep",
-            Experiment::Tune { .. } => "tune",
-        }
+        self.experiment.kind()
     }
 
     /// The game pairs in schedule order, exactly as a local run of the same plan schedules them
@@ -159,10 +174,7 @@ impl Submission {
 
     /// A sweep's plan.
     pub fn sweep(&self) -> Option<&SweepPlan> {
-        match &self.experiment {
-            Experiment::Sweep { sweep, .. } => Some(sweep),
-            _ => None,
-        }
+        self.experiment.sweep()
     }
 
     /// A sweep's racing settings (`--adaptive`).
@@ -402,18 +414,11 @@ impl SubmissionHead {
 
     /// `match`, `sweep` or `tune`.
     pub fn kind(&self) -> &'static str {
-        match self.experiment {
-            Experiment::Match { .. } => "match",
-            Experiment::Sweep { .. } => "sweep",
-            Experiment::Tune { .. } => "tune",
-        }
+        self.experiment.kind()
     }
 
     pub fn sweep(&self) -> Option<&SweepPlan> {
-        match &self.experiment {
-            Experiment::Sweep { sweep, .. } => Some(sweep),
-            _ => None,
-        }
+        self.experiment.sweep()
     }
 }
 

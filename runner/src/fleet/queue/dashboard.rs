@@ -136,18 +136,7 @@ pub async fn run_list(db: &Client, finished: i64, only: Option<i64>) -> Result<V
 type CountsRow = (i32, String, bool, bool, [i64; 5], [i64; 3]);
 
 fn list_row(r: &tokio_postgres::Row) -> Result<ListRow> {
-    let run = super::RunRow {
-        id: r.try_get("id")?,
-        kind: r.try_get("kind")?,
-        state: r.try_get("state")?,
-        stop_reason: r.try_get("stop_reason")?,
-        submission: r.try_get("submission")?,
-        plan_hash: r.try_get("plan_hash")?,
-        created: r.try_get("created")?,
-        finished: r.try_get("finished")?,
-        owner: r.try_get("owner")?,
-        approved_by: r.try_get("approved_by")?,
-    };
+    let run = super::read::run_row(r)?;
     let counts_text: String = r.try_get("counts")?;
     let list: Vec<CountsRow> = serde_json::from_str::<Vec<serde_json::Value>>(&counts_text)
         .context("the counts are not JSON")?

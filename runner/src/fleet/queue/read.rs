@@ -82,7 +82,8 @@ pub struct RunRow {
     pub approved_by: Option<String>,
 }
 
-fn run_row(r: &Row) -> Result<RunRow, tokio_postgres::Error> {
+/// A row of [`RUN_COLUMNS`] (or of a statement naming the same columns).
+pub(super) fn run_row(r: &Row) -> Result<RunRow, tokio_postgres::Error> {
     Ok(RunRow {
         id: r.try_get("id")?,
         kind: r.try_get("kind")?,
