@@ -768,7 +768,13 @@ async fn one(o: &Opts, n: usize, n_runs: usize) -> Row {
         notes.push("the run ran out of pairs: give more --pairs".into());
     }
     if outs.iter().any(|w| w.decided) {
-        notes.push("the run was decided during the test: figures invalid".into());
+        // With one run, its end ends the work; with many, the workers go on with the others
+        // (`the runs are ...` below says how many ended).
+        if n_runs == 1 {
+            notes.push("the run was decided during the test: figures invalid".into());
+        } else {
+            notes.push("runs ended during the test; the workers went on with the others".into());
+        }
     }
     let stored: u64 = outs.iter().map(|w| w.stored).sum();
     let bytes: u64 = outs.iter().map(|w| w.record_bytes).sum();
@@ -848,7 +854,9 @@ async fn one(o: &Opts, n: usize, n_runs: usize) -> Row {
         let s = queue::settle(&admin, &probe, run).await.expect("settle");
         decide.push(t.elapsed());
         if s.state != "active" || !s.stops.is_empty() {
-            notes.push("the run was decided by the probe's settle: figures invalid".into());
+            notes.push(
+                "the run was already decided at the probe's settle: no decision figure".into(),
+            );
             break;
         }
     }
@@ -877,9 +885,23 @@ async fn one(o: &Opts, n: usize, n_runs: usize) -> Row {
         );
         println!("[{n} workers] statements by server time:\n{top}");
     }
-    let state = pg.psql("SELECT string_agg(DISTINCT state, ', ') FROM runs");
-    if state != "active" {
+    let state = pg.psql(
+        "SELECT string_agg(n || ' ' || state, ', ' ORDER BY state) \
+         FROM (SELECT state, count(*) AS n FROM runs GROUP BY state) s",
+    );
+    if n_runs > 1 || state != "1 active" {
         notes.push(format!("the runs are {state}"));
+    }
+    if n_runs > 1 {
+        // How evenly the runs were served: pairs done per run (equal throughputs: the claim
+        // should spread them).
+        let spread = pg.psql(&format!(
+            "SELECT min(n) || ' / ' || percentile_disc(0.5) WITHIN GROUP (ORDER BY n) || ' / ' || \
+               max(n) FROM (SELECT r.id, count(p.*) FILTER (WHERE p.state = 'done') AS n \
+               FROM runs r LEFT JOIN pairs p ON p.run_id = r.id WHERE r.id IN ({all_runs}) \
+               GROUP BY r.id) x"
+        ));
+        notes.push(format!("pairs done per run, min / median / max: {spread}"));
     }
     drop(bouncer);
     drop(admin);

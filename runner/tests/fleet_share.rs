@@ -3,7 +3,8 @@
 //! split among their runs, a worker kept on its run while that run is within its share, and a
 //! small run submitted behind a large one served at the next claim. Every assertion is on which
 //! run a claim returns (the order is deterministic: ties go to another run than the worker's,
-//! then the larger weight, then the older run), never on timing.
+//! then the larger weight, then the run served least recently, then the older run), never on
+//! timing.
 
 mod fleet_common;
 
@@ -170,6 +171,32 @@ async fn a_small_run_behind_a_large_one_gets_the_next_claim() {
     // And the next one too: the small run is still furthest below its half.
     assert!(matches!(report(&db, &w[1], &held[1], ["D", "D"]).await, Reported::Stored { .. }));
     assert_eq!(claim1(&db, &w[1], Some(big)).await.run_id, small);
+}
+
+/// Five equal runs and one slot: every claim finds them all tied (none holds a pair), so they
+/// take turns, the run served least recently first, instead of the oldest run taking every
+/// pair; a run submitted later is served at the next claim.
+#[tokio::test]
+async fn runs_take_turns_when_they_outnumber_the_slots() {
+    let pg = TempPg::start("share-turns");
+    let db = db(&pg).await;
+    let mut runs = Vec::new();
+    for _ in 0..5 {
+        runs.push(new_run(&db, 100, json!({})).await);
+    }
+    let w = worker(&db, "w").await;
+    let mut current = None;
+    let mut served = Vec::new();
+    for _ in 0..10 {
+        let c = claim1(&db, &w, current).await;
+        assert!(matches!(report(&db, &w, &c, ["D", "D"]).await, Reported::Stored { .. }));
+        current = Some(c.run_id);
+        served.push(c.run_id);
+    }
+    let twice: Vec<i64> = runs.iter().chain(&runs).copied().collect();
+    assert_eq!(served, twice);
+    let late = new_run(&db, 100, json!({})).await;
+    assert_eq!(claim1(&db, &w, current).await.run_id, late);
 }
 
 #[tokio::test]

@@ -162,6 +162,13 @@ async fn a_worker_that_reports_a_biased_result_is_flagged_and_purged() {
         let c = queue::claim(&db, w, Some(run), &[], 1, LEASE).await.unwrap();
         assert!(matches!(report(&db, w, &c[0], first).await, Reported::Stored { .. }));
     };
+    // A seventh key cannot play the run (its reason in markup, as a hostile machine could
+    // word it): it refuses, and is counted and shown, escaped.
+    let key = queue::key_add(&db, "picky").await.unwrap();
+    let picky = queue::register_worker(&db, Some(&key), "picky", 1, 1, LEASE).await.unwrap();
+    let c = queue::claim(&db, &picky, Some(run), &[], 1, LEASE).await.unwrap();
+    let why = "engine <b>A</b>: not found";
+    queue::refuse(&db, &picky, run, why, &[c[0].token]).await.unwrap();
     for round in 0..60 {
         for w in &ids[..5] {
             play(w, outcomes[pick(rng.random::<f64>())]).await;
@@ -181,6 +188,25 @@ async fn a_worker_that_reports_a_biased_result_is_flagged_and_purged() {
         assert_eq!(line.split_whitespace().nth(1), Some("60"), "{text}");
     }
 
+    // `runner serve` over the same database: /metrics counts the flagged key and the refusal,
+    // the run's page flags the key and shows the refusal escaped.
+    let fleet = runner::serve::fleet::Fleet::connect(&pg.url()).await.unwrap();
+    let app = runner::serve::App::new(pg.socket_dir().join("no-results"), Some(fleet)).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let router = runner::serve::router(std::sync::Arc::new(app));
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    let metrics = http_get(addr, "/metrics").await;
+    assert!(metrics.contains("\nrunner_flagged_workers 1\n"), "{metrics}");
+    assert!(metrics.contains("\nrunner_refusals 1\n"), "{metrics}");
+    assert!(metrics.contains("\nrunner_workers_alive 7\n"), "{metrics}");
+    assert!(metrics.contains("\nrunner_source_errors 0\n"), "{metrics}");
+    let page = http_get(addr, &format!("/run/fleet-{run}")).await;
+    assert!(page.starts_with("HTTP/1.1 200"), "{page}");
+    assert_eq!(page.matches("<strong>FLAGGED</strong>").count(), 1, "{page}");
+    assert!(page.contains(&format!("<code>runner purge {run} --worker liar</code>")), "{page}");
+    assert!(page.contains("engine &lt;b&gt;A&lt;/b&gt;: not found") && !page.contains(why));
+
     // Its pairs are taken back and played by an honest key.
     let mut owner = fleet_common::db(&pg).await;
     let (n, _) = queue::purge(&mut owner, run, "liar").await.unwrap();
@@ -192,6 +218,17 @@ async fn a_worker_that_reports_a_biased_result_is_flagged_and_purged() {
     let text = runner::fleet::status::status(&db, Some(run)).await.unwrap();
     assert!(!text.contains("FLAGGED") && !text.contains("liar"), "{text}");
     assert!(text.contains("340 done, 0 leased, 0 skipped of 340"), "{text}");
+}
+
+/// The whole answer to a GET of `path` from the server at `addr` (status line, headers, body).
+async fn http_get(addr: std::net::SocketAddr, path: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let req = format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    s.write_all(req.as_bytes()).await.unwrap();
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).await.unwrap();
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// A run every worker that tried refused, nothing played: status says no worker can play it.

@@ -8,6 +8,7 @@
 //! worker is and did (`sql/v3_workers.sql`), priorities and fair shares (`sql/v3_share.sql`),
 //! engines delivered as artifacts (`sql/v3_artifacts.sql`). Version 4 (`sql/v4_builds.sql`):
 //! engines built from source on the workers, and each worker's builds and bench speeds.
+//! Version 5 (`sql/v5_turns.sql`): runs take turns when they outnumber the workers' slots.
 //! PostgreSQL 13 or newer
 //! (`gen_random_uuid`).
 
@@ -15,13 +16,17 @@ use anyhow::{Context, Result, bail};
 use tokio_postgres::Client;
 
 /// The schema version this binary reads and writes.
-pub const VERSION: i32 = 4;
+pub const VERSION: i32 = 5;
 
 /// Advisory lock key held while migrating ("mpcfleet" as bytes).
 const MIGRATION_LOCK: i64 = 0x6d70_6366_6c65_6574;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
+const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5];
+
+/// Version 5: runs take turns when they outnumber the slots (a claim's ties go to the run
+/// served least recently).
+const V5: &str = include_str!("sql/v5_turns.sql");
 
 /// Version 4: builds from source and bench speeds per worker; then PUBLIC loses the new
 /// function too.

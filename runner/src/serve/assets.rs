@@ -6,11 +6,14 @@
 use crate::report::html::data_url::csp_hash;
 use crate::report::html::page::own_assets;
 
-/// The server pages' additions to the report page's stylesheet: wider (the list has many columns).
+/// The server pages' additions to the report page's stylesheet: wider, and the list's cells
+/// wrap (its blocks fit a 1280-pixel window).
 pub const CSS: &str = "
 main{max-width:120rem}section.panel{margin-top:1.5rem}svg.llr{vertical-align:middle}svg.llr .track{fill:#eee;stroke:#111}
 svg.llr .mark{fill:#111}svg.llr .mid{stroke:#888}form.filters{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:end}
 .pager{display:flex;gap:1rem}td.v{font-weight:600}
+table.runs th,table.runs td{white-space:normal}table.runs td.n{white-space:nowrap}
+table.runs td.v,table.runs td.w{max-width:15rem}table.runs th{max-width:11rem}
 ";
 
 /// Live counts over server-sent events. The element `#live` names its stream

@@ -46,7 +46,7 @@ impl Seen {
 /// The stamp of a source: the fleet's change counter when `fleet`, and the local folders'
 /// files (sizes and times of games.jsonl, summary.json and run.lock of `ids`, or of every
 /// folder).
-async fn stamp(app: &Arc<App>, fleet: bool, local: Option<&str>) -> String {
+pub async fn stamp(app: &Arc<App>, fleet: bool, local: Option<&str>) -> String {
     let mut s = String::new();
     if fleet && let Some(f) = &app.fleet {
         s.push_str(&f.change_counter().await.unwrap_or_else(|e| format!("error {e}")));
@@ -134,7 +134,7 @@ pub async fn list_events(
             loop {
                 let now = stamp(&app, true, None).await;
                 if seen.changed(now.clone()) {
-                    let list = app.runs_for_streams(&now).await;
+                    let list = app.list_at(&now).await;
                     let changed: Vec<LiveCounts> = list
                         .0
                         .iter()

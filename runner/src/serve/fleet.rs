@@ -18,6 +18,7 @@ use tokio_postgres::Client;
 
 use crate::fleet::connect::connect;
 use crate::fleet::decide::stats_counts;
+use crate::fleet::queue::builds::{BuildRow, run_builds};
 use crate::fleet::queue::dashboard::{self, ListRow, RunArtifact};
 use crate::fleet::queue::share::{ShareRow, shares};
 use crate::fleet::queue::workers::{WorkerRow, key_tallies, workers};
@@ -62,6 +63,7 @@ pub struct RunPage {
     pub keys: Vec<KeyStat>,
     pub refusals: Vec<Refusal>,
     pub artifacts: Vec<RunArtifact>,
+    pub builds: Vec<BuildRow>,
 }
 
 impl Fleet {
@@ -120,7 +122,8 @@ impl Fleet {
         let keys = key_stats(&key_tallies(&self.db, id).await?);
         let refusals = queue::refusals(&self.db, id).await?;
         let artifacts = dashboard::run_artifacts(&self.db, id).await?;
-        Ok(Some(RunPage { view, files, digest, keys, refusals, artifacts }))
+        let builds = run_builds(&self.db, id).await?;
+        Ok(Some(RunPage { view, files, digest, keys, refusals, artifacts, builds }))
     }
 
     /// Run `id`'s digest brought up to date: the stored games after the newest it holds are
@@ -178,6 +181,18 @@ impl Fleet {
     /// The workers as `runner workers` lists them (every one with `all`).
     pub async fn workers(&self, all: bool) -> Result<Vec<WorkerRow>> {
         workers(&self.db, all).await
+    }
+
+    /// What `/metrics` adds of the fleet's health: the refusals against open runs, and the
+    /// worker keys flagged in the active runs `active` (a key flagged in two runs counts twice).
+    pub async fn health(&self, active: &[i64]) -> Result<(i64, usize)> {
+        let refusals = dashboard::open_refusals(&self.db).await?;
+        let mut flagged = 0;
+        for &run in active {
+            flagged +=
+                key_stats(&key_tallies(&self.db, run).await?).iter().filter(|k| k.flagged).count();
+        }
+        Ok((refusals, flagged))
     }
 
     pub async fn change_counter(&self) -> Result<String> {

@@ -39,8 +39,8 @@ fn failed(e: anyhow::Error) -> Response {
 }
 
 pub async fn index(State(app): AppState, Query(f): Query<pages::Filters>) -> Response {
-    let (runs, notes) = app.runs().await;
-    pages::index(&runs, &f, &notes).into_response()
+    let list = app.list().await;
+    pages::index(&list.0, &f, &list.1).into_response()
 }
 
 /// A run page's parts, whichever its source: its row, its files (a fleet run's as its
@@ -66,7 +66,8 @@ async fn parts(app: &Arc<App>, id: &str) -> Result<Option<Parts>, Response> {
             _ => Liveness::Running(page.view.state_note.clone()),
         };
         let extra =
-            pages::fleet_sections(n, &page.keys, &page.refusals, &page.artifacts).into_string();
+            pages::fleet_sections(n, &page.keys, &page.refusals, &page.artifacts, &page.builds)
+                .into_string();
         return Ok(Some(Parts {
             view: page.view,
             files: page.files,
@@ -296,8 +297,8 @@ pub async fn workers(State(app): AppState, Query(q): Query<WorkersQuery>) -> Res
 
 /// `/api/runs`: every run's row as JSON.
 pub async fn api_runs(State(app): AppState) -> Response {
-    let (runs, notes) = app.runs().await;
-    Json(serde_json::json!({ "runs": runs, "notes": notes })).into_response()
+    let list = app.list().await;
+    Json(serde_json::json!({ "runs": list.0, "notes": list.1 })).into_response()
 }
 
 /// `/api/run/ID`: one run's row as JSON.

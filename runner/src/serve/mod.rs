@@ -46,8 +46,8 @@ pub struct App {
     pub fleet: Option<Fleet>,
     pub csp: HeaderValue,
     pub pages: PageCache,
-    /// The list last made for the event streams (see [`App::runs_for_streams`]).
-    pub streamed: tokio::sync::Mutex<Option<(String, std::time::Instant, Arc<RunList>)>>,
+    /// The list last made, with the stamp it was made at (see [`App::list`]).
+    pub listed: tokio::sync::Mutex<Option<(String, std::time::Instant, Arc<RunList>)>>,
 }
 
 /// Every run of both sources, and the notes of a source that failed.
@@ -77,14 +77,27 @@ impl PageCache {
     }
 }
 
-/// How old the streams' list of one stamp may be (a change the stamp does not see, such as a
-/// local run's lock released, is picked up within this).
-pub const STREAM_LIST_AGE: std::time::Duration = std::time::Duration::from_secs(2);
+/// How old the list of one stamp may be: a change the stamp does not see (a local run's lock
+/// released, a run's priority changed, a worker gone quiet) shows within this.
+pub const LIST_AGE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// The id prefix of fleet runs in URLs (`/run/fleet-12`).
 pub const FLEET_PREFIX: &str = "fleet-";
 
 impl App {
+    /// A server over the run folders under `results` and, when given, the fleet's database.
+    pub fn new(results: PathBuf, fleet: Option<Fleet>) -> Result<App> {
+        let csp =
+            HeaderValue::from_str(&assets::csp()).context("the page policy is not a header")?;
+        Ok(App {
+            local: Local::new(results),
+            fleet,
+            csp,
+            pages: PageCache::default(),
+            listed: tokio::sync::Mutex::new(None),
+        })
+    }
+
     /// Every run of both sources: the fleet's first, then the local folders. A source that
     /// fails adds a note instead of its runs.
     pub async fn runs(self: &Arc<Self>) -> (Vec<RunView>, Vec<String>) {
@@ -104,15 +117,22 @@ impl App {
         (runs, notes)
     }
 
-    /// The list for the event streams that saw the sources at `stamp`: made once per stamp
-    /// (and at least every [`STREAM_LIST_AGE`]), however many streams are open; a hundred open
-    /// pages would otherwise make a hundred lists at every change. A request for a page makes
-    /// its own ([`App::runs`]).
-    pub async fn runs_for_streams(self: &Arc<Self>, stamp: &str) -> Arc<RunList> {
-        let mut kept = self.streamed.lock().await;
+    /// The list as the sources stand now, made once per change of their stamp
+    /// ([`events::stamp`]: the fleet's change counter, the local folders' files) and at least
+    /// every [`LIST_AGE`]: every page, API call, scrape and event stream in between shares it.
+    /// A hundred open pages, or four clients reloading `/`, would otherwise each read the whole
+    /// list at every change. The stamp is one short statement and a look at the folders' files.
+    pub async fn list(self: &Arc<Self>) -> Arc<RunList> {
+        let stamp = events::stamp(self, true, None).await;
+        self.list_at(&stamp).await
+    }
+
+    /// [`App::list`] for a stamp the caller already read.
+    pub async fn list_at(self: &Arc<Self>, stamp: &str) -> Arc<RunList> {
+        let mut kept = self.listed.lock().await;
         if let Some((s, at, list)) = kept.as_ref()
             && s == stamp
-            && at.elapsed() < STREAM_LIST_AGE
+            && at.elapsed() < LIST_AGE
         {
             return list.clone();
         }
@@ -177,14 +197,7 @@ pub async fn serve(cfg: Config) -> Result<()> {
         Some(url) => Some(Fleet::connect(url).await?),
         None => None,
     };
-    let csp = HeaderValue::from_str(&assets::csp()).context("the page policy is not a header")?;
-    let app = Arc::new(App {
-        local: Local::new(cfg.results.clone()),
-        fleet,
-        csp,
-        pages: PageCache::default(),
-        streamed: tokio::sync::Mutex::new(None),
-    });
+    let app = Arc::new(App::new(cfg.results.clone(), fleet)?);
     let listener = tokio::net::TcpListener::bind(cfg.bind)
         .await
         .with_context(|| format!("cannot listen on {}", cfg.bind))?;

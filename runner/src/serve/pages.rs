@@ -9,6 +9,7 @@ use crate::store::GameRecord;
 use crate::store::pgn::PgnStyle;
 
 use crate::fleet::queue::Refusal;
+use crate::fleet::queue::builds::BuildRow;
 use crate::fleet::queue::dashboard::RunArtifact;
 use crate::fleet::queue::workers::WorkerRow;
 use crate::fleet::worker_stats::KeyStat;
@@ -173,18 +174,17 @@ pub fn url_escape(s: &str) -> String {
     out
 }
 
+/// The list's table: a row per run, each cell a small block of stacked lines (as the anchors'
+/// lists show a test), so that every column fits a 1280-pixel window.
 fn runs_table(runs: &[&&RunView], fleet: bool) -> Markup {
     html! {
-        div.scroll { table.sortable { thead { tr {
-            th scope="col" { "run" } th scope="col" { "engines" } th scope="col" { "limits" }
-            th scope="col" { "games" } th scope="col" { "W-D-L" } th scope="col" { "pentanomial" }
-            th scope="col" { "Elo (95 %)" } th scope="col" { "nElo (95 %)" } th scope="col" { "LLR" }
-            th scope="col" { "verdict" }
+        div.scroll { table.sortable.runs { thead { tr {
+            th scope="col" { "run" } th scope="col" { "engines · limits" }
+            th scope="col" { "games · W-D-L · pentanomial" } th scope="col" { "Elo · nElo (95 %)" }
+            th scope="col" { "LLR" } th scope="col" { "verdict" }
             @if fleet {
-                th scope="col" { "owner" } th scope="col" { "priority" }
-                th scope="col" { "share now (target)" } th scope="col" { "workers" }
-                th scope="col" { "pairs/h" } th scope="col" { "time left" }
-                th scope="col" { "submitted" } th scope="col" { "finished" }
+                th scope="col" { "owner · priority · throughput" }
+                th scope="col" { "share now (target) · workers · pairs/h · time left" }
             }
         } }
         tbody { @for r in runs { (run_row(r, fleet)) } } } }
@@ -205,16 +205,17 @@ fn run_row(r: &RunView, fleet: bool) -> Markup {
     };
     let sprt = r.lead().and_then(|p| p.summary.as_ref()).and_then(|s| s.sprt.as_ref());
     let dash = || "–".to_string();
+    let active = r.state == State::Active;
     html! {
         tr {
-            td { a href=(format!("/run/{}", url_escape(&r.id))) { (r.id) } br; span.dim { (r.kind) } }
-            td { (r.engines.join(" vs ")) @if r.pairings.len() > 1 { br; span.dim { (r.pairings.len()) " pairings" } } }
-            td { (r.limits) }
-            td.n { (cell("games")) }
-            td.n { (cell("wdl")) }
-            td.n { (cell("penta")) }
-            td.n { (cell("elo")) }
-            td.n { (cell("nelo")) }
+            td { a href=(format!("/run/{}", url_escape(&r.id))) { (r.id) } br; span.dim { (r.kind) }
+                @if let Some(t) = &r.submitted { br; span.dim { "submitted " (t) } }
+                @if let Some(t) = &r.finished { br; span.dim { "finished " (t) } } }
+            td { (r.engines.join(" vs "))
+                @if r.pairings.len() > 1 { br; span.dim { (r.pairings.len()) " pairings" } }
+                br; span.dim { (r.limits) } }
+            td.n { (cell("games")) " games" br; (cell("wdl")) br; span.dim { (cell("penta")) } }
+            td.n { (cell("elo")) br; span.dim { "nElo " (cell("nelo")) } }
             td {
                 @if let Some(s) = sprt {
                     (llr_bar(&r.id, live.llr_at.unwrap_or(0.5)))
@@ -224,20 +225,16 @@ fn run_row(r: &RunView, fleet: bool) -> Markup {
             }
             td.v { (cell("verdict")) }
             @if fleet {
-                td { (r.owner.as_deref().unwrap_or("")) }
-                td.n { (r.priority.map_or_else(dash, |p| p.to_string()))
+                td { (r.owner.as_deref().unwrap_or(""))
+                    br; span.dim { "priority " (r.priority.map_or_else(dash, |p| p.to_string())) }
                     @if let Some(t) = r.throughput { br; span.dim { "throughput " (t) } } }
-                td.n { @if r.state == State::Active {
+                td.w { @if active {
                     (r.share_now.map_or_else(|| "n/a".into(), pct))
                     " (" (r.share_target.map_or_else(|| "n/a".into(), pct)) ")"
+                    br; (r.workers.map_or_else(dash, |w| w.to_string())) " workers, "
+                    (r.pairs_per_hour.map_or_else(|| "n/a".into(), |x| format!("{x:.0}"))) " pairs/h"
+                    br; span.dim { (r.time_left.clone().unwrap_or_else(dash)) }
                 } @else { (dash()) } }
-                td.n { (r.workers.map_or_else(dash, |w| w.to_string())) }
-                td.n { @if r.state == State::Active {
-                    (r.pairs_per_hour.map_or_else(|| "n/a".into(), |x| format!("{x:.0}")))
-                } @else { (dash()) } }
-                td { (r.time_left.clone().unwrap_or_else(dash)) }
-                td { (r.submitted.as_deref().unwrap_or("")) }
-                td { (r.finished.as_deref().unwrap_or("")) }
             }
         }
     }
@@ -374,6 +371,7 @@ pub fn fleet_sections(
     keys: &[KeyStat],
     refusals: &[Refusal],
     artifacts: &[RunArtifact],
+    builds: &[BuildRow],
 ) -> Markup {
     html! {
         section #workers { h2 { "Workers" }
@@ -406,6 +404,21 @@ pub fn fleet_sections(
                 } }
                 tbody { @for a in artifacts { tr {
                     td { code { (a.sha) } } td { (a.kind) } td.n { (a.size) } td { (if a.sealed { "yes" } else { "no" }) }
+                } } } } }
+            }
+        }
+        section #builds { h2 { "Builds" }
+            @if builds.is_empty() { p { "No worker has built an engine of this run (its engines are binaries, or no worker loaded them yet)." } } @else {
+                p.note { "The last build of each engine on each worker: built, taken from the worker's build cache, or failed (the worker then refuses the run); the bench speed on that machine." }
+                div.scroll { table.sortable { thead { tr {
+                    th scope="col" { "worker" } th scope="col" { "engine" } th scope="col" { "commit" } th scope="col" { "build" }
+                    th scope="col" { "seconds" } th scope="col" { "nodes/s" } th scope="col" { "error" }
+                } }
+                tbody { @for b in builds { tr {
+                    td { (b.worker) } td { (b.engine) } td { code { (b.commit.get(..12).unwrap_or(&b.commit)) } } td { (b.build) }
+                    td.n { @if let Some(t) = b.build_secs { (format!("{t:.1}")) } @else { "-" } }
+                    td.n { @if let Some(n) = b.nps { (n) } @else { "-" } }
+                    td { (b.error.as_deref().unwrap_or("")) }
                 } } } } }
             }
         }
@@ -459,6 +472,27 @@ mod tests {
         let page = index(&runs, &f, &[]).into_string();
         assert!(!page.contains("\"><x>"), "the filter's text unescaped");
         assert!(page.contains("&quot;&gt;&lt;x&gt;"), "{page}");
+    }
+
+    /// A worker's own words (its key's name, a build's error, an engine's name) reach the run
+    /// page escaped.
+    #[test]
+    fn the_fleet_sections_escape_what_workers_and_owners_wrote() {
+        let evil = "<img src=x onerror=alert(1)>";
+        let b = BuildRow {
+            worker: format!("{evil}#3"),
+            engine: evil.into(),
+            commit: evil.into(),
+            build: "failed".into(),
+            build_secs: Some(1.5),
+            nps: None,
+            error: Some(evil.into()),
+        };
+        let refusal = Refusal { key_name: evil.into(), reason: evil.into() };
+        let page = fleet_sections(7, &[], &[refusal], &[], &[b]).into_string();
+        assert!(!page.contains(evil), "{page}");
+        assert!(page.contains("&lt;img src=x onerror=alert(1)&gt;"), "{page}");
+        assert!(page.contains("<td class=\"n\">1.5</td>"), "{page}");
     }
 
     #[test]

@@ -68,6 +68,20 @@ pub async fn change_counter(db: &Client) -> Result<String> {
     Ok(r.try_get("c")?)
 }
 
+/// The refusals recorded against the runs still open (pending or active): what `/metrics`
+/// counts.
+pub async fn open_refusals(db: &Client) -> Result<i64> {
+    let r = one(
+        db,
+        "SELECT count(*) AS n FROM refusals f JOIN runs r ON r.id = f.run_id \
+         WHERE r.state IN ('pending', 'active')",
+        &[],
+    )
+    .await
+    .context("cannot count the refusals")?;
+    Ok(r.try_get("n")?)
+}
+
 /// One run of the server's list as one statement reads it: the run, its pairings' counts, and
 /// for an active run its progress (pairs by state, workers alive, the pairs reported in the
 /// last hour and over how long).
