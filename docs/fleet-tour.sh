@@ -7,7 +7,7 @@
 # the bench speeds, the time left and each worker key's results, with the liar flagged; purging
 # its key has its pairs played again by the honest machines.
 #
-#   docs/fleet-tour.sh            # from the repository's root; about 2-3 minutes on 2 cores after the build
+#   docs/fleet-tour.sh            # from the repository's root; about 2 minutes on 2 cores after the build
 #   KEEP=1 docs/fleet-tour.sh     # leave the cluster running (it prints how to stop it)
 #
 # Needs Debian's postgresql (server binaries under /usr/lib/postgresql/N/bin) and psql, git, a

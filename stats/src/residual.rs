@@ -12,9 +12,12 @@
 //! played (independent tables) with their degrees of freedom, it is chi-square distributed when
 //! the worker's pairs come from the same distribution as the others'.
 //!
-//! A pairing where any expected count of the worker's row is below [`MIN_EXPECTED`] is left
-//! out: too few pairs to judge. With no pairing left there is no residual (never a verdict
-//! from a few pairs).
+//! A cell whose expected count in the worker's row is below [`MIN_EXPECTED`] is pooled with its
+//! neighbour (the sparsest first), the usual remedy for a chi-square table: between engines
+//! that draw or trade wins nearly every pair, LL+LD and WD+WW stay nearly empty, and a worker
+//! reporting only won pairs would otherwise never be judged. A pairing left with a single cell
+//! is left out: too few pairs to judge. With no pairing left there is no residual (never a
+//! verdict from a few pairs).
 
 use statrs::distribution::{ChiSquared, ContinuousCDF, Normal};
 
@@ -59,21 +62,41 @@ fn table(worker: &Penta, total: &Penta) -> Option<(f64, u32)> {
     if nw == 0.0 || nr == 0.0 {
         return None;
     }
-    let used: Vec<usize> = (0..3).filter(|&j| t[j] > 0.0).collect();
-    if used.len() < 2 {
-        return None;
+    // The cells used in the pairing, in order, as (worker's, rest's) counts.
+    let mut cols: Vec<(f64, f64)> =
+        (0..3).filter(|&j| t[j] > 0.0).map(|j| (w[j], rest[j])).collect();
+    let size = |c: &(f64, f64)| c.0 + c.1;
+    // Pool the sparsest cell whose expected count in the worker's row is too small into its
+    // neighbour (an outer cell into the middle; the middle into its smaller neighbour), until
+    // every cell is large enough or a single one is left.
+    loop {
+        if cols.len() < 2 {
+            return None;
+        }
+        let sparse = (0..cols.len())
+            .filter(|&j| nw * size(&cols[j]) / n < MIN_EXPECTED)
+            .min_by(|&a, &b| size(&cols[a]).total_cmp(&size(&cols[b])));
+        let Some(j) = sparse else { break };
+        let k = match j {
+            0 => 1,
+            j if j + 1 == cols.len() => j - 1,
+            j if size(&cols[j - 1]) <= size(&cols[j + 1]) => j - 1,
+            j => j + 1,
+        };
+        let (a, b) = cols.remove(j);
+        let k = if k > j { k - 1 } else { k };
+        cols[k].0 += a;
+        cols[k].1 += b;
     }
     let mut chi2 = 0.0;
-    for &j in &used {
-        for (row, obs) in [(nw, w[j]), (nr, rest[j])] {
-            let e = row * t[j] / n;
-            if row == nw && e < MIN_EXPECTED {
-                return None;
-            }
+    for c in &cols {
+        let tj = size(c);
+        for (row, obs) in [(nw, c.0), (nr, c.1)] {
+            let e = row * tj / n;
             chi2 += (obs - e) * (obs - e) / e;
         }
     }
-    Some((chi2, used.len() as u32 - 1))
+    Some((chi2, cols.len() as u32 - 1))
 }
 
 /// The residual of a worker whose pairs are `pairings[i].0` in pairing i, whose run's pairs
@@ -163,6 +186,30 @@ mod tests {
         // Counts that do not add up (the worker's above the total) are not judged.
         assert_eq!(worker_residual(&[(w, penta([0, 0, 10, 0, 0]))]), None);
         assert_eq!(worker_residual(&[]), None);
+    }
+
+    /// Engines that trade wins: the honest keys' pairs are nearly all DD (as node-limited
+    /// self-play gives), so LL+LD is too sparse for a cell of its own. It is pooled with DD,
+    /// and a key that reports only won pairs is judged, and stands out, on DD against WD+WW.
+    #[test]
+    fn a_sparse_cell_is_pooled_with_its_neighbour() {
+        let honest = penta([1, 1, 77, 1, 0]);
+        let liar = penta([0, 0, 0, 0, 40]);
+        let total = add(&honest, &liar);
+        let r = worker_residual(&[(liar, total)]).unwrap();
+        assert_eq!(r.dof, 1);
+        assert!(r.p < 1e-12 && r.z > 7.0, "{r:?}");
+        // Worked by hand: cells [LL+LD+DD, WD+WW] = liar [0, 40], rest [79, 1], n = 120;
+        // expected liar [26.33, 13.67], rest [52.67, 27.33]: chi2 = 26.33 + 50.75 + 13.17 +
+        // 25.37 (each (o - e)^2 / e).
+        let e =
+            [40.0 * 79.0 / 120.0, 40.0 * 41.0 / 120.0, 80.0 * 79.0 / 120.0, 80.0 * 41.0 / 120.0];
+        let o = [0.0, 40.0, 79.0, 1.0];
+        let want: f64 = e.iter().zip(o).map(|(e, o)| (o - e) * (o - e) / e).sum();
+        assert!((r.chi2 - want).abs() < 1e-9, "{} vs {want}", r.chi2);
+        // The honest key, against the liar alone, is judged on the same pooled table.
+        let h = worker_residual(&[(honest, total)]).unwrap();
+        assert!((h.chi2 - want).abs() < 1e-9, "{h:?}");
     }
 
     #[test]

@@ -1,14 +1,15 @@
 //! The per-worker parts of `runner status`: each worker key's pairs of a run, its score and its
-//! residual against the rest of the run (`stats::residual`: a chi-square test of homogeneity per
-//! pairing, fishtest's check of its workers), and a flag on a key whose pairs are too unlike the
-//! others' to be chance; and the line of a run that no worker can play.
+//! residual against the rest of the run, the keys already flagged left out (`stats::residual`:
+//! a chi-square test of homogeneity per pairing, fishtest's check of its workers), and a flag on
+//! a key whose pairs are too unlike the others' to be chance; and the line of a run that no
+//! worker can play.
 //!
 //! Workers are judged by key, not by process: a key is one machine or one contributor, and
 //! `runner purge RUN --worker KEY` takes back a key's pairs. A key is flagged when its p-value is
 //! below [`FLAG_P`] divided by the number of keys judged (Bonferroni: with twenty honest keys,
-//! one at p < 0.001 would otherwise be expected now and then). A key with too few pairs to judge
-//! (fewer than 5 expected in a cell of its row of the table) has no residual and is never
-//! flagged.
+//! one at p < 0.001 would otherwise be expected now and then), worst first (see [`key_stats`]).
+//! A key with too few pairs to judge (a single cell left once the sparse ones are pooled) has no
+//! residual and is never flagged.
 
 use anyhow::Result;
 use stats::{Penta, Residual, worker_residual};
@@ -45,20 +46,56 @@ fn add(a: &mut Penta, b: &Penta) {
 }
 
 /// Each key's pairs, score, residual and flag, from the run's per-key, per-pairing counts.
+///
+/// Worst first: the key with the smallest p-value is flagged when it is below [`FLAG_P`] over
+/// the number of keys judged, its pairs are left out of the run's totals, and the others are
+/// judged again, until no key is below the limit. A key is compared with the keys not flagged,
+/// so a bad key does not drag honest ones with it: with two honest keys and one that lies on a
+/// third of the pairs, "the rest" of an honest key is half lies, and it would be flagged too.
 pub fn key_stats(rows: &[KeyPairing]) -> Vec<KeyStat> {
-    let mut totals: std::collections::BTreeMap<i32, Penta> = Default::default();
-    for r in rows {
-        add(totals.entry(r.pairing).or_default(), &penta(&r.penta));
-    }
     let mut keys: Vec<&str> = rows.iter().map(|r| r.key_name.as_str()).collect();
     keys.dedup();
-    let mut out: Vec<KeyStat> = keys
-        .iter()
+    let mut flagged: Vec<&str> = Vec::new();
+    let mut out = judge(rows, &keys, &flagged);
+    let judged = out.iter().filter(|s| s.residual.is_some()).count();
+    loop {
+        let worst = out
+            .iter()
+            .filter(|s| !s.flagged)
+            .filter_map(|s| s.residual.map(|r| (s.key_name.as_str(), r.p)))
+            .min_by(|a, b| a.1.total_cmp(&b.1));
+        match worst {
+            Some((k, p)) if p < FLAG_P / judged as f64 => {
+                let k = keys.iter().copied().find(|x| *x == k).unwrap_or_default();
+                flagged.push(k);
+                out = judge(rows, &keys, &flagged);
+            }
+            _ => return out,
+        }
+    }
+}
+
+/// Each key of `keys` against the pairs of the keys not `flagged` (a flagged key: against
+/// those and its own).
+fn judge(rows: &[KeyPairing], keys: &[&str], flagged: &[&str]) -> Vec<KeyStat> {
+    let mut kept: std::collections::BTreeMap<i32, Penta> = Default::default();
+    for r in rows.iter().filter(|r| !flagged.contains(&r.key_name.as_str())) {
+        add(kept.entry(r.pairing).or_default(), &penta(&r.penta));
+    }
+    keys.iter()
         .map(|k| {
+            let bad = flagged.contains(k);
             let mine: Vec<(Penta, Penta)> = rows
                 .iter()
                 .filter(|r| r.key_name == *k)
-                .map(|r| (penta(&r.penta), totals[&r.pairing]))
+                .map(|r| {
+                    let p = penta(&r.penta);
+                    let mut total = kept.get(&r.pairing).copied().unwrap_or_default();
+                    if bad {
+                        add(&mut total, &p);
+                    }
+                    (p, total)
+                })
                 .collect();
             let mut all = Penta::default();
             for (p, _) in &mine {
@@ -72,15 +109,10 @@ pub fn key_stats(rows: &[KeyPairing]) -> Vec<KeyStat> {
                 pairs,
                 score: if pairs > 0 { points / pairs as f64 } else { 0.0 },
                 residual: worker_residual(&mine),
-                flagged: false,
+                flagged: bad,
             }
         })
-        .collect();
-    let judged = out.iter().filter(|s| s.residual.is_some()).count();
-    for s in &mut out {
-        s.flagged = s.residual.is_some_and(|r| r.p < FLAG_P / judged as f64);
-    }
-    out
+        .collect()
 }
 
 /// The status lines of run `run`'s workers: nothing when fewer than two keys played it (no
@@ -111,8 +143,8 @@ pub fn format_key_stats(run: i64, stats: &[KeyStat]) -> String {
         ]);
     }
     let mut out = String::from(
-        "  workers (each key's pairs against the rest of the run's: chi-square over LL+LD, DD, \
-         WD+WW per pairing; residual as a normal z):\n",
+        "  workers (each key's pairs against the keys not flagged: chi-square over LL+LD, DD, \
+         WD+WW per pairing, a sparse cell pooled with its neighbour; residual as a normal z):\n",
     );
     for line in align(&table).lines() {
         out.push_str("    ");
@@ -163,6 +195,33 @@ mod tests {
         assert_eq!(text.matches("FLAGGED").count(), 1, "{text}");
         // One key alone: nothing to compare.
         assert_eq!(format_key_stats(9, &key_stats(&rows[..1])), "");
+    }
+
+    /// Two honest keys and one that reports only won pairs on a third of the run (engines that
+    /// trade wins, as node-limited self-play does): compared with everyone, each honest key's
+    /// "rest" is half lies and looks as far off as the liar. Worst first, only the liar is
+    /// flagged, and the honest keys are judged against each other.
+    #[test]
+    fn a_liar_does_not_drag_honest_keys_with_it() {
+        let rows = [
+            kp("box1", 0, [1, 1, 40, 1, 0]),
+            kp("box2", 0, [0, 1, 35, 1, 0]),
+            kp("box3", 0, [0, 0, 0, 0, 40]),
+        ];
+        // Against the whole run, box1 would be flagged too.
+        let all = rows.iter().fold(Penta::default(), |mut a, r| {
+            add(&mut a, &penta(&r.penta));
+            a
+        });
+        let naive = worker_residual(&[(penta(&rows[0].penta), all)]).unwrap();
+        assert!(naive.p < FLAG_P / 3.0, "{naive:?}");
+        let s = key_stats(&rows);
+        let flags: Vec<bool> = s.iter().map(|x| x.flagged).collect();
+        assert_eq!(flags, [false, false, true], "{s:?}");
+        assert!(s[2].residual.unwrap().p < 1e-12, "{s:?}");
+        // Against each other the honest keys are alike (too few pairs outside DD to judge, or
+        // a p-value nowhere near the limit).
+        assert!(s[..2].iter().all(|x| x.residual.is_none_or(|r| r.p > 0.01)), "{s:?}");
     }
 
     #[test]

@@ -376,8 +376,8 @@ pub fn fleet_sections(
     html! {
         section #workers { h2 { "Workers" }
             @if keys.is_empty() { p { "No worker has reported a pair yet." } } @else {
-                p.note { "Each worker key's pairs against the rest of the run's: chi-square over LL+LD, DD, WD+WW per pairing, the residual as a normal z; a key is flagged below p = "
-                    (crate::fleet::worker_stats::FLAG_P) " over the keys judged." }
+                p.note { "Each worker key's pairs against the keys not flagged: chi-square over LL+LD, DD, WD+WW per pairing (a sparse cell pooled with its neighbour), the residual as a normal z; the worst key is flagged first, below p = "
+                    (crate::fleet::worker_stats::FLAG_P) " over the keys judged, and the others judged again without it." }
                 div.scroll { table.sortable { thead { tr {
                     th scope="col" { "worker key" } th scope="col" { "pairs" } th scope="col" { "score" }
                     th scope="col" { "residual" } th scope="col" { "p" } th scope="col" { "flag" }
