@@ -14,6 +14,7 @@ svg.llr .mark{fill:#111}svg.llr .mid{stroke:#888}form.filters{display:flex;flex-
 .pager{display:flex;gap:1rem}td.v{font-weight:600}
 table.runs th,table.runs td{white-space:normal}table.runs td.n{white-space:nowrap}
 table.runs td.v,table.runs td.w{max-width:15rem}table.runs th{max-width:11rem}
+table.runs .t{white-space:nowrap}table.runs td.l{min-width:8rem}
 ";
 
 /// Live counts over server-sent events. The element `#live` names its stream

@@ -209,14 +209,14 @@ fn run_row(r: &RunView, fleet: bool) -> Markup {
     html! {
         tr {
             td { a href=(format!("/run/{}", url_escape(&r.id))) { (r.id) } br; span.dim { (r.kind) }
-                @if let Some(t) = &r.submitted { br; span.dim { "submitted " (t) } }
-                @if let Some(t) = &r.finished { br; span.dim { "finished " (t) } } }
+                @if let Some(t) = &r.submitted { br; span.dim.t { "submitted " (t) } }
+                @if let Some(t) = &r.finished { br; span.dim.t { "finished " (t) } } }
             td { (r.engines.join(" vs "))
                 @if r.pairings.len() > 1 { br; span.dim { (r.pairings.len()) " pairings" } }
                 br; span.dim { (r.limits) } }
             td.n { (cell("games")) " games" br; (cell("wdl")) br; span.dim { (cell("penta")) } }
             td.n { (cell("elo")) br; span.dim { "nElo " (cell("nelo")) } }
-            td {
+            td.l {
                 @if let Some(s) = sprt {
                     (llr_bar(&r.id, live.llr_at.unwrap_or(0.5)))
                     " " (cell("llr"))
