@@ -120,6 +120,15 @@ async fn a_worker_key_reports_only_what_it_was_leased_and_writes_no_table() {
     // Reports: another key's pair, a game between other engines, or a wrong secret.
     let other = queue::key_add(&carol, "box2").await.unwrap();
     let id2 = queue::register_worker(&w, Some(&other), "h2", 2, 1, LEASE).await.unwrap();
+    // A key with no lease on the run records no build there (schema version 5): a machine
+    // reports only on what it was leased.
+    let fake = queue::builds::EngineLoad {
+        build: Some("failed"),
+        error: Some("<b>forged</b>".into()),
+        ..load.clone()
+    };
+    queue::builds::engine_loaded(&w, &id2, run, &fake).await.unwrap();
+    assert_eq!(queue::builds::run_builds(&alice, run).await.unwrap().len(), 1);
     match report(&w, &id2, &c[1], ["W", "W"]).await {
         Reported::Refused(why) => assert!(why.contains("another worker"), "{why}"),
         r => panic!("a pair leased to box1 was stored by box2: {r:?}"),

@@ -231,6 +231,57 @@ async fn http_get(addr: std::net::SocketAddr, path: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// `runner serve` over a fleet run of 12,000 stored games (past what a page request reads
+/// itself): the first visit answers at once with the database's counts and a note that the
+/// games are being read; a background task reads them in chunks, and a later visit has them
+/// all and no note.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_run_s_first_page_is_made_while_its_games_are_read() {
+    let pg = TempPg::start("workers-long-page");
+    let db = fleet_common::db(&pg).await;
+    let run = new_run(&db, 6000, json!({})).await;
+    // Whole game records (drawn by agreement at the start position), as a worker stores them.
+    pg.psql(&format!(
+        "INSERT INTO games (run_id, pairing, pair, game, record) \
+         SELECT {run}, 0, g / 2, g % 2, json_build_object('seq', g / 2, 'pairing', 0, \
+           'label', 'A vs B', 'pair', g / 2, 'game', g % 2, 'opening', 0, \
+           'fen', 'rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1', \
+           'white', CASE WHEN g % 2 = 0 THEN 'A' ELSE 'B' END, \
+           'black', CASE WHEN g % 2 = 0 THEN 'B' ELSE 'A' END, 'result', '1/2-1/2', \
+           'termination', 'adjudication-draw', 'plies', 0, 'book_plies', 0, \
+           'moves', '[]'::json, 'scores', '[]'::json, 'depths', '[]'::json, \
+           'times_ms', '[]'::json, 'engine_times_ms', '[]'::json, \
+           'latency', json_build_object('overhead_ms_mean', 0, 'overhead_ms_max', 0, \
+             'turnaround_us_mean', 0, 'turnaround_us_max', 0), \
+           'duration_ms', 1, 'date', '2026.11.28') \
+         FROM generate_series(0, 11999) g"
+    ));
+    let fleet = runner::serve::fleet::Fleet::connect(&pg.url()).await.unwrap();
+    let app = runner::serve::App::new(pg.socket_dir().join("no-results"), Some(fleet)).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let router = runner::serve::router(std::sync::Arc::new(app));
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    let path = format!("/run/fleet-{run}");
+    let first = http_get(addr, &path).await;
+    assert!(first.starts_with("HTTP/1.1 200"), "{first}");
+    assert!(first.contains("id=\"gathering\"") && first.contains(" of 12000 so far"), "{first}");
+    let mut page = first;
+    for _ in 0..600 {
+        if !page.contains("id=\"gathering\"") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        page = http_get(addr, &path).await;
+    }
+    assert!(!page.contains("id=\"gathering\""), "still gathering after 60 s");
+    // Every game read: the terminations count all 12,000, and none was skipped.
+    let terms = page.split("<section id=\"terminations\"").nth(1).unwrap_or_default();
+    let terms = terms.split("</section>").next().unwrap_or_default();
+    assert!(terms.contains("12000"), "{terms}");
+    assert!(!page.contains("not a game record"), "{page}");
+}
+
 /// A run every worker that tried refused, nothing played: status says no worker can play it.
 #[tokio::test]
 async fn a_run_no_worker_can_play_says_so() {

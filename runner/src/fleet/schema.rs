@@ -8,7 +8,8 @@
 //! worker is and did (`sql/v3_workers.sql`), priorities and fair shares (`sql/v3_share.sql`),
 //! engines delivered as artifacts (`sql/v3_artifacts.sql`). Version 4 (`sql/v4_builds.sql`):
 //! engines built from source on the workers, and each worker's builds and bench speeds.
-//! Version 5 (`sql/v5_turns.sql`): runs take turns when they outnumber the workers' slots.
+//! Version 5 (`sql/v5_turns.sql`, `sql/v5_loads.sql`): runs take turns when they outnumber the
+//! workers' slots; a worker records engine loads only for a run it holds a lease on.
 //! PostgreSQL 13 or newer
 //! (`gen_random_uuid`).
 
@@ -25,8 +26,8 @@ const MIGRATION_LOCK: i64 = 0x6d70_6366_6c65_6574;
 const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5];
 
 /// Version 5: runs take turns when they outnumber the slots (a claim's ties go to the run
-/// served least recently).
-const V5: &str = include_str!("sql/v5_turns.sql");
+/// served least recently); a worker records engine loads only for a run it holds a lease on.
+const V5: &str = concat!(include_str!("sql/v5_turns.sql"), "\n", include_str!("sql/v5_loads.sql"));
 
 /// Version 4: builds from source and bench speeds per worker; then PUBLIC loses the new
 /// function too.

@@ -43,16 +43,48 @@ pub const LIST_LIMIT: i64 = 1000;
 /// Digests kept at the most (one per run whose page was asked for); past that they start afresh.
 const DIGESTS: usize = 16;
 
-/// A run's digest and the newest stored game it holds.
+/// Games a page request reads itself to bring a run's digest up to date. A run further behind
+/// (the first visit to a long run: 100,000 stored games take about 7 s to read) is caught up by
+/// a task in the background, [`CHUNK`] games per statement so that other pages' statements get
+/// the connection in between, and the page says how far it got.
+const INLINE: i64 = 10_000;
+const CHUNK: i64 = 5_000;
+
+/// A run's digest, the newest stored game it holds, and whether a background task is adding
+/// games to it.
 struct Kept {
     last: i64,
     digest: Digest,
+    catching: bool,
 }
+
+impl Kept {
+    fn held(&self) -> i64 {
+        (self.digest.games + self.digest.skipped_count) as i64
+    }
+
+    /// Adds the stored games after the newest held, at most `limit` of them; how many.
+    async fn read(&mut self, db: &Client, id: i64, limit: Option<i64>) -> Result<i64> {
+        let before = self.held();
+        let (last, digest) = (&mut self.last, &mut self.digest);
+        dashboard::games_after(db, id, *last, limit, |gid, text| {
+            *last = (*last).max(gid);
+            match serde_json::from_str::<GameRecord>(text) {
+                Ok(r) => digest.add(&r),
+                Err(e) => digest.skip(format!("stored game {gid}: not a game record ({e})")),
+            }
+        })
+        .await?;
+        Ok(self.held() - before)
+    }
+}
+
+type Digests = Arc<Mutex<HashMap<i64, Kept>>>;
 
 /// The database, and the digests of the runs whose pages were made.
 pub struct Fleet {
-    db: Client,
-    digests: Mutex<HashMap<i64, Kept>>,
+    db: Arc<Client>,
+    digests: Digests,
 }
 
 /// What a fleet run's page is made from besides its digest.
@@ -60,6 +92,8 @@ pub struct RunPage {
     pub view: RunView,
     pub files: RunFiles,
     pub digest: Digest,
+    /// (games in the digest, games stored) while the digest is still being gathered.
+    pub partial: Option<(i64, i64)>,
     pub keys: Vec<KeyStat>,
     pub refusals: Vec<Refusal>,
     pub artifacts: Vec<RunArtifact>,
@@ -76,7 +110,7 @@ impl Fleet {
         // runs (measured with runner/benches/serve_bench.sh). The pages' statements are short:
         // no JIT for this session.
         db.batch_execute("SET jit = off").await.context("cannot turn JIT off")?;
-        Ok(Fleet { db, digests: Mutex::new(HashMap::new()) })
+        Ok(Fleet { db: Arc::new(db), digests: Arc::default() })
     }
 
     /// The list: two statements whatever the number of runs.
@@ -109,7 +143,7 @@ impl Fleet {
         let view = view(row, now.get(&id));
         let sub = SubmissionHead::from_stored(&row.run.submission).ok();
         let files = files_of(id, sub.as_ref());
-        let mut digest = self.digest(id, &files, &row.labels).await?;
+        let (mut digest, partial) = self.digest(id, &files, &row.labels).await?;
         // The table and the verdict say the database's counts, what it decides on.
         for (i, c) in row.counts.iter().enumerate() {
             let counts = stats_counts(c);
@@ -122,44 +156,45 @@ impl Fleet {
         let keys = key_stats(&key_tallies(&self.db, id).await?);
         let refusals = queue::refusals(&self.db, id).await?;
         let artifacts = dashboard::run_artifacts(&self.db, id).await?;
-        let builds = run_builds(&self.db, id).await?;
-        Ok(Some(RunPage { view, files, digest, keys, refusals, artifacts, builds }))
+        let builds = run_builds(&*self.db, id).await?;
+        Ok(Some(RunPage { view, files, digest, partial, keys, refusals, artifacts, builds }))
     }
 
     /// Run `id`'s digest brought up to date: the stored games after the newest it holds are
-    /// read as a stream and added; if the games stored no longer add up (a purge took some
-    /// back), it is gathered again from the first.
-    async fn digest(&self, id: i64, files: &RunFiles, labels: &[String]) -> Result<Digest> {
+    /// read as a stream and added; if fewer games are stored up to that one than it holds (a
+    /// purge took some back), it is gathered again from the first. More than [`INLINE`] games
+    /// behind, a background task reads them and the digest so far is returned with (games held,
+    /// games stored).
+    async fn digest(
+        &self,
+        id: i64,
+        files: &RunFiles,
+        labels: &[String],
+    ) -> Result<(Digest, Option<(i64, i64)>)> {
         let fresh = || Kept {
             last: 0,
             digest: Digest::new(labels.to_vec(), files.sprt(), files.plan().cloned(), None),
+            catching: false,
         };
         let mut kept = self.digests.lock().await;
         if kept.len() >= DIGESTS && !kept.contains_key(&id) {
             kept.clear();
         }
-        let (count, newest) = dashboard::games_count(&self.db, id).await?;
         let entry = kept.entry(id).or_insert_with(fresh);
-        if newest < entry.last {
+        let (count, upto, _) = dashboard::games_count(&self.db, id, entry.last).await?;
+        if upto < entry.held() && !entry.catching {
             *entry = fresh();
         }
-        for attempt in 0..2 {
-            let k = &mut *entry;
-            dashboard::games_after(&self.db, id, k.last, |gid, text| {
-                k.last = k.last.max(gid);
-                match serde_json::from_str::<GameRecord>(text) {
-                    Ok(r) => k.digest.add(&r),
-                    Err(e) => k.digest.skip(format!("stored game {gid}: not a game record ({e})")),
-                }
-            })
-            .await?;
-            let held = (entry.digest.games + entry.digest.skipped_count) as i64;
-            if held >= count || attempt == 1 {
-                break;
+        if entry.catching || count - entry.held() > INLINE {
+            if !entry.catching {
+                entry.catching = true;
+                let (db, digests) = (self.db.clone(), self.digests.clone());
+                tokio::spawn(catch_up(db, digests, id));
             }
-            *entry = fresh();
+            return Ok((entry.digest.clone(), Some((entry.held(), count))));
         }
-        Ok(entry.digest.clone())
+        entry.read(&self.db, id, None).await?;
+        Ok((entry.digest.clone(), None))
     }
 
     /// One page of run `id`'s games in schedule order from schedule position `from`.
@@ -197,6 +232,25 @@ impl Fleet {
 
     pub async fn change_counter(&self) -> Result<String> {
         dashboard::change_counter(&self.db).await
+    }
+}
+
+/// Reads run `id`'s stored games into its kept digest, [`CHUNK`] at a time, releasing the
+/// digests and the connection between chunks, until a chunk adds nothing (or the digest was
+/// dropped, or a read failed: the next page request starts again).
+async fn catch_up(db: Arc<Client>, digests: Digests, id: i64) {
+    loop {
+        let mut kept = digests.lock().await;
+        let Some(k) = kept.get_mut(&id) else { return };
+        match k.read(&db, id, Some(CHUNK)).await {
+            Ok(n) if n > 0 => {}
+            _ => {
+                k.catching = false;
+                return;
+            }
+        }
+        drop(kept);
+        tokio::task::yield_now().await;
     }
 }
 

@@ -51,6 +51,8 @@ struct Parts {
     digest: Digest,
     live: Liveness,
     extra: String,
+    /// (games in the digest, games stored) while a fleet run's digest is still gathered.
+    partial: Option<(i64, i64)>,
 }
 
 async fn parts(app: &Arc<App>, id: &str) -> Result<Option<Parts>, Response> {
@@ -74,12 +76,13 @@ async fn parts(app: &Arc<App>, id: &str) -> Result<Option<Parts>, Response> {
             digest: page.digest,
             live,
             extra,
+            partial: page.partial,
         }));
     }
     let (app2, name) = (app.clone(), id.to_string());
     match tokio::task::spawn_blocking(move || app2.local.page(&name)).await {
         Ok(Some((view, files, digest, live))) => {
-            Ok(Some(Parts { view, files, digest, live, extra: String::new() }))
+            Ok(Some(Parts { view, files, digest, live, extra: String::new(), partial: None }))
         }
         Ok(None) => Ok(None),
         Err(e) => Err(failed(e.into())),
@@ -106,10 +109,13 @@ pub async fn run_page(State(app): AppState, Path(id): Path<String>) -> Response 
         Err(r) => return r,
     };
     let stamp = stamp_of(&p.view);
+    // A page made from a digest still being gathered is not kept: the next visit shows more.
+    let keep = p.partial.is_none();
     let rendered = tokio::task::spawn_blocking(move || {
         let events = format!("/run/{}/events", pages::url_escape(&p.view.id));
         let banner = html! {
             @if p.view.state != RunState::Finished { (pages::run_banner(&p.view, &events)) }
+            @if let Some((held, stored)) = p.partial { (pages::gathering(held, stored)) }
             (pages::games_link(&p.view.id, p.view.games))
         }
         .into_string();
@@ -122,7 +128,9 @@ pub async fn run_page(State(app): AppState, Path(id): Path<String>) -> Response 
     match rendered {
         Ok(html) => {
             let page = Arc::new(html);
-            app.pages.put(&id, stamp, page.clone());
+            if keep {
+                app.pages.put(&id, stamp, page.clone());
+            }
             html_response(page.as_str().to_owned())
         }
         Err(e) => failed(e.into()),

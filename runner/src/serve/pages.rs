@@ -267,6 +267,18 @@ pub fn run_banner(r: &RunView, events: &str) -> Markup {
     }
 }
 
+/// The note of a fleet run's page made while its games are still being read (the first visit
+/// to a long run): what is complete and what is not yet.
+pub fn gathering(held: i64, stored: i64) -> Markup {
+    html! {
+        p.note #gathering {
+            "Reading this run's stored games in the background: " (held) " of " (stored)
+            " so far. The verdict, the score table and the pentanomial are the database's counts and complete; "
+            "the sections made from the games themselves (terminations, time use, faults, the LLR trace) cover those read so far. Reload for more."
+        }
+    }
+}
+
 /// The link to the paged games, put where report.html lists its games.
 pub fn games_link(id: &str, games: u64) -> Markup {
     let base = format!("/run/{}", url_escape(id));

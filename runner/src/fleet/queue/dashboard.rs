@@ -208,19 +208,22 @@ fn list_row(r: &tokio_postgres::Row) -> Result<ListRow> {
     })
 }
 
-/// The stored games of run `run` after game id `after`, in the order they were stored, as
-/// (id, record text) streamed row by row to `each` (never collected).
+/// The stored games of run `run` after game id `after`, in the order they were stored, at most
+/// `limit` of them (all: None), as (id, record text) streamed row by row to `each` (never
+/// collected).
 pub async fn games_after(
     db: &Client,
     run: i64,
     after: i64,
+    limit: Option<i64>,
     mut each: impl FnMut(i64, &str),
 ) -> Result<()> {
     use futures_util::TryStreamExt;
-    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 2] = [&run, &after];
+    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 3] = [&run, &after, &limit];
     let stream = db
         .query_raw(
-            "SELECT id, record::text AS record FROM games WHERE run_id = $1 AND id > $2 ORDER BY id",
+            "SELECT id, record::text AS record FROM games WHERE run_id = $1 AND id > $2 \
+             ORDER BY id LIMIT $3",
             params,
         )
         .await
@@ -234,16 +237,18 @@ pub async fn games_after(
     Ok(())
 }
 
-/// Run `run`'s stored games and the newest game's id.
-pub async fn games_count(db: &Client, run: i64) -> Result<(i64, i64)> {
+/// Run `run`'s stored games: how many, how many of them up to game id `upto`, and the newest
+/// game's id.
+pub async fn games_count(db: &Client, run: i64, upto: i64) -> Result<(i64, i64, i64)> {
     let r = one(
         db,
-        "SELECT count(*) AS n, coalesce(max(id), 0) AS last FROM games WHERE run_id = $1",
-        &[(&run, Type::INT8)],
+        "SELECT count(*) AS n, count(*) FILTER (WHERE id <= $2) AS upto, \
+           coalesce(max(id), 0) AS last FROM games WHERE run_id = $1",
+        &[(&run, Type::INT8), (&upto, Type::INT8)],
     )
     .await
     .context("cannot count the games")?;
-    Ok((r.try_get("n")?, r.try_get("last")?))
+    Ok((r.try_get("n")?, r.try_get("upto")?, r.try_get("last")?))
 }
 
 /// One page of run `run`'s games in schedule order: the games of the pairs at schedule
