@@ -393,7 +393,12 @@ fn view(row: &ListRow, now: Option<&ShareRow>) -> RunView {
             None => run.state.clone(),
         },
         engines: plan
+            .as_ref()
             .map(|p| p.engines.iter().map(|e| e.name.clone()).collect())
+            .unwrap_or_default(),
+        options: plan
+            .as_ref()
+            .map(|p| super::view::differing_options(&p.engines))
             .unwrap_or_default(),
         limits: limits.unwrap_or_default(),
         games,

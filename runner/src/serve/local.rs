@@ -166,6 +166,10 @@ impl Local {
             state,
             state_note,
             engines: files.engine_names(),
+            options: files
+                .plan()
+                .map(|p| super::view::differing_options(&p.engines))
+                .unwrap_or_default(),
             limits: limits.unwrap_or_default(),
             games,
             pairings,

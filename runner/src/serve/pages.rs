@@ -57,7 +57,7 @@ pub struct Filters {
     /// pending, active or finished (all when empty).
     #[serde(default)]
     pub state: String,
-    /// Text in the id, an engine, the kind or the owner.
+    /// Text in the id, an engine, an option that differs, the kind or the owner.
     #[serde(default)]
     pub q: String,
     /// The owner's name, exactly (all when empty).
@@ -212,6 +212,7 @@ fn run_row(r: &RunView, fleet: bool) -> Markup {
                 @if let Some(t) = &r.submitted { br; span.dim.t { "submitted " (t) } }
                 @if let Some(t) = &r.finished { br; span.dim.t { "finished " (t) } } }
             td { (r.engines.join(" vs "))
+                @for o in &r.options { br; span.dim { (o) } }
                 @if r.pairings.len() > 1 { br; span.dim { (r.pairings.len()) " pairings" } }
                 br; span.dim { (r.limits) } }
             td.n { (cell("games")) " games" br; (cell("wdl")) br; span.dim { (cell("penta")) } }

@@ -45,6 +45,9 @@ pub struct RunView {
     /// Why it is in that state: how it stopped, or why it counts as running.
     pub state_note: String,
     pub engines: Vec<String>,
+    /// The UCI options that tell the engines apart (`nompc: MPC=false`), from
+    /// [`differing_options`].
+    pub options: Vec<String>,
     /// Time control or node / depth limit, as the plan words it.
     pub limits: String,
     pub games: u64,
@@ -63,6 +66,28 @@ pub struct RunView {
     pub pairs_per_hour: Option<f64>,
     pub time_left: Option<String>,
     pub finished: Option<String>,
+}
+
+/// Per engine of a plan's `engines`, the options it sets to a value not every engine has
+/// (`nompc: MPC=false`; an option one engine sets and another leaves at its default counts):
+/// what the list shows of a run's engines besides their names, as the anchors show a test's
+/// changed parameters.
+pub fn differing_options(engines: &[crate::plan::engine_spec::EngineSpec]) -> Vec<String> {
+    let same_everywhere = |name: &str, value: &str| {
+        engines.iter().all(|e| e.options.iter().any(|(n, v)| n == name && v == value))
+    };
+    engines
+        .iter()
+        .filter_map(|e| {
+            let own: Vec<String> = e
+                .options
+                .iter()
+                .filter(|(n, v)| !same_everywhere(n, v))
+                .map(|(n, v)| format!("{n}={v}"))
+                .collect();
+            (!own.is_empty()).then(|| format!("{}: {}", e.name, own.join(", ")))
+        })
+        .collect()
 }
 
 /// One pairing's counts and statistics.
@@ -119,6 +144,7 @@ impl RunView {
         query.is_empty()
             || std::iter::once(&self.id)
                 .chain(&self.engines)
+                .chain(&self.options)
                 .chain(std::iter::once(&self.kind))
                 .chain(&self.owner)
                 .any(|s| s.to_lowercase().contains(query))
@@ -192,5 +218,28 @@ mod tests {
         assert_eq!(llr_at(f64::NAN, -2.94, 2.94), 0.5);
         assert_eq!(with_ci(Some(1.0), Some([-2.0, 4.0])), "+1.0 [-2.0, +4.0]");
         assert_eq!(with_ci(None, None), "n/a");
+    }
+
+    #[test]
+    fn only_the_options_that_tell_engines_apart_are_shown() {
+        let engine = |name: &str, options: &[(&str, &str)]| crate::plan::engine_spec::EngineSpec {
+            name: name.into(),
+            cmd: "e".into(),
+            args: vec![],
+            dir: None,
+            options: options.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect(),
+            limits: Default::default(),
+        };
+        let engines = [
+            engine("dev", &[("Hash", "16"), ("t_mid", "1.0")]),
+            engine("tight", &[("Hash", "16"), ("t_mid", "0.5")]),
+            engine("nompc", &[("Hash", "16"), ("MPC", "false")]),
+        ];
+        assert_eq!(
+            differing_options(&engines),
+            ["dev: t_mid=1.0", "tight: t_mid=0.5", "nompc: MPC=false"]
+        );
+        // The same options everywhere: nothing to show.
+        assert!(differing_options(&engines[..1]).is_empty());
     }
 }
