@@ -117,13 +117,15 @@ pub fn identify_all(specs: &[EngineSpec]) -> Result<Vec<EngineIdentity>> {
 /// `PROGRAM bench 5`: the node count of its last line (`<N> nodes <M> nps`) as
 /// `bench 5: N nodes` (the speed is left out: it differs between machines).
 pub fn bench_signature(program: &Path) -> Result<String> {
-    let mut child = Command::new(program)
-        .args(["bench", &BENCH_DEPTH.to_string()])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .with_context(|| format!("cannot start {}", program.display()))?;
+    let mut child = crate::play::orphans::spawn_own(
+        Command::new(program)
+            .args(["bench", &BENCH_DEPTH.to_string()])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null()),
+    )
+    .with_context(|| format!("cannot start {}", program.display()))?;
+    let pid = child.id();
     // Read on a thread of its own, so a full pipe never stops the engine.
     let mut stdout = child.stdout.take();
     let reader = std::thread::spawn(move || {
@@ -134,22 +136,27 @@ pub fn bench_signature(program: &Path) -> Result<String> {
         text
     });
     let start = Instant::now();
+    // Registered with the play layer's orphan sweep (`spawn_own`), which then never reaps it;
+    // should something else take its status first, it has ended and its output says how.
     let status = loop {
         match child.try_wait() {
             Ok(Some(s)) => break Some(s),
             Ok(None) => {}
-            // Reaped by the play layer's orphan reaper (it reaps any child zombie that is not
-            // an engine): it has ended; its output says how.
             Err(e) if e.raw_os_error() == Some(libc::ECHILD) => break None,
-            Err(e) => return Err(e).context("waiting for the bench"),
+            Err(e) => {
+                crate::play::orphans::forget(pid);
+                return Err(e).context("waiting for the bench");
+            }
         }
         if start.elapsed() > BENCH_TIMEOUT {
             let _ = child.kill();
             let _ = child.wait();
+            crate::play::orphans::forget(pid);
             bail!("{} bench did not end within {} s", program.display(), BENCH_TIMEOUT.as_secs());
         }
         std::thread::sleep(Duration::from_millis(20));
     };
+    crate::play::orphans::forget(pid);
     let text = reader.join().unwrap_or_default();
     if let Some(s) = status.filter(|s| !s.success()) {
         bail!("{} bench failed ({s})", program.display());

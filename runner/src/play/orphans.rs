@@ -42,11 +42,60 @@ pub fn spawn(
     let token = format!("{}-{}", std::process::id(), NEXT_TOKEN.fetch_add(1, Ordering::Relaxed));
     cmd.env(ENGINE_ENV, &token);
     let mut live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
-    let child = cmd.spawn()?;
+    let child = busy_retry(|| cmd.spawn())?;
     if let Some(pid) = child.id() {
         live.get_or_insert_with(HashSet::new).insert(pid as i32);
     }
     Ok((child, token))
+}
+
+/// Starts a child of the runner's own that is not an engine (a build, a bench, `tar`, a
+/// compiler's version) with its pid registered as live, like an engine's, until [`forget`]:
+/// an engine dropped meanwhile sweeps the runner's zombie children, and would otherwise reap
+/// this one first and take its exit status (its waiter then sees `ECHILD`: a failed build or
+/// bench read as one whose status is unknown; `output()` failing outright).
+pub fn spawn_own(cmd: &mut std::process::Command) -> std::io::Result<std::process::Child> {
+    let mut live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+    let child = busy_retry(|| cmd.spawn())?;
+    live.get_or_insert_with(HashSet::new).insert(child.id() as i32);
+    Ok(child)
+}
+
+/// `spawn` again while it fails with "text file busy" (`ETXTBSY`), at most 10 times over about
+/// 0.3 s. A program written a moment ago (an artifact fetched into the cache, a build's binary,
+/// a test's script) is busy while any process forked meanwhile by another thread still holds
+/// a copy of the writer's descriptor, until that process executes its own program: a race of
+/// a few milliseconds that would otherwise refuse a run for nothing.
+fn busy_retry<T>(mut spawn: impl FnMut() -> std::io::Result<T>) -> std::io::Result<T> {
+    let mut tries = 0;
+    loop {
+        match spawn() {
+            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) && tries < 10 => {
+                tries += 1;
+                std::thread::sleep(Duration::from_millis(5 * tries));
+            }
+            r => return r,
+        }
+    }
+}
+
+/// A child started by [`spawn_own`] was waited for: its pid is no longer the runner's.
+pub fn forget(pid: u32) {
+    let mut live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(set) = live.as_mut() {
+        set.remove(&(pid as i32));
+    }
+}
+
+/// `cmd.output()` through [`spawn_own`]: stdout and stderr captured, stdin as `cmd` set it.
+pub fn output_own(cmd: &mut std::process::Command) -> std::io::Result<std::process::Output> {
+    use std::process::Stdio;
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let child = spawn_own(cmd)?;
+    let pid = child.id();
+    let out = child.wait_with_output();
+    forget(pid);
+    out
 }
 
 /// An engine is gone (dropped): kills the inherited processes that carry its `token` and
@@ -150,6 +199,40 @@ fn reap(pid: i32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A child of the runner's own, registered by `spawn_own`, keeps its exit status through
+    /// an engine's sweep; an unregistered one loses it to the sweep (what made a failed bench
+    /// read as "printed no node count" now and then).
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_sweep_leaves_the_runner_s_own_children_to_their_waiters() {
+        let zombie = |pid: u32| {
+            let start = Instant::now();
+            while start.elapsed() < Duration::from_secs(10) {
+                let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+                if state_and_parent(&stat).is_some_and(|(s, _)| s == "Z") {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            panic!("process {pid} did not end");
+        };
+        let sh = || {
+            let mut c = std::process::Command::new("sh");
+            c.args(["-c", "exit 3"]);
+            c
+        };
+        let mut own = spawn_own(&mut sh()).unwrap();
+        zombie(own.id());
+        kill_inherited(None, "no-such-token");
+        assert_eq!(own.wait().unwrap().code(), Some(3));
+        forget(own.id());
+        let mut plain = sh().spawn().unwrap();
+        zombie(plain.id());
+        kill_inherited(None, "no-such-token");
+        let e = plain.wait().unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::ECHILD), "{e}");
+    }
 
     #[test]
     fn stat_lines_give_state_and_parent() {

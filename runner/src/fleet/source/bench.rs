@@ -104,8 +104,9 @@ pub fn run_bench(
 }
 
 /// Runs `cmd` in a process group of its own with stdout and stderr captured together, killing
-/// the group after `timeout`. The exit status is `None` when the runner's orphan reaper took
-/// it first (the output then says how it went).
+/// the group after `timeout`. Its pid is registered with the runner's orphan sweep
+/// (`play::orphans::spawn_own`), which then never reaps it; the exit status is still `None`
+/// if something else took it first (the output then says how it went).
 pub(crate) fn run_captured(
     mut cmd: Command,
     timeout: Duration,
@@ -114,7 +115,8 @@ pub(crate) fn run_captured(
     let (mut reader, writer) = std::io::pipe().map_err(|e| format!("cannot make a pipe: {e}"))?;
     let writer2 = writer.try_clone().map_err(|e| format!("cannot make a pipe: {e}"))?;
     cmd.stdout(writer).stderr(writer2).process_group(0);
-    let mut child = cmd.spawn().map_err(|e| format!("cannot start: {e}"))?;
+    let mut child =
+        crate::play::orphans::spawn_own(&mut cmd).map_err(|e| format!("cannot start: {e}"))?;
     // The parent's ends of the pipe are closed (moved into `cmd`, dropped with it), so the
     // reader ends when every process of the group closed its ends.
     drop(cmd);
@@ -130,15 +132,20 @@ pub(crate) fn run_captured(
             Ok(Some(s)) => break Some(s),
             Ok(None) => {}
             Err(e) if e.raw_os_error() == Some(libc::ECHILD) => break None,
-            Err(e) => return Err(format!("cannot wait for it: {e}")),
+            Err(e) => {
+                crate::play::orphans::forget(child.id());
+                return Err(format!("cannot wait for it: {e}"));
+            }
         }
         if start.elapsed() > timeout {
             kill_group(pid);
             let _ = child.wait();
+            crate::play::orphans::forget(child.id());
             return Err(format!("did not end within {} s", timeout.as_secs()));
         }
         std::thread::sleep(Duration::from_millis(20));
     };
+    crate::play::orphans::forget(child.id());
     // What the command left running in its group (a daemon of a build) is stopped, so the
     // pipe closes.
     kill_group(pid);

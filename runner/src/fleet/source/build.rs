@@ -37,11 +37,7 @@ pub struct Built {
 
 /// The first line `PROGRAM ARGS` prints, or `none` when it cannot run.
 fn version_of(program: &str, arg: &str) -> String {
-    Command::new(program)
-        .arg(arg)
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
+    crate::play::orphans::output_own(Command::new(program).arg(arg).stdin(Stdio::null()))
         .ok()
         .filter(|o| o.status.success())
         .and_then(|o| String::from_utf8_lossy(&o.stdout).lines().next().map(str::to_string))
@@ -91,14 +87,15 @@ pub fn build_key(src: &SourceIdentity, toolchain: &str) -> String {
 /// absolute paths are refused by GNU tar's defaults; owners and modes are not taken over.
 pub fn extract(archive: &Path, dest: &Path) -> Result<(), String> {
     std::fs::create_dir_all(dest).map_err(|e| format!("cannot make {}: {e}", dest.display()))?;
-    let o = Command::new("tar")
-        .args(["-x", "--no-same-owner", "-f"])
-        .arg(archive)
-        .arg("-C")
-        .arg(dest)
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("cannot run tar: {e}"))?;
+    let o = crate::play::orphans::output_own(
+        Command::new("tar")
+            .args(["-x", "--no-same-owner", "-f"])
+            .arg(archive)
+            .arg("-C")
+            .arg(dest)
+            .stdin(Stdio::null()),
+    )
+    .map_err(|e| format!("cannot run tar: {e}"))?;
     if !o.status.success() {
         let why = String::from_utf8_lossy(&o.stderr);
         return Err(format!("tar could not extract the source: {}", last_line(&why)));
