@@ -190,12 +190,7 @@ async fn a_worker_that_reports_a_biased_result_is_flagged_and_purged() {
 
     // `runner serve` over the same database: /metrics counts the flagged key and the refusal,
     // the run's page flags the key and shows the refusal escaped.
-    let fleet = runner::serve::fleet::Fleet::connect(&pg.url()).await.unwrap();
-    let app = runner::serve::App::new(pg.socket_dir().join("no-results"), Some(fleet)).unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let router = runner::serve::router(std::sync::Arc::new(app));
-    tokio::spawn(async move { axum::serve(listener, router).await });
+    let addr = serve(&pg).await;
     let metrics = http_get(addr, "/metrics").await;
     assert!(metrics.contains("\nrunner_flagged_workers 1\n"), "{metrics}");
     assert!(metrics.contains("\nrunner_refusals 1\n"), "{metrics}");
@@ -218,6 +213,17 @@ async fn a_worker_that_reports_a_biased_result_is_flagged_and_purged() {
     let text = runner::fleet::status::status(&db, Some(run)).await.unwrap();
     assert!(!text.contains("FLAGGED") && !text.contains("liar"), "{text}");
     assert!(text.contains("340 done, 0 leased, 0 skipped of 340"), "{text}");
+}
+
+/// `runner serve` over `pg`'s fleet (no local results), in this process on a free port.
+async fn serve(pg: &TempPg) -> std::net::SocketAddr {
+    let fleet = runner::serve::fleet::Fleet::connect(&pg.url()).await.unwrap();
+    let app = runner::serve::App::new(pg.socket_dir().join("no-results"), Some(fleet)).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let router = runner::serve::router(std::sync::Arc::new(app));
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    addr
 }
 
 /// The whole answer to a GET of `path` from the server at `addr` (status line, headers, body).
@@ -256,12 +262,7 @@ async fn a_long_run_s_first_page_is_made_while_its_games_are_read() {
            'duration_ms', 1, 'date', '2026.11.28') \
          FROM generate_series(0, 11999) g"
     ));
-    let fleet = runner::serve::fleet::Fleet::connect(&pg.url()).await.unwrap();
-    let app = runner::serve::App::new(pg.socket_dir().join("no-results"), Some(fleet)).unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let router = runner::serve::router(std::sync::Arc::new(app));
-    tokio::spawn(async move { axum::serve(listener, router).await });
+    let addr = serve(&pg).await;
     let path = format!("/run/fleet-{run}");
     let first = http_get(addr, &path).await;
     assert!(first.starts_with("HTTP/1.1 200"), "{first}");
