@@ -4,9 +4,9 @@
 -- share by the run's id. Ties are the rule when runs outnumber the slots (most runs hold
 -- none), so the oldest runs took every slot that came free and a run submitted later waited
 -- for them to end: measured with `cargo bench -p runner --bench fleet_load -- --runs 100`,
--- one of 100 equal runs played all its 1,500 pairs in 20 s. Now such a tie goes to the run
--- whose newest claim is oldest (a run never claimed first of all), read from an index on the
--- claim time: one more index probe per active run, as the live leases are counted.
+-- at least one of 100 equal runs played all its 1,500 pairs in 20 s. Now such a tie goes to
+-- the run whose newest claim is oldest (a run never claimed first of all), read from an index
+-- on the claim time: one more index probe per active run, as the live leases are counted.
 
 -- Only claimed pairs: a run's pending pairs (no claim time) are not in it.
 CREATE INDEX pairs_claimed ON pairs (run_id, claimed_at) WHERE claimed_at IS NOT NULL;
