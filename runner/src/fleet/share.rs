@@ -134,6 +134,11 @@ pub fn share_line(
     p: &Progress,
     active: bool,
 ) -> String {
+    line_of(share, now, pairs_per_hour(p), active.then(|| pairs_left(counts, sprt, p)))
+}
+
+/// [`share_line`] from its figures: the rate, and the pairs left of an active run.
+fn line_of(share: Share, now: Option<&ShareRow>, rate: Option<f64>, left: Option<Left>) -> String {
     let mut s = format!("  share: priority {}, throughput {}", share.priority, share.throughput);
     if let Some(r) = now {
         let pct = |x: f64| format!("{:.0} %", 100.0 * x);
@@ -145,14 +150,13 @@ pub fn share_line(
             pct(r.target)
         ));
     }
-    let rate = pairs_per_hour(p);
     s.push_str(&match rate {
         Some(r) => format!(", {r:.0} pairs/h"),
         None => ", pairs/h n/a".into(),
     });
-    if active {
+    if let Some(left) = left {
         s.push_str("; ");
-        s.push_str(&time_left(pairs_left(counts, sprt, p), rate));
+        s.push_str(&time_left(left, rate));
     }
     s.push('\n');
     s
@@ -170,11 +174,12 @@ pub fn share_record(
     active: bool,
 ) -> FleetShare {
     let rate = pairs_per_hour(p);
-    let time_left = active.then(|| {
-        let secs = |pairs: f64| {
-            rate.filter(|r| *r > 0.0 && r.is_finite()).map(|r| time_for(pairs, r).as_secs_f64())
-        };
-        let (kind, pairs, low, high) = match pairs_left(counts, sprt, p) {
+    let left = active.then(|| pairs_left(counts, sprt, p));
+    let secs = |pairs: f64| {
+        rate.filter(|r| *r > 0.0 && r.is_finite()).map(|r| time_for(pairs, r).as_secs_f64())
+    };
+    let time_left = left.map(|left| {
+        let (kind, pairs, low, high) = match left {
             Left::Fixed(n) => ("fixed", n, None, None),
             Left::Sprt { expected, lo, hi } => ("sprt", expected, Some(lo), Some(hi)),
             Left::AtMost(n) => ("at_most", n, None, None),
@@ -189,7 +194,7 @@ pub fn share_record(
             seconds_high: high.and_then(secs),
         }
     });
-    let words = share_line(share, now, counts, sprt, p, active).trim().to_string();
+    let words = line_of(share, now, rate, left).trim().to_string();
     FleetShare {
         owner: owner.to_string(),
         priority: share.priority,
