@@ -406,6 +406,20 @@ pub struct AdjudicationArgs {
     /// Draw after N full moves by the engines (book moves not counted; 1 to 10000).
     #[arg(long, value_name = "N", value_parser = whole::<u32, 1, MAX_MOVES>)]
     pub maxmoves: Option<u32>,
+    /// Syzygy tablebase adjudication: the folders of the tables, colon-separated. A game ends
+    /// as soon as the tables know its result (WDL tables needed; DTZ tables optional).
+    #[arg(long, value_name = "PATH[:PATH...]")]
+    pub tb: Option<String>,
+    /// With --tb: only positions of at most N pieces, kings included [default: the largest
+    /// tables found at --tb].
+    #[arg(long, value_name = "N", requires = "tb", value_parser = whole::<u32, 3, 7>)]
+    pub tbpieces: Option<u32>,
+    /// With --tb: adjudicate as if there were no fifty-move rule (cursed wins are wins).
+    #[arg(long, requires = "tb")]
+    pub tbignore50: bool,
+    /// With --tb: which results end a game.
+    #[arg(long, value_name = "WHICH", requires = "tb", value_enum)]
+    pub tbadjudicate: Option<crate::plan::adjudication::TbAdjudicate>,
 }
 
 /// How a run is executed and where it is stored.
@@ -736,6 +750,10 @@ pub struct WorkerArgs {
     /// This worker's engine catalog instead of configs/engines.toml.
     #[arg(long, value_name = "FILE")]
     pub engines_file: Option<PathBuf>,
+    /// This worker's Syzygy tables (folders, colon-separated): runs with tablebase
+    /// adjudication are served only with them, and refused without.
+    #[arg(long, value_name = "PATH[:PATH...]")]
+    pub tb: Option<String>,
     /// Seconds a statement may take before the worker drops its connection and makes a new one
     /// [default: 20]. Hidden: the tests of a database that stops answering shorten it (and
     /// lengthen it, to show that a signal does not wait for it).

@@ -1097,3 +1097,44 @@ fn a_full_database_keeps_room_for_people_and_a_starting_worker_waits_for_a_slot(
     assert_eq!((f.count("games", first), f.count("games", second)), (0, 4));
     f.assert_nothing_doubled(second);
 }
+
+/// A run with tablebase adjudication (`--tb`): a worker without tables refuses it with the
+/// reason and plays nothing; a worker started with `--tb` serves it, and its games end by the
+/// tables as a local run's would.
+#[test]
+fn a_tablebase_run_is_refused_without_tables_and_served_with_them() {
+    let f = Fleet::new("fleet-tb");
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("data");
+    let (book, tb) = (data.join("few_pieces.epd"), data.join("syzygy"));
+    let (book, tb) = (book.to_str().unwrap(), tb.to_str().unwrap());
+    let (a, b) = (bad_spec("a", "good", None), bad_spec("b", "good", None));
+    let mut args = match_args(&a, &b, book, "8");
+    args.extend(["--book-start", "25", "--book-order", "sequential"]);
+    args.extend(["--tb", tb, "--tbpieces", "4"]);
+    let run = f.submit(&args);
+    let format = f.sql(&format!("SELECT submission->>'format' FROM runs WHERE id = {run}"));
+    assert_eq!(format, "2", "older runners refuse it instead of playing it without tables");
+    let mut w = f.worker("none", &["--concurrency", "1", "--no-artifacts"]);
+    assert!(wait_exit(&mut w, Duration::from_secs(120)).success(), "{}", f.log("none"));
+    let said = f.refused_once("none", run);
+    assert!(
+        said.contains("needs Syzygy tables for 4 pieces: start the worker with --tb PATH"),
+        "{said}"
+    );
+    assert_eq!(f.count("games", run), 0, "nothing is played without the tables");
+    // Another key: a key's refusal holds for every worker of it.
+    let key = f.worker_key("tbbox");
+    let extra = ["--concurrency", "2", "--no-artifacts", "--tb", tb];
+    let mut w = f.worker_with("tb", &f.trusted(), &extra, &[("RUNNER_WORKER_KEY", &key)]);
+    assert!(wait_exit(&mut w, Duration::from_secs(180)).success(), "{}", f.log("tb"));
+    let out = f.dir.join("pulled");
+    f.pull(run, &out);
+    let games = read_games(&out);
+    assert_eq!(games.len(), 8);
+    let by_tb: Vec<&Value> =
+        games.iter().filter(|g| g["termination"] == "adjudication-tablebase").collect();
+    assert!(!by_tb.is_empty(), "no game ended by the tables: {games:?}");
+    for g in by_tb {
+        assert!(g["tablebase"]["pieces"].as_u64().unwrap() <= 4, "{g}");
+    }
+}

@@ -10,6 +10,7 @@ use crate::plan::openings::Opening;
 use crate::plan::run_plan::RunPlan;
 use crate::play::cancel::{Cancel, cancel_on_signals};
 use crate::play::game::GameSettings;
+use crate::play::tablebase::Tables;
 use crate::report::html::live::LivePage;
 use crate::report::match_files;
 use crate::run::args as run_args;
@@ -18,20 +19,25 @@ use crate::run::{INTERRUPTED, RunOptions, StopReason, execute_with};
 use crate::store::GameRecord;
 use crate::store::dir::{RunDir, resume_command};
 
+/// A match's plan, openings, options, folder and tablebases (`--tb`).
+type MatchSetup = (RunPlan, Vec<Opening>, RunOptions, RunDir, Option<Tables>);
+
 /// Builds the plan of a match from its arguments.
-/// The folder is taken (made and locked) last, once the plan is valid.
-pub fn match_plan(args: &MatchArgs) -> Result<(RunPlan, Vec<Opening>, RunOptions, RunDir)> {
+/// The folder is taken (made and locked) last, once the plan and the tables are valid.
+pub fn match_plan(args: &MatchArgs) -> Result<MatchSetup> {
     let (plan, openings, out) =
         run_args::match_run_plan(args, || run_args::out_dir(&args.run.exec))?;
+    let tables = run_args::tables(&args.run.adjudication, &plan)?;
     let dir = run_args::take_dir(&args.run.exec, &out)?;
     let opts = RunOptions::from_exec(&args.run.exec, dir.path().to_path_buf())?;
-    Ok((plan, openings, opts, dir))
+    Ok((plan, openings, opts, dir, tables))
 }
 
 /// `runner match`. Returns the process exit code.
 pub async fn run(args: &MatchArgs) -> Result<Exit> {
-    let (plan, openings, opts, dir) = match_plan(args)?;
-    let settings = GameSettings::of_plan(&plan, opts.stall_timeout);
+    let (plan, openings, opts, dir, tables) = match_plan(args)?;
+    let settings =
+        GameSettings::of_plan(&plan, opts.stall_timeout).with_tables(tables.as_ref())?;
     let tournament = plan.kind.is_tournament();
     let anchor = gauntlet::files::anchor_index(&plan, args.tournament.anchor.as_deref())?;
     let cancel = Cancel::new();

@@ -54,13 +54,15 @@ fn save_or_check(sweep: &SweepPlan, dir: &Path, resume: bool) -> Result<()> {
 pub async fn run(args: &SweepArgs) -> Result<Exit> {
     let x = &args.run.exec;
     let (sweep, plan, openings, out) = sweep_run_plan(args, || run::args::out_dir(x))?;
+    let tables = run::args::tables(&args.run.adjudication, &plan)?;
     let dir = run::args::take_dir(x, &out)?;
     let out = dir.path().to_path_buf();
     let mut opts = RunOptions::from_exec(x, out.clone())?;
     // A swept option the engine does not declare would make the whole sweep a no-op.
     opts.required_options = sweep.param_names();
     save_or_check(&sweep, &out, x.resume)?;
-    let settings = GameSettings::of_plan(&plan, opts.stall_timeout);
+    let settings =
+        GameSettings::of_plan(&plan, opts.stall_timeout).with_tables(tables.as_ref())?;
     let cancel = Cancel::new();
     cancel_on_signals(cancel.clone(), INTERRUPTED);
     errln!(

@@ -25,10 +25,12 @@ pub async fn run(args: &TuneArgs) -> Result<Exit> {
     let x = &args.run.exec;
     let TunePlan { plan, openings, params, big_a, out } =
         tune_plan(args, || run::args::out_dir(x))?;
+    let tables = run::args::tables(&args.run.adjudication, &plan)?;
     let dir = run::args::take_dir(x, &out)?;
     let out = dir.path().to_path_buf();
     let opts = RunOptions::from_exec(x, out.clone())?;
-    let settings = GameSettings::of_plan(&plan, opts.stall_timeout);
+    let settings =
+        GameSettings::of_plan(&plan, opts.stall_timeout).with_tables(tables.as_ref())?;
     let cancel = Cancel::new();
     cancel_on_signals(cancel.clone(), INTERRUPTED);
     errln!(

@@ -17,6 +17,7 @@ use crate::fleet::schema;
 use crate::fleet::source::load::{BuildOptions, build_run_engines};
 use crate::fleet::worker::{LoadRun, WorkerOptions, run_worker};
 use crate::play::cancel::{Cancel, cancel_on_signals};
+use crate::play::tablebase::Tables;
 use crate::play::worker::default_concurrency;
 
 /// What a worker prints when a signal stops it.
@@ -55,6 +56,7 @@ pub async fn run(args: &WorkerArgs) -> Result<Exit> {
         log_dir: args.log_dir.clone(),
         trust: args.trust.clone(),
         engines_file: args.engines_file.clone(),
+        tables: args.tb.as_deref().map(Tables::open).transpose()?,
     };
     let dir = match &args.cache {
         Some(d) => d.clone(),

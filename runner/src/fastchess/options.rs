@@ -46,7 +46,6 @@ pub struct State {
     pub print: Option<String>,
 }
 
-const TB: &str = "not supported: Syzygy tablebase adjudication (no tablebases here)";
 
 impl State {
     fn set(&mut self, flag: &str, value: Option<String>) {
@@ -118,8 +117,25 @@ impl State {
             }
             "-resign" => self.resign(o)?,
             "-maxmoves" => self.set("--maxmoves", Some(o.single()?.into())),
-            "-tb" | "-tbpieces" | "-tbignore50" | "-tbadjudicate" => {
-                return Err(format!("{name}: {TB}"));
+            // Syzygy adjudication: the folders `:`-separated as on Linux; `-tbpieces 0` is
+            // fastchess's "every table", the runner's default.
+            "-tb" => self.set("--tb", Some(o.single()?.into())),
+            "-tbpieces" => match number::<u32>(name, o.single()?)? {
+                0 => {}
+                n => self.set("--tbpieces", Some(n.to_string())),
+            },
+            "-tbignore50" => {
+                o.none()?;
+                self.set("--tbignore50", None);
+            }
+            "-tbadjudicate" => {
+                let v = match o.single()? {
+                    "BOTH" => "both",
+                    "WIN_LOSS" => "win-loss",
+                    "DRAW" => "draw",
+                    v => return Err(format!("{name}: expected BOTH, WIN_LOSS or DRAW, got {v:?}")),
+                };
+                self.set("--tbadjudicate", Some(v.into()));
             }
             "-pgnout" => self.pgnout(o, env)?,
             "-epdout" => self.epdout(o, env)?,

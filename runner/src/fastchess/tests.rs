@@ -205,9 +205,17 @@ fn adjudication_with_fastchess_defaults_for_missing_keys() {
     assert!(refusal("-draw score=-5").contains("cannot be negative"));
     assert!(refusal("-resign twosided=yes").contains("expected true or false"));
     assert!(refusal("-draw moves=3").contains("unknown key \"moves\""));
-    for tb in ["-tb /s", "-tbpieces 6", "-tbignore50", "-tbadjudicate DRAW"] {
-        assert!(refusal(tb).contains("not supported: Syzygy"), "{tb}");
-    }
+}
+
+#[test]
+fn tablebase_adjudication_maps_to_the_runners_flags() {
+    assert_eq!(
+        mapped("-tb /s:/t -tbpieces 4 -tbignore50 -tbadjudicate WIN_LOSS"),
+        "--tb /s:/t --tbpieces 4 --tbignore50 --tbadjudicate win-loss --fault-limit 1"
+    );
+    assert_eq!(mapped("-tb /s -tbpieces 0 -tbadjudicate DRAW"), "--tb /s --tbadjudicate draw --fault-limit 1");
+    assert!(refusal("-tb /s -tbadjudicate SOME").contains("expected BOTH, WIN_LOSS or DRAW"));
+    assert!(refusal("-tb /s -tbpieces x").contains("-tbpieces"));
 }
 
 #[test]
@@ -286,7 +294,7 @@ fn options_the_runner_lacks_are_refused_one_line_each() {
     ] {
         assert!(refusal(opt).starts_with(needle), "{opt}: {}", refusal(opt));
     }
-    let all = refused(&format!("{BASE} -strict -testEnv -tb x"));
+    let all = refused(&format!("{BASE} -strict -testEnv -crc32 pgn=true"));
     assert_eq!(all.len(), 3, "every refused option has its line: {all:?}");
     assert!(refused("rounds 3")[0].contains("not a fastchess option"));
 }

@@ -13,9 +13,11 @@ use super::identity::{check_same, identify_all, resolve_trusted};
 use super::pair::RunSpec;
 use super::queue::RunRow;
 use super::submission::Submission;
+use super::tablebase::worker_settings;
 use super::worker::{Served, run_log_dir};
 use crate::plan::engine_spec::EngineSpec;
 use crate::plan::engines::EngineCatalog;
+use crate::play::tablebase::Tables;
 use crate::play::worker::EnginePool;
 
 /// What a worker brings to every run it loads.
@@ -27,6 +29,8 @@ pub struct LoadOptions {
     pub trust: Vec<PathBuf>,
     /// The engines file to read instead of configs/engines.toml (`--engines-file`).
     pub engines_file: Option<PathBuf>,
+    /// This worker's Syzygy tables (`--tb`), for the runs that adjudicate by them.
+    pub tables: Option<Tables>,
 }
 
 /// Loads run `row` for this worker, with the files of the run's artifacts on this machine by
@@ -40,6 +44,7 @@ pub fn load_run(
     built: &HashMap<String, PathBuf>,
 ) -> Result<Served, String> {
     let sub = Submission::from_stored(&row.submission).map_err(|e| format!("{e:#}"))?;
+    let settings = worker_settings(sub.game_settings(), opts.tables.as_ref())?;
     let catalog = EngineCatalog::load(opts.engines_file.as_deref())
         .map_err(|e| format!("cannot read this worker's engines: {e:#}"))?;
     let mut plan = sub.plan().clone();
@@ -79,7 +84,7 @@ pub fn load_run(
         id: row.id,
         // Records carry the submitted plan's hash, as a local run of that plan stamps them.
         plan_hash: sub.plan().merge_hash(),
-        settings: sub.game_settings(),
+        settings,
         openings: sub.openings.clone(),
         plan,
         pools,

@@ -12,7 +12,7 @@
 //! step) by the rules a local run uses; [`submission`] is what a run stores, [`identity`] tells
 //! the engines' binaries apart and decides which a worker trusts, [`load`] loads a run on a
 //! worker, [`pair`] plays one game pair, [`worker`] is the worker's loop, [`pull`] writes the
-//! results folder, [`status`] formats `runner status`, [`share`] words a run's share of the fleet
+//! results folder, [`tablebase`] the runs that need Syzygy tables, [`status`] formats `runner status`, [`share`] words a run's share of the fleet
 //! and its time left, [`workers`] `runner workers`, [`worker_stats`] the per-worker lines of a
 //! run's status (residuals, flags), [`source`] engines built from source at a commit (the
 //! submitter's archive and bench, the workers' builds).
@@ -31,6 +31,7 @@ pub mod share;
 pub mod source;
 pub mod status;
 pub mod submission;
+pub mod tablebase;
 pub mod worker;
 pub mod worker_stats;
 pub mod workers;

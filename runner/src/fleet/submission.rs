@@ -136,7 +136,8 @@ impl Submission {
             })
             .collect::<Result<Vec<_>>>()?;
         let run = RunFile::new(plan);
-        Ok(Submission { format: SUBMISSION_FORMAT, run, openings, engines, settings, experiment })
+        let format = super::tablebase::format_for(&run.plan, SUBMISSION_FORMAT);
+        Ok(Submission { format, run, openings, engines, settings, experiment })
     }
 
     pub fn plan(&self) -> &RunPlan {
@@ -426,6 +427,7 @@ impl SubmissionHead {
 fn check_format(v: &Value) -> Result<()> {
     match v.get("format").and_then(Value::as_u64) {
         Some(f) if f == u64::from(SUBMISSION_FORMAT) => Ok(()),
+        Some(f) if f == u64::from(super::tablebase::TB_FORMAT) => Ok(()),
         Some(f) => bail!(
             "it was submitted by a runner with submission format {f}, this one reads \
              {SUBMISSION_FORMAT}: use the same runner version"

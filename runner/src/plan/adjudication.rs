@@ -1,5 +1,6 @@
-//! Adjudication rules of a run (`--draw`, `--resign`, `--maxmoves`): part of the plan; the
-//! per-game tracking is `crate::play::adjudication`.
+//! Adjudication rules of a run (`--draw`, `--resign`, `--maxmoves`, and the rule of `--tb`):
+//! part of the plan; the per-game tracking is `crate::play::adjudication`, the tables are
+//! probed by `crate::play::tablebase`.
 
 use serde::{Deserialize, Serialize};
 
@@ -33,6 +34,79 @@ pub struct Adjudication {
     pub resign: Option<ResignRule>,
     /// A draw after this many full moves played by the engines (book moves not counted).
     pub max_moves: Option<u32>,
+    /// Syzygy tablebase adjudication (`--tb`): which positions and results. Where the tables
+    /// are is not part of the plan (each machine has its own path, `--tb PATH`). Left out of
+    /// run.json when absent, so plans without it keep their hash.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tablebase: Option<TablebaseRule>,
+}
+
+/// Which tablebase results end a game (`--tbadjudicate`, fastchess's `-tbadjudicate`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum TbAdjudicate {
+    /// Only won (and so lost) positions.
+    WinLoss,
+    /// Only drawn positions.
+    Draw,
+    /// Both.
+    #[default]
+    Both,
+}
+
+impl TbAdjudicate {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TbAdjudicate::WinLoss => "win-loss",
+            TbAdjudicate::Draw => "draw",
+            TbAdjudicate::Both => "both",
+        }
+    }
+}
+
+/// `--tb PATH --tbpieces N [--tbignore50] [--tbadjudicate ...]`: a game ends as soon as a
+/// position with at most `pieces` pieces (kings included) is in the Syzygy tables, with the
+/// tables' result. `pieces` is always concrete in a plan (by default the largest tables found
+/// at `--tb` when the run was planned), so that a fleet worker knows which tables it needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TablebaseRule {
+    pub pieces: u32,
+    /// Adjudicate as if there were no fifty-move rule (cursed wins are wins, blessed losses
+    /// losses). Left out of run.json when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ignore50: bool,
+    pub adjudicate: TbAdjudicate,
+}
+
+/// The most pieces a Syzygy table holds (7-piece tables exist; none larger).
+pub const TB_MAX_PIECES: u32 = 7;
+
+impl TablebaseRule {
+    /// The rule of `--tbpieces` (None: `found`, the largest tables at `--tb`), `--tbignore50`
+    /// and `--tbadjudicate`.
+    pub fn new(
+        pieces: Option<u32>,
+        found: u32,
+        ignore50: bool,
+        adjudicate: TbAdjudicate,
+    ) -> anyhow::Result<TablebaseRule> {
+        let pieces = pieces.unwrap_or(found);
+        if !(3..=TB_MAX_PIECES).contains(&pieces) {
+            anyhow::bail!("--tbpieces must be 3 to {TB_MAX_PIECES} (got {pieces})");
+        }
+        Ok(TablebaseRule { pieces, ignore50, adjudicate })
+    }
+
+    /// One line for logs and the fleet: "Syzygy 4 pieces, win-loss and draw, fifty-move rule".
+    pub fn describe(&self) -> String {
+        let what = match self.adjudicate {
+            TbAdjudicate::Both => "wins, losses and draws",
+            TbAdjudicate::WinLoss => "wins and losses",
+            TbAdjudicate::Draw => "draws",
+        };
+        let fifty = if self.ignore50 { "fifty-move rule ignored" } else { "fifty-move rule" };
+        format!("Syzygy tablebases up to {} pieces: {what}, {fifty}", self.pieces)
+    }
 }
 
 fn key_values(input: &str, keys: &[&str]) -> Result<Vec<i64>, String> {
@@ -105,6 +179,7 @@ impl Adjudication {
                 Some(0) => anyhow::bail!("--maxmoves must be > 0"),
                 m => m,
             },
+            tablebase: None,
         })
     }
 }

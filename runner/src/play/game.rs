@@ -15,6 +15,7 @@ use crate::plan::time_control::TimeControl;
 use crate::plan::variant::Variant;
 use crate::play::adjudication::{Adjudicator, MovePlayed};
 use crate::play::clock::Clock;
+use crate::play::tablebase::{TbProbe, Tables};
 use crate::play::termination::Termination;
 use crate::play::uci::{UciEngine, UciError, position_command};
 use crate::play::uci_info::Eval;
@@ -65,6 +66,9 @@ pub struct GameSettings {
     pub variant: Variant,
     /// `--wait`: the pause of a game slot after each game.
     pub wait: Duration,
+    /// This machine's Syzygy tables, for a plan with a tablebase rule (`--tb PATH`); set by
+    /// [`GameSettings::with_tables`].
+    pub tables: Option<Tables>,
 }
 
 impl GameSettings {
@@ -79,7 +83,27 @@ impl GameSettings {
             stall_timeout,
             variant: plan.variant,
             wait: Duration::from_millis(plan.scheduling.wait_ms),
+            tables: None,
         }
+    }
+
+    /// These settings with the tables at `--tb` (`tb`), checked against the plan's tablebase
+    /// rule before any game: a plan with the rule and no tables, or tables that do not cover
+    /// it, is an error (a game is never played without the adjudication it asked for).
+    pub fn with_tables(mut self, tb: Option<&Tables>) -> anyhow::Result<GameSettings> {
+        match (self.adjudication.tablebase, tb) {
+            (Some(rule), Some(t)) => {
+                t.check_covers(&rule)?;
+                self.tables = Some(t.clone());
+            }
+            (Some(rule), None) => anyhow::bail!(
+                "the run asks for tablebase adjudication ({}): give --tb PATH",
+                rule.describe()
+            ),
+            (None, Some(_)) => anyhow::bail!("--tb is given but the run has no tablebase rule"),
+            (None, None) => {}
+        }
+        Ok(self)
     }
 
     /// What an engine with limits `own` may use in a game with these settings.
@@ -138,6 +162,8 @@ pub struct GameOutcome {
     pub duration: Duration,
     /// What White and Black could use.
     pub limits: [SideLimit; 2],
+    /// What the tables said, for a game they ended.
+    pub tablebase: Option<TbProbe>,
 }
 
 /// A flag fall as the runner saw it, so that a forfeit can be checked from the record alone:
@@ -160,6 +186,7 @@ struct Ending {
     faulty: Option<Color>,
     illegal_move: Option<String>,
     forfeit: Option<Forfeit>,
+    tablebase: Option<TbProbe>,
 }
 
 impl Ending {
@@ -171,6 +198,7 @@ impl Ending {
             faulty: None,
             illegal_move: None,
             forfeit: None,
+            tablebase: None,
         }
     }
 
@@ -182,6 +210,7 @@ impl Ending {
             faulty: Some(side),
             illegal_move: None,
             forfeit: None,
+            tablebase: None,
         }
     }
 
@@ -195,6 +224,7 @@ impl Ending {
             faulty: Some(side),
             illegal_move: None,
             forfeit: Some(forfeit),
+            tablebase: None,
         }
     }
 }
@@ -262,6 +292,7 @@ pub async fn play_game(
         forfeit: e.forfeit,
         duration: started.elapsed(),
         limits,
+        tablebase: e.tablebase,
     };
     // Both engines get ready; one that cannot loses the game.
     for (color, eng) in [(Color::White, &mut *white), (Color::Black, &mut *black)] {
@@ -274,6 +305,7 @@ pub async fn play_game(
     }
     let mut clocks = limits.map(|l| Clock::new(l.clock));
     let mut adjudicator = Adjudicator::new(settings.adjudication);
+    let tablebase = settings.adjudication.tablebase.zip(settings.tables.as_ref());
     let mut last_reply_at: Option<Instant> = None;
     loop {
         let side = board.pos.turn();
@@ -291,6 +323,13 @@ pub async fn play_game(
         let uci = board.play(mv);
         moves.push(MoveInfo { uci, ..record });
         if let Some(end) = board.rules_ending() {
+            return Ok(finish(end, moves));
+        }
+        if let Some((rule, tables)) = tablebase
+            && let Some((winner, probe)) = tables.adjudicate(&board.pos, &rule)
+        {
+            let mut end = Ending::decided(Termination::AdjudicationTablebase, winner);
+            end.tablebase = Some(probe);
             return Ok(finish(end, moves));
         }
         let played = MovePlayed {

@@ -1,5 +1,5 @@
 //! The play layer: engines as UCI processes and what happens over the board (one UCI driver,
-//! clocks, the game loop, adjudication, terminations, the worker pools for games and for
+//! clocks, the game loop, adjudication (tablebases too), terminations, the worker pools for games and for
 //! position probes, cancellation). Uses `plan` only.
 
 pub mod adjudication;
@@ -11,6 +11,7 @@ pub mod orphans;
 pub mod pause;
 pub mod probe;
 pub mod probe_pool;
+pub mod tablebase;
 pub mod termination;
 pub mod uci;
 #[cfg(test)]

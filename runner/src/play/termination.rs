@@ -13,6 +13,8 @@ pub enum Termination {
     InsufficientMaterial,
     AdjudicationDraw,
     AdjudicationResign,
+    /// The Syzygy tables know the result (`--tb`).
+    AdjudicationTablebase,
     MaxMoves,
     TimeForfeit,
     IllegalMove,
@@ -25,7 +27,7 @@ pub enum Termination {
 
 impl Termination {
     /// All kinds, in display order.
-    pub const ALL: [Termination; 14] = [
+    pub const ALL: [Termination; 15] = [
         Termination::Checkmate,
         Termination::Stalemate,
         Termination::Threefold,
@@ -33,6 +35,7 @@ impl Termination {
         Termination::InsufficientMaterial,
         Termination::AdjudicationDraw,
         Termination::AdjudicationResign,
+        Termination::AdjudicationTablebase,
         Termination::MaxMoves,
         Termination::TimeForfeit,
         Termination::IllegalMove,
@@ -52,6 +55,7 @@ impl Termination {
             Termination::InsufficientMaterial => "insufficient-material",
             Termination::AdjudicationDraw => "adjudication-draw",
             Termination::AdjudicationResign => "adjudication-resign",
+            Termination::AdjudicationTablebase => "adjudication-tablebase",
             Termination::MaxMoves => "max-moves",
             Termination::TimeForfeit => "time-forfeit",
             Termination::IllegalMove => "illegal-move",
@@ -72,6 +76,7 @@ impl Termination {
             | Termination::InsufficientMaterial => "normal",
             Termination::AdjudicationDraw
             | Termination::AdjudicationResign
+            | Termination::AdjudicationTablebase
             | Termination::MaxMoves => "adjudication",
             Termination::TimeForfeit => "time forfeit",
             Termination::IllegalMove => "illegal move",
@@ -92,6 +97,7 @@ impl Termination {
             Termination::InsufficientMaterial => "draw by insufficient material",
             Termination::AdjudicationDraw => "draw by adjudication",
             Termination::AdjudicationResign => "loss by resign adjudication",
+            Termination::AdjudicationTablebase => "adjudication by tablebase (SyzygyTB)",
             Termination::MaxMoves => "draw by move limit",
             Termination::TimeForfeit => "loss on time",
             Termination::IllegalMove => "loss by illegal move",

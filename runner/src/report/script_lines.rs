@@ -106,7 +106,7 @@ impl ScriptLines {
             rec.white,
             rec.black,
             rec.result.pgn(),
-            rec.termination.describe()
+            rec.ending_text()
         )];
         let due = |n: u64| n > 0 && done.is_multiple_of(n);
         let p = rec.pairing;

@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Result, anyhow, bail};
 
-use crate::cli::{ExecArgs, MatchArgs, RunArgs};
-use crate::plan::adjudication::Adjudication;
+use crate::cli::{AdjudicationArgs, ExecArgs, MatchArgs, RunArgs};
+use crate::plan::adjudication::{Adjudication, TB_MAX_PIECES, TablebaseRule};
 use crate::plan::engine_spec::EngineSpec;
 use crate::plan::engines::resolve_engines;
 use crate::plan::openings::{Opening, book_for_plan};
@@ -14,6 +14,7 @@ use crate::plan::run_plan::{PgnTags, RunKind, RunPlan, game_pairs, games_to_play
 use crate::plan::schedule::{Pairing, Scheduling, Shard};
 use crate::plan::time_control::{TimeControl, limit_caps, time_controls};
 use crate::plan::tournament;
+use crate::play::tablebase::Tables;
 use crate::store::dir::{DirMode, RunDir};
 use crate::store::{results_dir, run_seed};
 
@@ -49,8 +50,9 @@ pub fn run_plan(
     let (b, a, x) = (&args.book, &args.adjudication, &args.exec);
     crate::plan::names::check_run_names(&engines, &pairings)?;
     let (openings, book) = book_for_plan(b.book.as_deref(), b.book_plies, b.variant)?;
-    let adjudication =
+    let mut adjudication =
         Adjudication::from_flags(a.draw.as_deref(), a.resign.as_deref(), a.maxmoves)?;
+    adjudication.tablebase = tablebase_rule(a)?;
     let games = games_to_play(x.games, sprt.is_some())?;
     let pairs = game_pairs(games, pairings.len())?;
     let shard = x.shard.as_deref().map(Shard::parse).transpose().map_err(|e| anyhow!(e))?;
@@ -123,6 +125,37 @@ pub fn match_run_plan(
     let out = out()?;
     let (plan, openings) = run_plan(&args.run, kind, (engines, pairings), tcs[0], sprt, &out)?;
     Ok((plan, openings, out))
+}
+
+/// The tablebase rule of `--tb`, `--tbpieces`, `--tbignore50`, `--tbadjudicate`. Without
+/// `--tbpieces` the tables at `--tb` are read here for their largest piece count; with it they
+/// are checked where the games are played ([`tables`]), so that `runner submit` needs none.
+pub fn tablebase_rule(a: &AdjudicationArgs) -> Result<Option<TablebaseRule>> {
+    let Some(paths) = a.tb.as_deref() else { return Ok(None) };
+    let found = match a.tbpieces {
+        Some(n) => n,
+        None => Tables::open(paths)?.max_pieces().min(TB_MAX_PIECES),
+    };
+    let rule =
+        TablebaseRule::new(a.tbpieces, found, a.tbignore50, a.tbadjudicate.unwrap_or_default())?;
+    Ok(Some(rule))
+}
+
+/// The tables at `--tb`, opened once for every game of the run and checked against the plan's
+/// rule (none without `--tb`): called before the run's folder is taken, so that missing or
+/// unreadable tables stop the run before anything is written.
+pub fn tables(a: &AdjudicationArgs, plan: &RunPlan) -> Result<Option<Tables>> {
+    let tables = a.tb.as_deref().map(Tables::open).transpose()?;
+    if let (Some(t), Some(rule)) = (&tables, &plan.adjudication.tablebase) {
+        t.check_covers(rule)?;
+        if !rule.ignore50 && !t.has_dtz() {
+            errln!(
+                "note: no DTZ tables (*.rtbz) at --tb: won and lost positions are adjudicated \
+                 only right after a capture or pawn move (draws at once); see --tbignore50"
+            );
+        }
+    }
+    Ok(tables)
 }
 
 /// `--sprt SPEC`.

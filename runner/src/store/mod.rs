@@ -29,6 +29,7 @@ use crate::plan::schedule::Pairing;
 use crate::plan::time_control::TimeControl;
 use crate::plan::variant::Variant;
 use crate::play::game::{GameOutcome, GameResult, round3};
+use crate::play::termination::Termination;
 use crate::play::uci_info::Eval;
 use crate::play::worker::GameTask;
 use crate::store::move_fields::MoveFields;
@@ -108,8 +109,38 @@ impl GameRecord {
         self.pgn_text((&event, &site), &tc, plan.variant, pairings, style, comments)
     }
 
-    /// The comments of games.pgn: `book`, or cutechess's `+0.31/12 0.153s`.
+    /// How the game ended, in words: fastchess's and cutechess-cli's for a tablebase ending
+    /// ("White wins by adjudication: SyzygyTB", "Draw by adjudication: SyzygyTB"), else
+    /// [`Termination::describe`].
+    pub fn ending_text(&self) -> String {
+        if self.termination != Termination::AdjudicationTablebase {
+            return self.termination.describe().to_string();
+        }
+        match self.result {
+            GameResult::WhiteWins => "White wins by adjudication: SyzygyTB".into(),
+            GameResult::BlackWins => "Black wins by adjudication: SyzygyTB".into(),
+            GameResult::Draw => "Draw by adjudication: SyzygyTB".into(),
+        }
+    }
+
+    /// The comments of games.pgn: `book`, or cutechess's `+0.31/12 0.153s`; the last move of a
+    /// game the tables ended also says so, with their value (`White wins by adjudication:
+    /// SyzygyTB, 4 pieces, WDL win for Black to move`).
     fn runner_comments(&self) -> Vec<String> {
+        let mut comments = self.move_comments();
+        if let (Some(tb), Some(last)) = (&self.tablebase, comments.last_mut()) {
+            last.push_str(&format!(
+                ", {}, {} pieces, WDL {} for {} to move",
+                self.ending_text(),
+                tb.pieces,
+                tb.wdl.as_str(),
+                if tb.turn == shakmaty::Color::White { "White" } else { "Black" }
+            ));
+        }
+        comments
+    }
+
+    fn move_comments(&self) -> Vec<String> {
         (0..self.moves.len())
             .map(|i| {
                 if i < self.book_plies {
@@ -236,6 +267,7 @@ pub fn make_record(
         plan_hash: None,
         first_white: (first_white != (task.game == 0)).then_some(first_white),
         limits: Some(out.limits),
+        tablebase: out.tablebase,
     }
 }
 
@@ -577,6 +609,7 @@ pub(crate) mod tests {
             plan_hash: Some(plan().merge_hash()),
             first_white: None,
             limits: None,
+            tablebase: None,
         }
     }
 

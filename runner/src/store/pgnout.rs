@@ -259,7 +259,7 @@ fn move_comment(rec: &GameRecord, i: usize, f: &CommentFields) -> String {
         parts.push(format!("pv=\"{pv}\""));
     }
     if i + 1 == rec.moves.len() {
-        parts.push(rec.termination.describe().to_string());
+        parts.push(rec.ending_text());
     }
     parts.join(", ")
 }

@@ -166,7 +166,7 @@ fn check_players(r: &GameRecord, plan: &RunPlan) -> Result<(), String> {
 }
 
 /// Whether `result` is one that `termination` can give. A loss on time is a draw when the
-/// opponent has no mating material left, so it may be either.
+/// opponent has no mating material left, so it may be either; the tables give any result.
 pub fn check_result(result: GameResult, termination: Termination) -> Result<(), String> {
     use Termination::*;
     let draw = result == GameResult::Draw;
@@ -176,7 +176,7 @@ pub fn check_result(result: GameResult, termination: Termination) -> Result<(), 
         }
         Checkmate | AdjudicationResign | IllegalMove | Crash | Stall | Disconnect
         | GarbageOutput => !draw,
-        TimeForfeit => true,
+        TimeForfeit | AdjudicationTablebase => true,
     };
     if ok {
         Ok(())
@@ -262,7 +262,8 @@ mod tests {
             let (draw, win) = (check_result(Draw, t).is_ok(), check_result(WhiteWins, t).is_ok());
             assert_eq!(check_result(BlackWins, t).is_ok(), win, "{t:?}");
             assert!(draw || win, "{t:?} allows no result");
-            assert_eq!(draw && win, t == Termination::TimeForfeit, "{t:?}");
+            let either = [Termination::TimeForfeit, Termination::AdjudicationTablebase];
+            assert_eq!(draw && win, either.contains(&t), "{t:?}");
         }
     }
 }

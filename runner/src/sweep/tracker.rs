@@ -149,6 +149,7 @@ mod tests {
             plan_hash: None,
             first_white: None,
             limits: None,
+            tablebase: None,
         }
     }
 

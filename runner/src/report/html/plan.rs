@@ -150,6 +150,7 @@ fn adjudication(a: &crate::plan::adjudication::Adjudication) -> String {
         ("draw", a.draw.as_ref().map(json_text)),
         ("resign", a.resign.as_ref().map(json_text)),
         ("max_moves", a.max_moves.as_ref().map(json_text)),
+        ("tablebase", a.tablebase.as_ref().map(json_text)),
     ]
     .into_iter()
     .filter_map(|(k, v)| Some(format!("{k}: {}", v?)))

@@ -10,6 +10,7 @@ use stats::{Penta, Summary, Wdl};
 use crate::plan::limits::SideLimit;
 use crate::plan::run_plan::RunPlan;
 use crate::play::game::{Forfeit, GameResult};
+use crate::play::tablebase::TbProbe;
 use crate::play::termination::Termination;
 use crate::play::uci_info::Eval;
 use crate::store::merge::ShardSet;
@@ -116,6 +117,10 @@ pub struct GameRecord {
     /// (per-engine limits and time odds). Absent in records of older runners.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limits: Option<[SideLimit; 2]>,
+    /// For a game the Syzygy tables ended (`adjudication-tablebase`): their WDL value for the
+    /// side to move of the final position, its piece count and halfmove clock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tablebase: Option<TbProbe>,
 }
 
 /// `summary.json` of a run: how it stopped, each pairing's counts and statistics, and what the
