@@ -121,8 +121,9 @@ pub struct ServeArgs {
     /// The folder whose run folders are listed
     #[arg(long, value_name = "DIR", default_value = "results")]
     pub results: PathBuf,
-    /// Address and port to listen on (port 0: a free one, printed first)
-    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
+    /// Address and port to listen on (port 0: a free one, printed first); a port alone is
+    /// 127.0.0.1:PORT
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080", value_parser = parse_bind)]
     pub bind: std::net::SocketAddr,
 }
 
@@ -362,8 +363,9 @@ pub struct LimitArgs {
 /// Openings.
 #[derive(Args, Debug, Clone)]
 pub struct BookArgs {
-    /// Opening book, EPD or PGN [default: openings/default.epd, else the start position].
-    #[arg(long, value_name = "FILE")]
+    /// Opening book, EPD or PGN; `startpos`: the start position alone [default: the built-in
+    /// openings/default.epd, wherever the runner is started].
+    #[arg(long, value_name = "FILE|startpos")]
     pub book: Option<PathBuf>,
     /// Order in which openings are used.
     #[arg(long, value_enum, default_value_t = BookOrder::Random)]
@@ -425,6 +427,11 @@ pub struct AdjudicationArgs {
 /// How a run is executed and where it is stored.
 #[derive(Args, Debug, Clone, Default)]
 pub struct ExecArgs {
+    /// Send an engine's options even when it does not declare them (for engines that accept
+    /// undeclared ones); otherwise an undeclared option stops the run before any game, naming
+    /// the closest declared one.
+    #[arg(long)]
+    pub allow_unknown_options: bool,
     /// Games in the match, rounded up to whole pairs [default: 64; with --sprt: a cap of
     /// 100000].
     #[arg(long, value_name = "N")]
@@ -449,7 +456,7 @@ pub struct ExecArgs {
     #[arg(long, value_name = "K/N", requires = "seed")]
     pub shard: Option<String>,
     /// Milliseconds a clock may fall below zero before the side loses on time.
-    #[arg(long, value_name = "MS", default_value_t = 100)]
+    #[arg(long, value_name = "MS", default_value_t = crate::plan::time_control::DEFAULT_TIMEMARGIN_MS)]
     pub timemargin: u64,
     /// Stop the run when one engine loses N games in a row by its own fault (crash, stall,
     /// disconnect, garbage output, illegal move); 0: never stop. Time forfeits do not count.
@@ -595,6 +602,19 @@ fn parse_draws_floor(s: &str) -> Result<f64, String> {
 /// game down and, past the open-file limit, fails engine starts.
 pub fn max_concurrency() -> usize {
     (4 * default_concurrency()).max(16)
+}
+
+/// `--bind`: `ADDR:PORT`, or a port alone on localhost.
+fn parse_bind(s: &str) -> Result<std::net::SocketAddr, String> {
+    if let Ok(port) = s.trim().parse::<u16>() {
+        return Ok(std::net::SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    s.trim().parse().map_err(|_| {
+        format!(
+            "expected ADDRESS:PORT or a port, e.g. 8091 (127.0.0.1:8091), 0.0.0.0:8091 or \
+             [::1]:8091, got {s:?}"
+        )
+    })
 }
 
 fn parse_concurrency(s: &str) -> Result<usize, String> {
@@ -1069,5 +1089,15 @@ mod tests {
             args.extend(["--concurrency", "100000"]);
             assert!(refused(&args).contains("100000 is more than"));
         }
+    }
+
+    /// `runner serve --bind 8091` listens on 127.0.0.1:8091; a bad address says what it takes.
+    #[test]
+    fn a_bare_port_binds_localhost() {
+        assert_eq!(parse_bind("8091"), Ok("127.0.0.1:8091".parse().unwrap()));
+        assert_eq!(parse_bind("0.0.0.0:80"), Ok("0.0.0.0:80".parse().unwrap()));
+        assert_eq!(parse_bind("[::1]:8091"), Ok("[::1]:8091".parse().unwrap()));
+        let e = refused(&["serve", "--bind", "localhost:x"]);
+        assert!(e.contains("e.g. 8091 (127.0.0.1:8091)"), "{e}");
     }
 }

@@ -50,6 +50,7 @@ pub mod sample;
 pub mod selection;
 pub mod sprt;
 pub mod sprt_length;
+pub mod sprt_remaining;
 pub mod summary;
 
 pub use counts::{Counts, GameScore, Penta, Wdl};
@@ -61,4 +62,5 @@ pub use holm::holm;
 pub use residual::{Residual, worker_residual};
 pub use sprt::{EloModel, SprtResult, SprtSpec, Verdict, llr, sprt};
 pub use sprt_length::{expected_pairs, expected_pairs_from};
+pub use sprt_remaining::{Remaining, remaining_pairs};
 pub use summary::{Options, Summary, TestBasis, summarize};

@@ -18,6 +18,23 @@
 use crate::elo::{logistic_score, t_from_nelo};
 use crate::sprt::{EloModel, SprtSpec};
 
+/// The drift and the variance of the LLR's increment per pair when pair scores have mean `mu`
+/// and standard deviation `sd` (see the module's text); `None` when `sd` is not positive.
+pub fn walk_steps(mu: f64, sd: f64, spec: &SprtSpec) -> Option<(f64, f64)> {
+    if !(sd > 0.0 && sd.is_finite()) {
+        return None;
+    }
+    let (mu0, mu1) = match spec.model {
+        EloModel::Normalized => {
+            let per_game = sd * std::f64::consts::SQRT_2;
+            (0.5 + t_from_nelo(spec.elo0) * per_game, 0.5 + t_from_nelo(spec.elo1) * per_game)
+        }
+        EloModel::Logistic => (logistic_score(spec.elo0), logistic_score(spec.elo1)),
+    };
+    let step = (mu1 - mu0) / (sd * sd);
+    Some((step * (mu - (mu0 + mu1) / 2.0), step * (mu1 - mu0)))
+}
+
 /// Expected pairs until `spec` ends when pair scores have mean `mu` and standard deviation `sd`;
 /// `None` when `sd` is not positive or a figure is not finite.
 pub fn expected_pairs(mu: f64, sd: f64, spec: &SprtSpec) -> Option<f64> {
@@ -34,16 +51,7 @@ pub fn expected_pairs_from(mu: f64, sd: f64, spec: &SprtSpec, llr: f64) -> Optio
     if llr >= spec.upper_bound() || llr <= spec.lower_bound() {
         return Some(0.0);
     }
-    let (mu0, mu1) = match spec.model {
-        EloModel::Normalized => {
-            let per_game = sd * std::f64::consts::SQRT_2;
-            (0.5 + t_from_nelo(spec.elo0) * per_game, 0.5 + t_from_nelo(spec.elo1) * per_game)
-        }
-        EloModel::Logistic => (logistic_score(spec.elo0), logistic_score(spec.elo1)),
-    };
-    let step = (mu1 - mu0) / (sd * sd);
-    let d = step * (mu - (mu0 + mu1) / 2.0);
-    let v = step * (mu1 - mu0);
+    let (d, v) = walk_steps(mu, sd, spec)?;
     let (a, b) = (spec.upper_bound() - llr, spec.lower_bound() - llr);
     let n = if (d / v.sqrt()).abs() < 1e-9 {
         -a * b / v

@@ -347,3 +347,46 @@ fn book_out_refuses_a_symlink() {
     assert!(stderr(&o).contains("960.epd: it is a symbolic link"), "{}", stderr(&o));
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep me\n");
 }
+
+/// The standard start position as games.jsonl records it.
+const STARTPOS: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+
+/// A run started from a folder without `openings/default.epd` (this scratch folder) plays the
+/// default book built into the runner, not the start position; `--book startpos` asks for the
+/// start position alone; a book file of one opening is played with a note saying so.
+#[test]
+fn the_default_book_is_built_in_and_one_position_is_asked_for() {
+    let dir = scratch("books-builtin");
+    assert!(!dir.join("openings").exists());
+    let (a, b) = (bad_spec("A", "good", None), bad_spec("B", "good", None));
+    let run = |out: &str, extra: &[&str]| {
+        let mut more = vec!["--games", "8", "--maxmoves", "2", "--seed", "7"];
+        more.extend_from_slice(extra);
+        let o = run_runner(&dir, &e2e::match_args(&a, &b, out, &more));
+        assert!(o.status.success(), "{}", stderr(&o));
+        (o, read_games(&dir.join(out)), e2e::read_json(&dir.join(out).join("run.json")))
+    };
+    let (o, games, run_json) = run("builtin", &[]);
+    assert!(!stderr(&o).contains("start position"), "{}", stderr(&o));
+    let book = &run_json["plan"]["book"];
+    assert_eq!(book["path"], "openings/default.epd", "{book}");
+    assert!(book["openings"].as_u64().unwrap_or(0) > 1000, "{book}");
+    let fens: std::collections::BTreeSet<&str> =
+        games.iter().filter_map(|g| g["fen"].as_str()).collect();
+    assert_eq!(fens.len(), 4, "four pairs, four openings: {fens:?}");
+    assert!(!fens.contains(STARTPOS), "{fens:?}");
+
+    let (o, games, run_json) = run("startpos", &["--book", "startpos"]);
+    assert!(games.iter().all(|g| g["fen"] == STARTPOS), "{games:?}");
+    assert_eq!(run_json["plan"]["book"]["openings"], 1);
+    assert!(!stderr(&o).contains("note: book"), "{}", stderr(&o));
+
+    let one = e2e::write_book(&dir, 1);
+    let (o, games, _) = run("one", &["--book", &one]);
+    assert!(
+        stderr(&o).contains("holds one opening: every game pair starts from it"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(games.len(), 8);
+}

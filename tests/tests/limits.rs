@@ -323,3 +323,32 @@ fn scheduling_changes_are_refused_on_resume() {
         assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
     }
 }
+
+/// Engines on limits of their own (`--engine ..,nodes=3000 --engine ..,nodes=600`) are described
+/// each with its own everywhere a run's limits are shown: the first progress line, table.md,
+/// report.html (its facts, its engines table, and the command that plays the plan again, which
+/// must give each engine its `nodes=`).
+#[test]
+fn each_engines_own_limits_are_shown_everywhere() {
+    let dir = scratch("limits-shown");
+    let book = e2e::write_book(&dir, 4);
+    let a = format!("{},nodes=3000", bad_spec("n3000", "good", None));
+    let b = format!("{},nodes=600", bad_spec("n600", "good", None));
+    let args =
+        e2e::match_args(&a, &b, "out", &["--book", &book, "--games", "2", "--maxmoves", "4"]);
+    let o = run_runner(&dir, &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let said = "n3000: nodes=3000; n600: nodes=600";
+    assert!(stderr(&o).lines().next().unwrap_or("").contains(said), "{}", stderr(&o));
+    let out = dir.join("out");
+    let table = read_text(&out.join("table.md"));
+    assert!(table.contains(said) && !table.contains("tc=10+0.1"), "{table}");
+    let o = run_runner(&dir, &["report", "out", "--html"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = read_text(&out.join("report.html"));
+    let plan = e2e::html_section(&html, "plan");
+    assert!(plan.contains(said) && !plan.contains("tc=10+0.1"), "{plan}");
+    let cmd = plan.split("<pre class=\"cmd\">").nth(1).and_then(|s| s.split("</pre>").next());
+    let cmd = cmd.expect("the rebuilt command");
+    assert!(cmd.contains(",nodes=3000 ") && cmd.contains(",nodes=600 "), "{cmd}");
+}

@@ -101,6 +101,7 @@ fn engines_by_name_from_a_file_with_each_options_and_protocol_logs() {
             "--debug-log",
             "--progress",
             "quiet",
+            "--allow-unknown-options",
             "--out",
             "out",
         ],
@@ -207,4 +208,36 @@ fn an_unknown_progress_mode_is_refused() {
         assert!(err.contains("'bogus'") && err.contains("auto, plain, quiet"), "{cmd}: {err}");
         assert!(!dir.join("out").exists(), "{cmd}: a folder was made");
     }
+}
+
+/// An option the engine does not declare (`option.tmid`, a typo of t_mid) stops a match, a
+/// gauntlet and a sweep (`--fixed`) before any game, naming the closest declared option;
+/// `--allow-unknown-options` sends it anyway, with a warning.
+#[test]
+fn an_undeclared_option_is_an_error_naming_the_closest_declared_one() {
+    let engine = e2e::engine_bin().display().to_string();
+    let typo = format!("name=A,cmd={engine},option.tmid=1.2");
+    let other = format!("name=B,cmd={engine}");
+    let third = format!("name=C,cmd={engine}");
+    let limits = ["--nodes", "200", "--games", "2", "--maxmoves", "4", "--out", "out"];
+    let needle = "does not declare the option(s) tmid (did you mean t_mid?)";
+    let mut args = vec!["match", "--engine", &typo, "--engine", &other];
+    args.extend(limits);
+    let err = fails_before_any_game("undeclared-match", &args, needle);
+    assert!(err.contains("--allow-unknown-options"), "{err}");
+    let mut args = vec!["match", "--engine", &typo, "--engine", &other, "--engine", &third];
+    args.extend(limits);
+    fails_before_any_game("undeclared-gauntlet", &args, needle);
+    let mut args = vec!["sweep", "--param", "t_end", "--values", "1,2", "--fixed", "tmid=1.2"];
+    args.extend(limits);
+    fails_before_any_game("undeclared-sweep", &args, needle);
+
+    let dir = scratch("undeclared-allowed");
+    let mut args = vec!["match", "--engine", &typo, "--engine", &other, "--allow-unknown-options"];
+    args.extend(limits);
+    let o = run_runner(&dir, &args);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("does not declare option(s) tmid (sent anyway"), "{err}");
+    assert_eq!(read_games(&dir.join("out")).len(), 2);
 }

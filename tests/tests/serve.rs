@@ -289,6 +289,74 @@ fn a_local_run_s_counts_rise_live_and_its_stream_ends_with_it() {
     assert_eq!(last["games"], 8, "{last}");
 }
 
+/// What a run page shows of its counts, read in the browser: the Games heading's count, the
+/// verdict line the stream keeps current, and the live box's games and LLR; and whether the
+/// page is still the one first loaded (a mark set on it survives no reload).
+const PAGE_STATE: &str = r#"(function(){
+  var h=document.querySelector('#games h2'),v=document.querySelector('[data-live$=".verdict_line"]');
+  var f=function(k){var e=document.querySelector('#live [data-live$=".'+k+'"]');return e?e.textContent:null;};
+  return {heading:h?h.textContent:null,verdict:v?v.textContent:null,games:f('games'),llr:f('llr'),
+    updates:document.getElementById('live').getAttribute('data-updates'),kept:window.__kept===1};
+})()"#;
+
+/// A run page open in Chromium while games are played: its Games heading, its verdict line and
+/// its live box all follow the stream, and agree with each other and with the run's games after
+/// they were played, without a reload; the page says what of it is live.
+#[test]
+fn a_live_run_page_agrees_with_itself_without_a_reload() {
+    let _w = watchdog("serve-live-page", Duration::from_secs(900));
+    let Bench { dir, results, book } = bench("serve-live-page");
+    let out = results.join("live");
+    let engine = engine_bin();
+    let a = format!("name=A,cmd={}", engine.display());
+    let b = format!("name=B,cmd={},option.LMR=false", engine.display());
+    let mut args = match_args(&a, &b, "results/live", &["--book", &book]);
+    args.extend(
+        "--nodes 300 --games 2000 --concurrency 1 --maxmoves 30 --sprt elo0=0,elo1=10".split(' '),
+    );
+    let mut run = spawn_runner(&dir, &args);
+    wait_for_games(&out, 4, Duration::from_secs(180));
+    // The runner is stopped whenever the page is read, so the files hold still meanwhile.
+    let pid = run.id().to_string();
+    let signal =
+        |s: &str| assert!(Command::new("kill").args([s, &pid]).status().unwrap().success());
+    signal("-STOP");
+    let server = serve(&dir, &["--results", "results"]);
+    let port = server.port;
+    let mut page = e2e::cdp::Browser::open(&format!("http://127.0.0.1:{}/run/live", port), &dir);
+    let first = page.eval(PAGE_STATE);
+    let at_load = read_games(&out).len();
+    assert_eq!(first["heading"], format!("Games ({at_load})"), "{first}");
+    assert!(first["verdict"].as_str().is_some_and(|v| v.contains("SPRT")), "{first}");
+    let note = page.eval("document.getElementById('live-note').textContent");
+    assert!(note.as_str().is_some_and(|n| n.contains("as of this page's loading")), "{note}");
+    assert!(!get_ok(port, "/run/live").body.contains("reloads every"), "no false reload claim");
+    page.eval("window.__kept=1");
+
+    signal("-CONT");
+    wait_for_games(&out, at_load + 6, Duration::from_secs(300));
+    signal("-STOP");
+    let played = read_games(&out).len();
+    let mut seen = serde_json::Value::Null;
+    page.wait_for("the page to show every game", Duration::from_secs(60), |p| {
+        seen = p.eval(PAGE_STATE);
+        seen["games"] == played.to_string()
+    });
+    assert_eq!(seen["heading"], format!("Games ({played})"), "{seen}");
+    let llr = seen["llr"].as_str().unwrap_or("none");
+    let verdict = seen["verdict"].as_str().unwrap_or("");
+    assert!(verdict.contains(&format!(" LLR {llr} in ")), "verdict and box differ: {seen}");
+    let api = api_run(port, "live");
+    let api_llr = api["pairings"][0]["summary"]["sprt"]["llr"].as_f64().expect("an LLR");
+    assert_eq!(llr, format!("{api_llr:.2}"), "{api}");
+    assert_eq!(seen["kept"], true, "the page was reloaded: {seen}");
+    assert_ne!(seen["updates"], serde_json::Value::Null, "no event reached the page: {seen}");
+    drop(page);
+    signal("-CONT");
+    let _ = run.kill();
+    let _ = run.wait();
+}
+
 #[test]
 fn markup_in_names_options_and_tags_is_escaped() {
     let _w = watchdog("serve-escape", Duration::from_secs(600));
@@ -298,6 +366,8 @@ fn markup_in_names_options_and_tags_is_escaped() {
     let b = bad_spec("B", "good", None);
     let mut args = match_args(&a, &b, "results/x", &["--book", &book]);
     args.extend(["--nodes", "1", "--games", "2", "--event", "<script>alert(1)</script>"]);
+    // badengine declares no `Note`: sent anyway on purpose.
+    args.push("--allow-unknown-options");
     assert_eq!(run_games(&dir, &args, &results.join("x")).len(), 2);
 
     let server = serve(&dir, &["--results", "results"]);
@@ -473,8 +543,10 @@ fn the_fleet_list_shows_states_shares_and_refusals_escaped() {
         format!("name=<b>A</b>,cmd={},arg=good,option.Note=<i>x</i>", badengine_bin().display());
     let b = bad_spec("B", "good", None);
     let c = bad_spec("Carol", "good", None);
-    let plain = ["--nodes", "1", "--games", "8"];
-    let sprt = ["--nodes", "1", "--games", "200", "--sprt", "elo0=0,elo1=10"];
+    // badengine declares no `Note`: sent anyway on purpose.
+    let plain = ["--nodes", "1", "--games", "8", "--allow-unknown-options"];
+    let sprt =
+        ["--nodes", "1", "--games", "200", "--sprt", "elo0=0,elo1=10", "--allow-unknown-options"];
     let pending = submit(&dir, &url, &evil_a, &b, &book, &plain);
     let alice = submit(&dir, &url, &c, &b, &book, &sprt);
     let bob = submit(&dir, &url, &c, &b, &book, &plain);

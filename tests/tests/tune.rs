@@ -33,6 +33,8 @@ fn tune_args<'a>(engine: &'a str, seed: &'a str, out: &'a str) -> Vec<&'a str> {
         seed,
         "--concurrency",
         "1",
+        "--book",
+        "startpos",
         "--progress",
         "quiet",
         "--out",

@@ -43,13 +43,6 @@ pub async fn run(args: &MatchArgs) -> Result<Exit> {
     let cancel = Cancel::new();
     cancel_on_signals(cancel.clone(), INTERRUPTED);
     if tournament {
-        let mut tcs: Vec<String> = Vec::new();
-        for p in 0..plan.pairings.len() {
-            let tc = plan.pairing_tc(p).to_string();
-            if !tcs.contains(&tc) {
-                tcs.push(tc);
-            }
-        }
         errln!(
             "{} of {} engines: {} pairings, {} games max each, {}, {} opening(s), concurrency {}, \
              results in {}",
@@ -57,7 +50,7 @@ pub async fn run(args: &MatchArgs) -> Result<Exit> {
             plan.engines.len(),
             plan.pairings.len(),
             plan.pairs * 2,
-            tcs.join(" and "),
+            plan.limits_text(),
             openings.len(),
             opts.concurrency,
             opts.out_dir.display()
@@ -67,20 +60,11 @@ pub async fn run(args: &MatchArgs) -> Result<Exit> {
             "{}: {} games max, {}, {} opening(s), concurrency {}, results in {}",
             plan.pairings[0].label,
             plan.pairs * 2,
-            plan.tc,
+            plan.limits_text(),
             openings.len(),
             opts.concurrency,
             opts.out_dir.display()
         );
-    }
-    if plan.engines.iter().any(|e| !e.limits.is_empty())
-        || plan.nodes.is_some()
-        || plan.depth.is_some()
-    {
-        let each: Vec<String> = (0..plan.engines.len())
-            .map(|e| format!("{} {}", plan.engines[e].name, plan.side_limit(0, e)))
-            .collect();
-        errln!("limits: {}", each.join("; "));
     }
     if let Some(why) = plan.scheduling.unpaired_reason() {
         errln!(

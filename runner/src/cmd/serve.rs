@@ -10,6 +10,13 @@ use crate::serve::{Config, serve};
 /// `runner serve`: runs until stopped. Returns the process exit code.
 pub async fn run(args: &ServeArgs) -> Result<Exit> {
     let db = args.db.clone().or_else(|| std::env::var("RUNNER_DB").ok().filter(|s| !s.is_empty()));
+    if !args.results.is_dir() {
+        errln!(
+            "note: --results {}: no such folder, so no local run is listed (until it is made; \
+             give --results DIR for another)",
+            args.results.display()
+        );
+    }
     serve(Config { results: args.results.clone(), db, bind: args.bind }).await?;
     Ok(Exit::Done)
 }

@@ -48,7 +48,7 @@ pub async fn run(args: &SubmitArgs) -> Result<Exit> {
         plan.kind,
         plan.pairings.len(),
         plan.pairs * 2,
-        plan.tc,
+        plan.limits_text(),
         sub.openings.len(),
         sub.run.plan_hash.get(..12).unwrap_or(&sub.run.plan_hash),
         share.priority,

@@ -70,7 +70,7 @@ pub async fn run(args: &SweepArgs) -> Result<Exit> {
         sweep.title(),
         sweep.points.len(),
         plan.pairs * 2,
-        plan.tc,
+        plan.limits_text(),
         openings.len(),
         opts.concurrency,
         out.display()

@@ -38,7 +38,7 @@ pub async fn run(args: &TuneArgs) -> Result<Exit> {
          results in {}",
         params.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(", "),
         plan.pairs,
-        plan.tc,
+        plan.limits_text(),
         openings.len(),
         opts.concurrency,
         out.display()

@@ -5,14 +5,15 @@
 //! Time left is remaining pairs over the current rate. For a fixed-length run the remaining
 //! pairs are those neither played nor skipped. For an SPRT, each active pairing's expected
 //! remaining pairs come from its current LLR and the drift of its pairs so far (Wald's walk
-//! started at the current LLR, `stats::expected_pairs_from`), with a range from the ends of the
-//! pair mean's 95 % interval; each figure is capped by the pairs left in the schedule (the run
-//! never plays more). Nothing is claimed beyond the data: n/a without a rate, and an SPRT
+//! started at the current LLR, `stats::expected_pairs_from`), with a predictive range from
+//! simulated walks (`stats::remaining_pairs`, from 30 pairs on; its coverage on simulated SPRTs
+//! is in the README), and the time range is widened by the rate's own uncertainty; each figure
+//! is capped by the pairs left in the schedule (the run never plays more). Nothing is claimed beyond the data: n/a without a rate, and an SPRT
 //! pairing with fewer than `MIN_PAIRS` pairs gives only the schedule's bound ("at most").
 
 use std::time::Duration;
 
-use stats::{Counts, ScoreMoments, SprtSpec};
+use stats::{Counts, SprtSpec};
 
 use super::decide::stats_counts;
 use super::queue::share::{Share, ShareRow};
@@ -35,8 +36,10 @@ pub fn pairs_per_hour(p: &Progress) -> Option<f64> {
 pub enum Left {
     /// A fixed length: exactly this many pairs are left.
     Fixed(f64),
-    /// An SPRT: expected pairs left, and the range over the drift's 95 % interval.
-    Sprt { expected: f64, lo: f64, hi: f64 },
+    /// An SPRT: expected pairs left, and their predictive range (`stats::remaining_pairs`);
+    /// `gaps`, the intervals between reports the rate is measured over (the time range is
+    /// widened by the rate's uncertainty: `stats::sprt_remaining::seconds_range`).
+    Sprt { expected: f64, lo: f64, hi: f64, gaps: u64 },
     /// An SPRT without enough pairs for an estimate: at most this many (the schedule).
     AtMost(f64),
 }
@@ -56,36 +59,28 @@ pub fn pairs_left(counts: &[PairingCounts], sprt: Option<&SprtSpec>, p: &Progres
             None => return Left::AtMost(cap),
         }
     }
-    Left::Sprt { expected: expected.min(cap), lo: lo.min(cap), hi: hi.min(cap) }
+    let gaps = if p.reporting_secs >= 3600.0 { p.pairs_last_hour } else { p.pairs_done - 1 };
+    Left::Sprt {
+        expected: expected.min(cap),
+        lo: lo.min(cap),
+        hi: hi.min(cap),
+        gaps: gaps.max(0) as u64,
+    }
 }
 
-/// One pairing's expected SPRT pairs left and their range; None below `MIN_PAIRS` pairs or
-/// without a spread.
+/// Seconds for `lo..hi` pairs at `rate`, widened by the rate's uncertainty over `gaps`.
+fn range_secs(lo: f64, hi: f64, rate: f64, gaps: u64) -> (Duration, Duration) {
+    let (a, b) = stats::sprt_remaining::seconds_range(lo, hi, rate, gaps)
+        .unwrap_or((lo / rate * 3600.0, hi / rate * 3600.0));
+    (Duration::from_secs_f64(a.clamp(0.0, 1e9)), Duration::from_secs_f64(b.clamp(0.0, 1e9)))
+}
+
+/// One pairing's expected SPRT pairs left and their predictive range
+/// (`stats::remaining_pairs`); None below `MIN_PAIRS` pairs or without a spread.
 fn sprt_left(counts: &Counts, spec: &SprtSpec) -> Option<(f64, f64, f64)> {
-    let penta = counts.penta()?;
-    let n = penta.pairs();
-    if n < MIN_PAIRS {
-        return None;
-    }
-    let m = ScoreMoments::from_penta(&penta)?;
-    // The pair score's deviation (sample), and its mean's standard error.
-    let sd = m.std_error * n as f64 / ((n - 1) as f64).sqrt();
-    let se = sd / (n as f64).sqrt();
+    let penta = counts.penta().filter(|p| p.pairs() >= MIN_PAIRS)?;
     let llr = stats::sprt(counts, spec).ok()?.llr;
-    let at = |mu: f64| stats::expected_pairs_from(mu, sd, spec, llr);
-    let expected = at(m.score)?;
-    // The length is not monotone in the mean (longest between the hypotheses): its extremes
-    // over the interval, on a grid that includes both ends.
-    const STEPS: usize = 40;
-    let (mut lo, mut hi) = (expected, expected);
-    for i in 0..=STEPS {
-        let mu = m.score - 1.96 * se + 3.92 * se * i as f64 / STEPS as f64;
-        if let Some(x) = at(mu.clamp(0.0, 1.0)) {
-            lo = lo.min(x);
-            hi = hi.max(x);
-        }
-    }
-    Some((expected, lo, hi))
+    stats::remaining_pairs(&penta, spec, llr, f64::INFINITY).map(|r| (r.expected, r.low, r.high))
 }
 
 /// Time for `pairs` at `rate` pairs per hour.
@@ -100,12 +95,15 @@ pub fn time_left(left: Left, rate: Option<f64>) -> String {
     };
     match left {
         Left::Fixed(n) => format!("time left {} ({n:.0} pairs)", hm(time_for(n, rate))),
-        Left::Sprt { expected, lo, hi } => format!(
-            "time left {} [{}, {}] (SPRT: {expected:.0} pairs expected [{lo:.0}, {hi:.0}])",
-            hm(time_for(expected, rate)),
-            hm(time_for(lo, rate)),
-            hm(time_for(hi, rate))
-        ),
+        Left::Sprt { expected, lo, hi, gaps } => {
+            let (a, b) = range_secs(lo, hi, rate, gaps);
+            format!(
+                "time left {} [{}, {}] (SPRT: {expected:.0} pairs expected [{lo:.0}, {hi:.0}])",
+                hm(time_for(expected, rate)),
+                hm(a),
+                hm(b)
+            )
+        }
         Left::AtMost(n) => format!(
             "time left at most {} ({n:.0} pairs of the schedule; the SPRT's estimate needs {MIN_PAIRS} pairs)",
             hm(time_for(n, rate))
@@ -181,8 +179,12 @@ pub fn share_record(
     let time_left = left.map(|left| {
         let (kind, pairs, low, high) = match left {
             Left::Fixed(n) => ("fixed", n, None, None),
-            Left::Sprt { expected, lo, hi } => ("sprt", expected, Some(lo), Some(hi)),
+            Left::Sprt { expected, lo, hi, .. } => ("sprt", expected, Some(lo), Some(hi)),
             Left::AtMost(n) => ("at_most", n, None, None),
+        };
+        let range = match (left, rate.filter(|r| *r > 0.0 && r.is_finite())) {
+            (Left::Sprt { lo, hi, gaps, .. }, Some(r)) => Some(range_secs(lo, hi, r, gaps)),
+            _ => None,
         };
         TimeLeft {
             kind: kind.into(),
@@ -190,8 +192,8 @@ pub fn share_record(
             pairs_low: low,
             pairs_high: high,
             seconds: secs(pairs),
-            seconds_low: low.and_then(secs),
-            seconds_high: high.and_then(secs),
+            seconds_low: range.map(|r| r.0.as_secs_f64()),
+            seconds_high: range.map(|r| r.1.as_secs_f64()),
         }
     });
     let words = line_of(share, now, rate, left).trim().to_string();
@@ -271,18 +273,18 @@ mod tests {
         // A near-even result after 400 pairs: far from both bounds.
         let c = counts([20, 90, 180, 90, 20]);
         let p = progress(100_000, 400, 0, 3600.0, 400);
-        let Left::Sprt { expected, lo, hi } = pairs_left(&[c], Some(&spec), &p) else {
+        let Left::Sprt { expected, lo, hi, .. } = pairs_left(&[c], Some(&spec), &p) else {
             panic!("an SPRT estimate")
         };
         assert!(lo <= expected && expected <= hi && lo > 0.0, "{lo} {expected} {hi}");
         assert!(hi > lo, "a range, not a point: {lo} {hi}");
         // The same counts with only 50 pairs left in the schedule: never more than that.
         let short = progress(450, 400, 0, 3600.0, 400);
-        let Left::Sprt { expected, lo, hi } = pairs_left(&[c], Some(&spec), &short) else {
+        let Left::Sprt { expected, lo, hi, gaps } = pairs_left(&[c], Some(&spec), &short) else {
             panic!("an SPRT estimate")
         };
         assert!(expected <= 50.0 && lo <= 50.0 && hi <= 50.0, "{lo} {expected} {hi}");
-        let words = time_left(Left::Sprt { expected, lo, hi }, Some(400.0));
+        let words = time_left(Left::Sprt { expected, lo, hi, gaps }, Some(400.0));
         assert!(words.starts_with("time left ") && words.contains("SPRT: "), "{words}");
     }
 

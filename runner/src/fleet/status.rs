@@ -83,7 +83,7 @@ pub fn format_run(
     let sub = Submission::from_stored(&row.submission);
     let sprt = sub.as_ref().ok().and_then(|s| s.plan().sprt);
     let what = match &sub {
-        Ok(s) => format!("{} {}, {}", s.kind(), s.plan().kind, s.plan().tc),
+        Ok(s) => format!("{}, {}", s.plan().kind, s.plan().limits_text()),
         Err(e) => format!("{} ({e})", row.kind),
     };
     let state = worker_stats::state_words(&row.state, p.pairs_done, p.pairs_leased, refusals.len());
@@ -222,7 +222,7 @@ mod tests {
             reporting_secs: 1820.0,
         };
         let text = format_run(&row, &counts, &pairings, &p, &[]);
-        assert!(text.starts_with("run 7 (match match, "), "{text}");
+        assert!(text.starts_with("run 7 (match, nodes=100; "), "{text}");
         assert!(text.contains("submitted 2026-11-25T08:00:00Z by alice): decided"), "{text}");
         assert!(text.contains(": decided (A vs B: SPRT accepted H1)\n"), "{text}");
         assert!(text.contains("92 done, 0 leased, 408 skipped of 500; workers alive: 3; 92 pairs in the last hour, 180 pairs/h"), "{text}");

@@ -256,7 +256,8 @@ pub async fn submission_of_match_with(
     let anchor = anchor_index(&plan, args.tournament.anchor.as_deref())?;
     let mut checked = plan.clone();
     checked.engines.retain(|e| !sources.iter().any(|p| p.name == e.name && !p.built));
-    check_plan_engines(&checked, secs(settings.start_timeout_s), &[]).await?;
+    let allow = args.run.exec.allow_unknown_options;
+    check_plan_engines(&checked, secs(settings.start_timeout_s), &[], allow).await?;
     let experiment = Experiment::Match { anchor, anchor_elo: args.tournament.anchor_elo };
     Submission::new(plan, openings, settings, experiment, sources)
 }
@@ -288,7 +289,8 @@ pub async fn submission_of_sweep_with(
     let settings = worker_settings(&args.run.exec)?;
     let (sweep, plan, openings, _) = sweep_run_plan(args, no_folder)?;
     let required_options = sweep.param_names();
-    check_plan_engines(&plan, secs(settings.start_timeout_s), &required_options).await?;
+    let allow = args.run.exec.allow_unknown_options;
+    check_plan_engines(&plan, secs(settings.start_timeout_s), &required_options, allow).await?;
     let sweep = Box::new(sweep);
     let experiment = Experiment::Sweep { sweep, required_options };
     Submission::new(plan, openings, settings, experiment, sources)
@@ -308,8 +310,13 @@ pub async fn submission_of_tune_with(
     let settings = worker_settings(&args.run.exec)?;
     let TunePlan { plan, openings, params, big_a, .. } = tune_plan(args, no_folder)?;
     let start = start_options_without_logs(&plan, secs(settings.start_timeout_s));
-    let (engine, integer) =
-        crate::tune::run::check_engine(&plan.engines[0], &params, &start).await?;
+    let (engine, integer) = crate::tune::run::check_engine(
+        &plan.engines[0],
+        &params,
+        &start,
+        args.run.exec.allow_unknown_options,
+    )
+    .await?;
     engine.shutdown().await;
     let experiment = Experiment::Tune { params, big_a, integer };
     Submission::new(plan, openings, settings, experiment, sources)
@@ -471,6 +478,8 @@ pub(crate) mod tests {
     pub(crate) fn parse(args: &[&str]) -> Command {
         let mut v = vec!["runner"];
         v.extend_from_slice(args);
+        // The fake engine plays from the start position only.
+        v.extend(["--book", "startpos"]);
         Cli::try_parse_from(v).unwrap().command
     }
 

@@ -6,7 +6,9 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::plan::time_control::{MAX_UCI_COUNT, TimeControl, check_timemargin};
+use crate::plan::time_control::{
+    DEFAULT_TIMEMARGIN_MS, MAX_UCI_COUNT, TimeControl, check_timemargin,
+};
 
 /// The largest `nodes=` (as `--nodes`).
 pub const MAX_NODES: u64 = 1_000_000_000_000;
@@ -80,6 +82,25 @@ impl EngineLimits {
         Ok(true)
     }
 
+    /// The keys of an engine spec that give these limits (`tc=10+0.1`, `nodes=3000`, ...), as
+    /// `--engine` reads them back.
+    pub fn spec_keys(&self) -> Vec<String> {
+        let mut keys = Vec::new();
+        if let Some(c) = self.clock {
+            keys.push(c.to_string());
+        }
+        if let Some(n) = self.nodes {
+            keys.push(format!("nodes={n}"));
+        }
+        if let Some(d) = self.depth {
+            keys.push(format!("depth={d}"));
+        }
+        if let Some(ms) = self.timemargin_ms {
+            keys.push(format!("timemargin={ms}"));
+        }
+        keys
+    }
+
     /// Fills the keys this engine does not give from `each` (`--each`).
     pub fn add_defaults(&mut self, each: &EngineLimits) {
         self.clock = self.clock.or(each.clock);
@@ -136,6 +157,22 @@ impl SideLimit {
     /// `1/0.25` for a time per move); `-` without a clock.
     pub fn pgn_tag(&self) -> String {
         self.clock.map_or_else(|| "-".to_string(), |c| c.pgn_tag())
+    }
+
+    /// The limits in words for a display (`tc=10+0.1`, `nodes=3000`, `st=0.5 depth=9`): as
+    /// [`fmt::Display`], with the time margin only when it is not the default.
+    pub fn brief(&self) -> String {
+        let mut s = *self;
+        if s.timemargin_ms == DEFAULT_TIMEMARGIN_MS {
+            s.clock = None;
+            let caps = s.to_string();
+            return match self.clock {
+                Some(c) if caps.is_empty() => c.to_string(),
+                Some(c) => format!("{c} {caps}"),
+                None => caps,
+            };
+        }
+        self.to_string()
     }
 
     /// The limit words appended to `go` after the clock: `nodes N`, `depth D`.

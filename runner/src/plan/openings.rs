@@ -9,7 +9,7 @@
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{Context, Result, anyhow, bail};
 use rand::SeedableRng;
@@ -363,54 +363,103 @@ pub fn opening_sequence(
     }
 }
 
-/// The default opening book.
+/// The default opening book's name, as run.json records it (the file of the repository that
+/// the runner carries built in, so a run started from any folder has it).
 pub const DEFAULT_BOOK: &str = "openings/default.epd";
 
-/// The openings of a run and their description for the plan: `book`, else [`DEFAULT_BOOK`] when
-/// present, else the start position (with a warning).
+/// The default book's bytes, built into the runner.
+pub const DEFAULT_BOOK_BYTES: &[u8] = include_bytes!("../../../openings/default.epd");
+
+/// `--book startpos`: the standard start position alone, asked for on purpose.
+pub const STARTPOS_BOOK: &str = "startpos";
+
+/// The openings of a run and their description for the plan: `--book FILE`, `--book startpos`
+/// (the start position alone), else the default book built into the runner ([`DEFAULT_BOOK`],
+/// read from the runner itself: the folder the run starts from does not matter). A book file of
+/// one opening is played as given (it was named on purpose), with a note that every game pair
+/// starts from it.
 pub fn book_for_plan(
     book: Option<&Path>,
     plies: Option<usize>,
     variant: Variant,
 ) -> Result<(Vec<Opening>, BookInfo)> {
-    let path = match book {
-        Some(p) => Some(p.to_path_buf()),
-        None if Path::new(DEFAULT_BOOK).is_file() => Some(PathBuf::from(DEFAULT_BOOK)),
-        None => {
-            errln!(
-                "warning: no --book and no {DEFAULT_BOOK}: every game starts from the start position"
-            );
-            None
+    if book.is_some_and(|b| b == Path::new(STARTPOS_BOOK)) {
+        if variant.is_chess960() {
+            bail!("--variant fischerandom needs a book of Chess960 positions, not --book startpos");
         }
+        let info = BookInfo { path: None, sha256: None, openings: 1, plies: None };
+        return Ok((startpos_book(), info));
+    }
+    let Some(p) = book else {
+        if variant.is_chess960() {
+            bail!("--variant fischerandom needs --book (`runner book --chess960` makes one)");
+        }
+        let openings = parse_book(DEFAULT_BOOK_BYTES, false, plies, variant)
+            .with_context(|| format!("the built-in book {DEFAULT_BOOK}"))?
+            .openings;
+        let info = BookInfo {
+            path: Some(DEFAULT_BOOK.to_string()),
+            sha256: Some(crate::hex::sha256_hex(DEFAULT_BOOK_BYTES)),
+            openings: openings.len(),
+            plies,
+        };
+        return Ok((openings, info));
     };
-    if variant.is_chess960() && path.as_deref() != book {
-        bail!("--variant fischerandom needs --book (`runner book --chess960` makes one)");
+    if !p.is_file() {
+        bail!(
+            "book {} not found (`--book startpos` plays the start position alone; without \
+             --book, the built-in {DEFAULT_BOOK})",
+            p.display()
+        );
     }
-    match path {
-        Some(p) => {
-            if !p.is_file() {
-                bail!("book {} not found", p.display());
-            }
-            let openings = load_book(&p, plies, variant)?;
-            let info = BookInfo {
-                path: Some(p.display().to_string()),
-                sha256: Some(file_sha256(&p)?),
-                openings: openings.len(),
-                plies,
-            };
-            Ok((openings, info))
-        }
-        None => {
-            let openings = startpos_book();
-            Ok((openings, BookInfo { path: None, sha256: None, openings: 1, plies: None }))
-        }
+    let openings = load_book(p, plies, variant)?;
+    if openings.len() == 1 {
+        errln!(
+            "note: book {} holds one opening: every game pair starts from it (at a node or \
+             depth limit a deterministic engine then plays the same pair again and again)",
+            p.display()
+        );
     }
+    let info = BookInfo {
+        path: Some(p.display().to_string()),
+        sha256: Some(file_sha256(p)?),
+        openings: openings.len(),
+        plies,
+    };
+    Ok((openings, info))
+}
+
+/// True when `book` is the default book built into the runner (its name and its bytes), so a
+/// command rebuilt from the plan needs no `--book`.
+pub fn is_builtin_book(book: &BookInfo) -> bool {
+    book.path.as_deref() == Some(DEFAULT_BOOK)
+        && book.sha256.as_deref() == Some(crate::hex::sha256_hex(DEFAULT_BOOK_BYTES).as_str())
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 mod tests {
     use super::*;
+
+    /// Without `--book` the built-in book is played from any folder (this test runs from the
+    /// crate's folder, where no `openings/default.epd` is); `--book startpos` asks for the start
+    /// position alone.
+    #[test]
+    fn the_default_book_is_built_in_and_startpos_is_asked_for() {
+        assert!(!Path::new(DEFAULT_BOOK).exists(), "run from runner/, not the repository root");
+        let (openings, info) = book_for_plan(None, None, Variant::Standard).unwrap();
+        assert!(openings.len() > 1000, "{}", openings.len());
+        assert_eq!(info.openings, openings.len());
+        assert!(is_builtin_book(&info));
+        let (openings, info) =
+            book_for_plan(Some(Path::new(STARTPOS_BOOK)), None, Variant::Standard).unwrap();
+        assert_eq!(openings, startpos_book());
+        assert_eq!((info.path, info.openings), (None, 1));
+        let e = book_for_plan(Some(Path::new("no-such.epd")), None, Variant::Standard);
+        assert!(e.unwrap_err().to_string().contains("--book startpos"));
+        let e = book_for_plan(None, None, Variant::Fischerandom).unwrap_err().to_string();
+        assert!(e.contains("needs --book"), "{e}");
+    }
 
     #[test]
     fn epd_without_counters_gets_defaults() {

@@ -169,6 +169,42 @@ impl RunPlan {
         SideLimit::resolve(self.run_limit(p), &own)
     }
 
+    /// The limits the run's engines play under, in one line: every display of a run's limits
+    /// (the progress lines, table.md, the run page, the served list, `runner status`) says it
+    /// with this. `tc=10+0.1` when every engine plays alike (a gauntlet's clocks joined by
+    /// ` and `), else each engine's own: `n3000: nodes=3000; n600: nodes=600`. The time margin
+    /// shows only when it is not the default.
+    pub fn limits_text(&self) -> String {
+        let each: Vec<(&str, Vec<String>)> = self
+            .engines
+            .iter()
+            .enumerate()
+            .map(|(e, spec)| {
+                let mut words: Vec<String> = Vec::new();
+                let played: Vec<usize> = (0..self.pairings.len())
+                    .filter(|&p| self.pairings[p].first == e || self.pairings[p].second == e)
+                    .collect();
+                let played = if played.is_empty() { vec![0] } else { played };
+                for p in played {
+                    let w = self.side_limit(p, e).brief();
+                    if !words.contains(&w) {
+                        words.push(w);
+                    }
+                }
+                (spec.name.as_str(), words)
+            })
+            .collect();
+        match each.first() {
+            None => self.run_limit(0).brief(),
+            Some((_, first)) if each.iter().all(|(_, w)| w == first) => first.join(" and "),
+            Some(_) => each
+                .iter()
+                .map(|(name, w)| format!("{name}: {}", w.join(" and ")))
+                .collect::<Vec<_>>()
+                .join("; "),
+        }
+    }
+
     /// SHA-256 (hex) of the plan's canonical JSON.
     pub fn hash(&self) -> String {
         let json = serde_json::to_vec(self).unwrap_or_default();
@@ -242,6 +278,33 @@ pub fn plan_differences(old: &RunPlan, new: &RunPlan) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Engines on limits of their own (`--engine ..,nodes=3000 --engine ..,nodes=600`) are
+    /// described each with its own; engines alike once; a gauntlet's clocks together.
+    #[test]
+    fn limits_text_names_each_engines_own_limits() {
+        let mut plan = crate::store::tests::plan();
+        assert_eq!(plan.limits_text(), "nodes=100");
+        plan.tc = TimeControl::parse_tc("10+0.1").unwrap();
+        plan.nodes = Some(50);
+        assert_eq!(plan.limits_text(), "tc=10+0.1 nodes=50");
+        plan.timemargin_ms = 20;
+        assert_eq!(plan.limits_text(), "tc=10+0.1 nodes=50 timemargin=20");
+        plan.timemargin_ms = 100;
+        plan.engines[0].limits.nodes = Some(3000);
+        plan.engines[1].limits.nodes = Some(600);
+        assert_eq!(plan.limits_text(), "A: nodes=3000; B: nodes=600");
+        plan.engines[1].limits = plan.engines[0].limits;
+        assert_eq!(plan.limits_text(), "nodes=3000");
+        plan.engines[0].limits = Default::default();
+        plan.engines[1].limits = Default::default();
+        plan.nodes = None;
+        plan.pairings[0].tc = Some(TimeControl::parse_tc("60+0.6").unwrap());
+        let mut p2 = plan.pairings[0].clone();
+        p2.tc = None;
+        plan.pairings.push(p2);
+        assert_eq!(plan.limits_text(), "tc=60+0.6 and tc=10+0.1");
+    }
 
     /// Counts that cannot be scheduled are refused with one line, not a panic.
     #[test]

@@ -45,6 +45,9 @@ pub const MAX_UCI_COUNT: u32 = 255;
 /// so anything near this stays far from overflow).
 pub const MAX_TIMEMARGIN_MS: u64 = 86_400_000;
 
+/// `--timemargin`'s default, in milliseconds.
+pub const DEFAULT_TIMEMARGIN_MS: u64 = 100;
+
 /// Checks `--timemargin`.
 pub fn check_timemargin(ms: u64) -> anyhow::Result<u64> {
     if ms > MAX_TIMEMARGIN_MS {

@@ -11,10 +11,11 @@ use crate::plan::run_plan::RunPlan;
 use crate::report::summary::Tally;
 use crate::store::{GameRecord, write_atomic};
 
-/// The title of a match's table and plot: `mpc vs nompc: 24 games, 10+0.1`.
+/// The title of a match's table and plot: `mpc vs nompc: 24 games, tc=10+0.1`, with each
+/// engine's own limits when they differ (`RunPlan::limits_text`).
 pub fn title(plan: &RunPlan, games: usize) -> String {
     let label = plan.pairings.first().map(|p| p.label.as_str()).unwrap_or("match");
-    format!("{label}: {games} games, {}", plan.tc)
+    format!("{label}: {games} games, {}", plan.limits_text())
 }
 
 /// Writes table.md, table.csv and plot.svg of a match into `dir`; returns table.md's text.

@@ -10,6 +10,7 @@ pub mod match_plot;
 pub mod match_table;
 pub mod overhead;
 pub mod progress;
+pub mod same_moves;
 pub mod script_lines;
 pub mod summary;
 pub mod warnings;

@@ -9,6 +9,7 @@ use crate::plan::run_plan::RunPlan;
 use crate::plan::schedule::Pairing;
 use crate::play::termination::Termination;
 use crate::report::overhead::merged_overhead;
+use crate::report::same_moves::{self, SameMoves};
 use crate::store::formats::{MergeInfo, Origin, PairingSummary, RunSummary};
 use crate::store::{GameRecord, write_summary};
 
@@ -21,8 +22,10 @@ pub struct PairingTally {
     pub wdl_paired: Wdl,
     pub penta: Penta,
     /// First game of a pair waiting for its partner: pair index -> score, opening, whether the
-    /// first engine had White.
-    open: HashMap<usize, (GameScore, usize, bool)>,
+    /// first engine had White, its moves.
+    open: HashMap<usize, (GameScore, usize, bool, Vec<String>)>,
+    /// Complete pairs whose two games played the same moves.
+    pub same_moves: SameMoves,
     /// Finished pairs whose two games are not one opening with colours reversed (`--repeat 1`,
     /// `--noswap`): while there are any, the statistics are trinomial over every game.
     pub unreversed: u64,
@@ -40,15 +43,18 @@ impl PairingTally {
         *self.terminations.entry(rec.termination).or_default() += 1;
         let first_white = rec.first_is_white();
         match self.open.remove(&rec.pair) {
-            Some((other, opening, white)) if opening == rec.opening && white != first_white => {
+            Some((other, opening, white, moves))
+                if opening == rec.opening && white != first_white =>
+            {
                 let (g0, g1) = if rec.game == 0 { (s, other) } else { (other, s) };
                 self.penta.add_pair(g0, g1);
                 self.wdl_paired.add(g0);
                 self.wdl_paired.add(g1);
+                self.same_moves.add(same_moves::compare(&moves, &rec.moves));
             }
             Some(_) => self.unreversed += 1,
             None => {
-                self.open.insert(rec.pair, (s, rec.opening, first_white));
+                self.open.insert(rec.pair, (s, rec.opening, first_white, rec.moves.clone()));
             }
         }
     }
@@ -56,6 +62,12 @@ impl PairingTally {
     /// True when the statistics are trinomial (see [`PairingTally::unreversed`]).
     pub fn trinomial(&self) -> bool {
         self.unreversed > 0
+    }
+
+    /// "N of M pairs: the engines played the same moves; ..." once enough complete pairs did
+    /// (see [`SameMoves::note`]).
+    pub fn same_moves_note(&self) -> Option<String> {
+        self.same_moves.note(self.penta.pairs())
     }
 
     /// Games whose partner has not finished (none left out under trinomial statistics).
@@ -188,10 +200,25 @@ pub fn summary_json(
             losses: t.wdl_all.losses,
             unpaired_games: t.unpaired(),
             terminations: t.terminations.clone(),
+            same_moves: t.same_moves,
             stats: t.summarize(sprt),
         })
         .collect();
     RunSummary { stopped_by: stopped_by.to_string(), pairings: list, ..RunSummary::default() }
+}
+
+/// The same-moves note of every pairing that has one, each with its label when the run has
+/// several pairings (summary.json's `warnings`, the final report).
+pub fn same_moves_warnings(pairings: &[Pairing], tally: &Tally) -> Vec<String> {
+    let several = pairings.len() > 1;
+    pairings
+        .iter()
+        .zip(&tally.pairings)
+        .filter_map(|(p, t)| {
+            let note = t.same_moves_note()?;
+            Some(if several { format!("{}: {note}", p.label) } else { note })
+        })
+        .collect()
 }
 
 /// The human-readable final summary of one pairing. W-D-L counts every game; the figures below
@@ -276,6 +303,9 @@ pub fn format_pairing(
             t.unpaired()
         ));
     }
+    if let Some(note) = t.same_moves_note() {
+        s.push_str(&format!("  warning: {note}\n"));
+    }
     let terms: Vec<String> =
         t.terminations.iter().map(|(k, v)| format!("{} {v}", k.json_str())).collect();
     s.push_str(&format!(
@@ -311,6 +341,10 @@ pub fn write_gathered_summary(
     let tally = Tally::of_records(plan.pairings.len(), records);
     let mut doc = summary_json(&plan.pairings, &names, &tally, plan.sprt, stopped_by);
     doc.runner_overhead = Some(merged_overhead(records));
+    let same = same_moves_warnings(&plan.pairings, &tally);
+    if !same.is_empty() {
+        doc.warnings = Some(same);
+    }
     doc.set_origin(origin);
     write_summary(out, &doc)?;
     Ok(plan

@@ -53,6 +53,8 @@ struct Collector<'a, 'h, 'l> {
     labels: Vec<String>,
     /// Pairings whose statistics failure was already said (once each).
     stats_said: HashSet<usize>,
+    /// Pairings whose same-moves note was already said (once each).
+    same_said: HashSet<usize>,
     live: Option<LiveOutputs<'l>>,
     /// Whether a live write failure was already said (once per run).
     live_said: bool,
@@ -108,6 +110,7 @@ pub(super) async fn play_pending(
         streaks: FaultStreaks::new(opts.fault_limit),
         labels: plan.pairings.iter().map(|p| p.label.clone()).collect(),
         stats_said: HashSet::new(),
+        same_said: HashSet::new(),
         live,
         live_said: false,
         replayed: Vec::new(),
@@ -193,6 +196,12 @@ impl Collector<'_, '_, '_> {
                 " (the run goes on; shown as n/a)"
             };
             self.progress.println(&format!("{label}: {why}{tail}"));
+        }
+        if let Some(note) = self.tally.pairings[p].same_moves_note()
+            && self.same_said.insert(p)
+        {
+            let label = &plan.pairings[p].label;
+            self.progress.warn(&format!("warning: {label}: {note}"));
         }
         let input = LinesInput { plan, tally: &self.tally, colours: &self.colours };
         if let Some(rec) = self.records.last() {

@@ -12,7 +12,9 @@ mod collect;
 pub mod live;
 pub(crate) mod prepare;
 pub mod probes;
-pub use prepare::{check_plan_engines, start_options, start_options_without_logs};
+pub use prepare::{
+    check_plan_engines, closest_option, start_options, start_options_without_logs, undeclared_error,
+};
 #[cfg(test)]
 mod store_fuzz;
 
@@ -62,6 +64,8 @@ pub struct RunOptions {
     /// Options an engine must declare when its spec sets them (a sweep's parameters): an
     /// undeclared one stops the run before any game instead of a warning.
     pub required_options: Vec<String>,
+    /// `--allow-unknown-options`: other undeclared options are sent with a warning, not refused.
+    pub allow_unknown_options: bool,
     /// `--pgnout`, `--epdout`.
     pub files: OutputFiles,
     /// `--output`, `--ratinginterval`, `--scoreinterval`.
@@ -104,6 +108,7 @@ impl RunOptions {
             progress: x.progress,
             fault_limit: x.fault_limit,
             required_options: Vec::new(),
+            allow_unknown_options: x.allow_unknown_options,
             files: OutputFiles::from_flags(x.pgnout.as_deref(), x.epdout.as_deref())?,
             lines: ScriptLines::new(&x.output, x.ratinginterval, x.scoreinterval),
         })
@@ -192,7 +197,13 @@ pub async fn execute_with(
     );
     prepare::mark_decided(plan, &ctx, &tally, stopped_on_resume);
     if ctx.queued() > 0 {
-        prepare::check_engines_start(&pools, &opts.required_options, &cancel).await?;
+        prepare::check_engines_start(
+            &pools,
+            &opts.required_options,
+            opts.allow_unknown_options,
+            &cancel,
+        )
+        .await?;
     }
     let played = collect::play_pending(
         plan,
@@ -246,8 +257,10 @@ async fn finish(
     summary.affinity = opts.affinity.clone();
     let mut warned = warnings::fault_warnings(&records);
     warned.extend(warnings::starvation_warnings(plan, &records));
-    // Replayed games were already warned about as they happened; the summary keeps them too.
-    summary.warnings = Some(warned.iter().chain(&replayed).cloned().collect());
+    // Replayed games were already warned about as they happened, and the pairings' text below
+    // says the same-moves note: the summary keeps them too.
+    let same = crate::report::summary::same_moves_warnings(&plan.pairings, &tally);
+    summary.warnings = Some(warned.iter().chain(&replayed).chain(&same).cloned().collect());
     store.write_summary(&summary)?;
     let mut report = String::new();
     for w in &warned {

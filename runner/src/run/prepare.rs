@@ -97,12 +97,14 @@ pub fn start_options(plan: &RunPlan, opts: &RunOptions) -> StartOptions {
 }
 
 /// Starts every engine of `plan` once, without a results folder (no logs): `runner submit`'s
-/// check that a plan's engines start and declare its `required` options, the same check
-/// ([`check_engines_start`]) a run makes before its first game; the engines are stopped after.
+/// check that a plan's engines start and declare their options (every one unless
+/// `allow_unknown`, the `required` ones always), the same check ([`check_engines_start`]) a run
+/// makes before its first game; the engines are stopped after.
 pub async fn check_plan_engines(
     plan: &RunPlan,
     handshake_timeout: std::time::Duration,
     required: &[String],
+    allow_unknown: bool,
 ) -> Result<()> {
     let start_opts = start_options_without_logs(plan, handshake_timeout);
     let pools: Vec<Arc<EnginePool>> = plan
@@ -110,7 +112,7 @@ pub async fn check_plan_engines(
         .iter()
         .map(|s| Arc::new(EnginePool::new(s.clone(), start_opts.clone())))
         .collect();
-    let checked = check_engines_start(&pools, required, &Cancel::new()).await;
+    let checked = check_engines_start(&pools, required, allow_unknown, &Cancel::new()).await;
     for p in &pools {
         p.shutdown_idle().await;
     }
@@ -179,12 +181,45 @@ pub(super) fn mark_decided(
     }
 }
 
+/// The declared option closest to `name` (case aside), when one is close enough to be a likely
+/// typo of it (`tmid` -> `t_mid`).
+pub fn closest_option<'a>(name: &str, declared: &'a [String]) -> Option<&'a str> {
+    let name = name.to_ascii_lowercase();
+    declared
+        .iter()
+        .map(|d| (strsim::jaro_winkler(&name, &d.to_ascii_lowercase()), d))
+        .filter(|(score, _)| *score >= 0.7)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, d)| d.as_str())
+}
+
+/// The one-line error for options engine `name` sets but does not declare: each with the closest
+/// declared option, what it declares, and the flag that sends them anyway.
+pub fn undeclared_error(name: &str, undeclared: &[String], declared: &[String]) -> String {
+    let each: Vec<String> = undeclared
+        .iter()
+        .map(|u| match closest_option(u, declared) {
+            Some(c) => format!("{u} (did you mean {c}?)"),
+            None => u.clone(),
+        })
+        .collect();
+    let list = if declared.is_empty() { "none".to_string() } else { declared.join(", ") };
+    format!(
+        "engine {name} does not declare the option(s) {}; it declares: {list} \
+         (--allow-unknown-options sends them anyway)",
+        each.join(", ")
+    )
+}
+
 /// Starts every engine once before any game: one that cannot start stops the run with its error;
-/// options an engine does not declare are warned about (and sent anyway), except those in
-/// `required` (a sweep's parameters): one of those undeclared stops the run before any game.
+/// an option an engine does not declare stops the run before any game too (a typo would
+/// otherwise play the whole run without it), naming the closest declared option; with
+/// `allow_unknown` it is warned about and sent anyway, except the `required` ones (a sweep's
+/// parameters), which stop the run always.
 pub(super) async fn check_engines_start(
     pools: &[Arc<EnginePool>],
     required: &[String],
+    allow_unknown: bool,
     cancel: &Cancel,
 ) -> Result<()> {
     let mut set = tokio::task::JoinSet::new();
@@ -227,18 +262,21 @@ pub(super) async fn check_engines_start(
                     .filter(|u| required.iter().any(|r| r.eq_ignore_ascii_case(u)))
                     .map(String::as_str)
                     .collect();
-                if missing.is_empty() {
-                    errln!(
-                        "warning: engine {name} does not declare option(s) {} (sent anyway)",
-                        undeclared.join(", ")
-                    );
-                } else if refused.is_none() {
-                    refused = Some(format!(
+                if !missing.is_empty() {
+                    refused.get_or_insert(format!(
                         "engine {name} does not declare the swept option {}: a typo? \
                          (it declares: {})",
                         missing.join(", "),
                         declared.join(", ")
                     ));
+                } else if allow_unknown {
+                    errln!(
+                        "warning: engine {name} does not declare option(s) {} (sent anyway: \
+                         --allow-unknown-options)",
+                        undeclared.join(", ")
+                    );
+                } else {
+                    refused.get_or_insert(undeclared_error(&name, &undeclared, &declared));
                 }
             }
             Ok(_) => {}

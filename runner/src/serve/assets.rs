@@ -15,6 +15,7 @@ svg.llr .mark{fill:#111}svg.llr .mid{stroke:#888}form.filters{display:flex;flex-
 table.runs th,table.runs td{white-space:normal}table.runs td.n{white-space:nowrap}
 table.runs td.v,table.runs td.w{max-width:15rem}table.runs th{max-width:11rem}
 table.runs .t{white-space:nowrap}table.runs td.l{min-width:8rem}
+table.workers th,table.workers td{white-space:normal}table.workers td.n{white-space:nowrap}
 ";
 
 /// Live counts over server-sent events. The element `#live` names its stream

@@ -365,16 +365,7 @@ fn view(row: &ListRow, now: Option<&ShareRow>) -> RunView {
         "active" => State::Active,
         _ => State::Finished,
     };
-    let limits = plan.as_ref().map(|p| {
-        let mut s = p.tc.to_string();
-        if let Some(n) = p.nodes {
-            s.push_str(&format!(", {n} nodes"));
-        }
-        if let Some(d) = p.depth {
-            s.push_str(&format!(", depth {d}"));
-        }
-        s
-    });
+    let limits = plan.as_ref().map(|p| p.limits_text());
     let (rate, left) = match &row.progress {
         Some(p) => {
             let rate = pairs_per_hour(p);

@@ -120,8 +120,13 @@ pub async fn run_page(State(app): AppState, Path(id): Path<String>) -> Response 
         }
         .into_string();
         let base = format!("/run/{}/files/", pages::url_escape(&p.view.id));
-        let served =
-            Served { banner: &banner, script: assets::SCRIPT, files_base: &base, extra: &p.extra };
+        let served = Served {
+            banner: &banner,
+            script: assets::SCRIPT,
+            files_base: &base,
+            extra: &p.extra,
+            live_id: Some(&p.view.id),
+        };
         render_digest(&p.files, &p.digest, &p.live, Some(&served))
     })
     .await;

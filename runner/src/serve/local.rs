@@ -149,16 +149,7 @@ impl Local {
             Liveness::Running(why) => (State::Active, why.clone()),
             Liveness::Ended(why) => (State::Finished, why.clone()),
         };
-        let limits = files.plan().map(|p| {
-            let mut s = p.tc.to_string();
-            if let Some(n) = p.nodes {
-                s.push_str(&format!(", {n} nodes"));
-            }
-            if let Some(d) = p.depth {
-                s.push_str(&format!(", depth {d}"));
-            }
-            s
-        });
+        let limits = files.plan().map(|p| p.limits_text());
         RunView {
             id: name.to_string(),
             source: "local",

@@ -16,7 +16,7 @@ use crate::fleet::worker_stats::KeyStat;
 
 use super::assets;
 use super::games::Page;
-use super::view::{LiveCounts, RunView, State};
+use super::view::{LiveCounts, RunView, State, VERDICT_LINE};
 use crate::report::html::page::own_assets;
 
 /// Finished runs per page of the list.
@@ -232,12 +232,21 @@ fn run_row(r: &RunView, fleet: bool) -> Markup {
                 td.w { @if active {
                     (r.share_now.map_or_else(|| "n/a".into(), pct))
                     " (" (r.share_target.map_or_else(|| "n/a".into(), pct)) ")"
-                    br; (r.workers.map_or_else(dash, |w| w.to_string())) " workers, "
+                    br; (workers_text(r.workers)) ", "
                     (r.pairs_per_hour.map_or_else(|| "n/a".into(), |x| format!("{x:.0}"))) " pairs/h"
                     br; span.dim { (r.time_left.clone().unwrap_or_else(dash)) }
                 } @else { (dash()) } }
             }
         }
+    }
+}
+
+/// "1 worker", "3 workers", "– workers".
+fn workers_text(n: Option<i64>) -> String {
+    match n {
+        Some(1) => "1 worker".into(),
+        Some(n) => format!("{n} workers"),
+        None => "– workers".into(),
     }
 }
 
@@ -254,16 +263,32 @@ fn llr_bar(id: &str, at: f64) -> Markup {
     }
 }
 
-/// The banner of a run page served live: its counts, marked for the script.
+/// The banner of a run page served live: its counts, marked for the script, and what of the
+/// page they keep current (the Games heading, the first pairing's verdict line) and what not.
 pub fn run_banner(r: &RunView, events: &str) -> Markup {
     let live = LiveCounts::of(r);
+    let shown = live.fields.iter().filter(|(k, _)| *k != VERDICT_LINE);
     html! {
         div.live #live data-events=(events) data-reload="1" {
             "Live: "
-            @for (k, v) in &live.fields {
+            @for (k, v) in shown {
                 (k) " " span data-live=(format!("{}.{k}", r.id)) { (v) } "; "
             }
             a href=(format!("/run/{}/games", url_escape(&r.id))) { "games" }
+        }
+        (live_note(r))
+    }
+}
+
+/// What a live run page keeps current and what it does not, said under its live box.
+fn live_note(r: &RunView) -> Markup {
+    let lead =
+        if r.pairings.len() > 1 { "the first pairing's verdict line" } else { "the verdict line" };
+    html! {
+        p.note #live-note {
+            "These counts, the Games heading and " (lead) " update as games are played. "
+            "The tables, plots and other sections are as of this page's loading ("
+            (r.games) " games): reload for newer ones. The page reloads itself once the run has ended."
         }
     }
 }
@@ -284,7 +309,7 @@ pub fn gathering(held: i64, stored: i64) -> Markup {
 pub fn games_link(id: &str, games: u64) -> Markup {
     let base = format!("/run/{}", url_escape(id));
     html! {
-        section #games { h2 { "Games (" (games) ")" }
+        section #games { h2 { "Games (" span data-live=(format!("{id}.games")) { (games) } ")" }
             p { a href=(format!("{base}/games")) { "Browse the games" } ", or download "
                 a href=(format!("{base}/games.pgn")) { "games.pgn" } " and "
                 a href=(format!("{base}/games.jsonl")) { "games.jsonl" } "." } }
@@ -349,7 +374,7 @@ pub fn workers_page(rows: &[WorkerRow], all: bool) -> Markup {
         p { @if all { "Every worker that registered. " a href="/workers" { "Only those alive or seen lately" } }
             @else { "Workers alive or seen in the last hour. " a href="/workers?all=true" { "Every worker" } } }
         @if rows.is_empty() { p { "No worker." } } @else {
-        div.scroll { table.sortable { thead { tr {
+        div.scroll { table.sortable.workers { thead { tr {
             th scope="col" { "worker" } th scope="col" { "host" } th scope="col" { "cpu" }
             th scope="col" { "cores" } th scope="col" { "conc" } th scope="col" { "version" }
             th scope="col" { "state" } th scope="col" { "last heartbeat" } th scope="col" { "runs now" }

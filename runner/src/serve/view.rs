@@ -175,6 +175,9 @@ impl LiveCounts {
         fields.push(("nelo", s.map_or("n/a".into(), |s| with_ci(s.nelo, s.nelo_ci))));
         let sprt = s.and_then(|s| s.sprt.as_ref());
         fields.push(("llr", sprt.map_or("n/a".into(), |r| format!("{:.2}", r.llr))));
+        if let Some(p) = lead {
+            fields.push((VERDICT_LINE, verdict_line(p)));
+        }
         LiveCounts {
             id: run.id.clone(),
             ended: run.state == State::Finished,
@@ -182,6 +185,15 @@ impl LiveCounts {
             llr_at: sprt.map(|r| llr_at(r.llr, r.lower_bound, r.upper_bound)),
         }
     }
+}
+
+/// The field of [`LiveCounts`] that keeps a run page's verdict line current (not shown in the
+/// page's live box, which would say it twice).
+pub const VERDICT_LINE: &str = "verdict_line";
+
+/// The run page's verdict line of a pairing, as the report renderer words it.
+fn verdict_line(p: &PairingView) -> String {
+    crate::report::html::results::verdict_text(&p.label, p.summary.as_ref(), None)
 }
 
 /// Pentanomial counts from the worst pair (LL) to the best (WW).

@@ -142,7 +142,7 @@ pub fn write_sweep_stopped_by(
         engine: sweep.engine.clone(),
         baseline: sweep.baseline.clone(),
         fixed: sweep.fixed.clone(),
-        tc: plan.tc.to_string(),
+        tc: plan.limits_text(),
         book: plan.book.clone(),
         book_order: plan.book_order,
         seed: plan.seed,

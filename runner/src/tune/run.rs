@@ -129,24 +129,36 @@ enum Event {
 }
 
 /// Starts the engine `spec` and reads the tuned options' types (integer or not); an undeclared
-/// option is an error before any game. The engine is returned (a run keeps it for its first
-/// slot; `runner submit` shuts it down).
+/// option is an error before any game (the spec's other options too, unless `allow_unknown`:
+/// `--allow-unknown-options`). The engine is returned (a run keeps it for its first slot;
+/// `runner submit` shuts it down).
 pub async fn check_engine(
     spec: &EngineSpec,
     params: &[TuneParam],
     start: &StartOptions,
+    allow_unknown: bool,
 ) -> Result<(UciEngine, Vec<bool>)> {
     let e = UciEngine::start(spec, start).await.map_err(|e| anyhow!("{e}"))?;
     let declared: Vec<(String, String)> =
         e.declared_options.iter().cloned().zip(e.declared_types.iter().cloned()).collect();
-    let undeclared: Vec<&str> =
-        spec.options.iter().filter(|(k, _)| !e.declares(k)).map(|(k, _)| k.as_str()).collect();
-    if !undeclared.is_empty() {
+    let undeclared: Vec<String> = spec
+        .options
+        .iter()
+        .filter(|(k, _)| !e.declares(k))
+        .filter(|(k, _)| !params.iter().any(|p| p.name.eq_ignore_ascii_case(k)))
+        .map(|(k, _)| k.clone())
+        .collect();
+    if !undeclared.is_empty() && allow_unknown {
         errln!(
-            "warning: engine {} does not declare option(s) {} (sent anyway)",
+            "warning: engine {} does not declare option(s) {} (sent anyway: \
+             --allow-unknown-options)",
             spec.name,
             undeclared.join(", ")
         );
+    } else if !undeclared.is_empty() {
+        let msg = crate::run::undeclared_error(&spec.name, &undeclared, &e.declared_options);
+        e.shutdown().await;
+        bail!("{msg}");
     }
     match integer_flags(params, &spec.name, &declared) {
         Ok(flags) => Ok((e, flags)),
@@ -244,7 +256,7 @@ pub async fn run_tune(setup: TuneSetup<'_>, write: WriteOutputs<'_>) -> Result<T
     let (first, integer) = tokio::select! {
         biased;
         _ = cancel.cancelled() => bail!("interrupted before the first game"),
-        r = check_engine(&plan.engines[0], &setup.params, &start) => r?,
+        r = check_engine(&plan.engines[0], &setup.params, &start, opts.allow_unknown_options) => r?,
     };
     let spsa = as_logged(&Spsa {
         params: setup.params.clone(),

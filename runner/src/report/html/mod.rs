@@ -88,7 +88,8 @@ pub fn render_digest(
     }
     let mut nav: Vec<(&str, &str)> =
         vec![("verdict", "Verdict"), ("plan", "Plan"), ("table", "Table")];
-    body.push_str(&results::verdict_section(files, &rows, live));
+    let live_id = served.and_then(|s| s.live_id);
+    body.push_str(&results::verdict_section(files, &rows, live, live_id));
     body.push_str(&plan::section(files));
     body.push_str(&results::table_section(files, &rows));
     let games_kind = !matches!(files.kind, Kind::Calibrate | Kind::Searchtest);

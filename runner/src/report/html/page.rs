@@ -95,6 +95,9 @@ pub struct Served<'a> {
     /// HTML put after the sections (a fleet run's workers, refusals and artifacts), escaped by
     /// its maker.
     pub extra: &'a str,
+    /// The run's id in the server's live stream: the lines it keeps current are marked with it
+    /// (see `results::verdict_section`); `None` for a page without a stream.
+    pub live_id: Option<&'a str>,
 }
 
 /// The page's stylesheet and script, for a server's policy that allows them by digest.

@@ -7,9 +7,11 @@ use serde::Serialize;
 use super::escape::{esc, plain, table};
 use super::input::{Kind, RunFiles, SummaryFile};
 use crate::plan::engine_spec::EngineSpec;
+use crate::plan::openings::{STARTPOS_BOOK, is_builtin_book};
 use crate::plan::run_plan::RunPlan;
 
-/// `name=..,cmd=..,arg=..,dir=..,option.K=V` of an engine of run.json.
+/// `name=..,cmd=..,arg=..,dir=..,option.K=V` and the engine's own limits (`nodes=3000`,
+/// `tc=..`) of an engine of run.json.
 pub fn engine_spec(e: &EngineSpec) -> String {
     let mut parts = vec![format!("name={}", e.name), format!("cmd={}", e.cmd)];
     parts.extend(e.args.iter().map(|a| format!("arg={a}")));
@@ -17,6 +19,7 @@ pub fn engine_spec(e: &EngineSpec) -> String {
         parts.push(format!("dir={}", d.display()));
     }
     parts.extend(e.options.iter().map(|(k, v)| format!("option.{k}={v}")));
+    parts.extend(e.limits.spec_keys());
     parts.join(",")
 }
 
@@ -25,9 +28,34 @@ fn json_text(v: &impl Serialize) -> String {
     serde_json::to_value(v).map_or_else(|e| format!("n/a ({e})"), |v| plain(&v))
 }
 
-/// The plan's time control as text ("nodes=2000", "tc=10+0.1").
+/// The plan's limits as text ("nodes=2000", "tc=10+0.1", "A: nodes=3000; B: nodes=600"):
+/// `RunPlan::limits_text`.
 pub fn tc_text(plan: &RunPlan) -> String {
-    plan.tc.to_string()
+    plan.limits_text()
+}
+
+/// The run's own limit flags (`--tc` for each clock of its pairings, `--st`, `--nodes`,
+/// `--depth`, the caps beside a clock, `--timemargin` when not the default); the engines' own
+/// limits are keys of their `--engine`.
+fn limit_flags(plan: &RunPlan) -> Vec<String> {
+    let mut tcs = vec![plan.tc];
+    for p in 0..plan.pairings.len() {
+        let tc = plan.pairing_tc(p);
+        if !tcs.contains(&tc) {
+            tcs.push(tc);
+        }
+    }
+    let mut w: Vec<String> = Vec::new();
+    let caps = [plan.nodes.map(|n| format!("nodes={n}")), plan.depth.map(|d| format!("depth={d}"))];
+    for text in tcs.iter().map(|t| Some(t.to_string())).chain(caps).flatten() {
+        if let Some((k, v)) = text.split_once('=') {
+            w.extend([format!("--{k}"), v.to_string()]);
+        }
+    }
+    if plan.timemargin_ms != crate::plan::time_control::DEFAULT_TIMEMARGIN_MS {
+        w.extend(["--timemargin".into(), plan.timemargin_ms.to_string()]);
+    }
+    w
 }
 
 fn shell_word(s: &str) -> String {
@@ -65,12 +93,11 @@ pub fn command(files: &RunFiles) -> Option<String> {
             w.extend(["--games".into(), (plan.pairs * 2 * n).to_string()]);
         }
     }
-    let tc = tc_text(plan);
-    if let Some((k, v)) = tc.split_once('=') {
-        w.extend([format!("--{k}"), v.to_string()]);
-    }
-    if let Some(b) = &plan.book.path {
-        w.extend(["--book".into(), b.clone()]);
+    w.extend(limit_flags(plan));
+    match &plan.book.path {
+        _ if is_builtin_book(&plan.book) => {}
+        Some(b) => w.extend(["--book".into(), b.clone()]),
+        None => w.extend(["--book".into(), STARTPOS_BOOK.into()]),
     }
     w.extend(["--seed".into(), plan.seed.to_string()]);
     if let Some(s) = files.sprt() {
@@ -110,18 +137,30 @@ pub fn section(files: &RunFiles) -> String {
         .iter()
         .map(|e| {
             let opts: Vec<String> = e.options.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            vec![esc(&e.name), esc(&e.cmd), esc(&e.args.join(" ")), esc(&opts.join(", "))]
+            let own = e.limits.spec_keys().join(" ");
+            let own = if own.is_empty() { "the run's".to_string() } else { own };
+            vec![
+                esc(&e.name),
+                esc(&e.cmd),
+                esc(&e.args.join(" ")),
+                esc(&opts.join(", ")),
+                esc(&own),
+            ]
         })
         .collect();
-    s.push_str(&table("engines", &["engine", "command", "arguments", "options"], &rows));
+    let head = ["engine", "command", "arguments", "options", "limits"];
+    s.push_str(&table("engines", &head, &rows));
     let sprt = files.sprt().map_or("none".to_string(), |x| {
         format!("elo0 {} elo1 {} alpha {} beta {} ({})", x.elo0, x.elo1, x.alpha, x.beta, x.model)
     });
+    let built_in = if is_builtin_book(&plan.book) { ", built into the runner" } else { "" };
     let book = match &plan.book.path {
-        Some(p) => {
-            format!("{p} ({} openings, {} order)", plan.book.openings, json_text(&plan.book_order))
-        }
-        None => "the start position".into(),
+        Some(p) => format!(
+            "{p} ({} openings, {} order{built_in})",
+            plan.book.openings,
+            json_text(&plan.book_order)
+        ),
+        None => "the start position alone (--book startpos)".into(),
     };
     let shard = match plan.shard {
         Some(s) => format!("{} of {}", s.index, s.count),
@@ -129,7 +168,7 @@ pub fn section(files: &RunFiles) -> String {
     };
     let mut facts = vec![
         ("kind", files.kind.name().to_string()),
-        ("time control", tc_text(plan)),
+        ("limits", tc_text(plan)),
         ("book", book),
         ("seed", plan.seed.to_string()),
         ("game pairs per pairing", plan.pairs.to_string()),
@@ -211,5 +250,27 @@ mod tests {
         assert_eq!(shell_word("name=A b"), "'name=A b'");
         assert_eq!(shell_word("it's"), "'it'\\''s'");
         assert_eq!(tc_text(&crate::store::tests::plan()), "nodes=100");
+    }
+
+    /// The rebuilt command gives each engine its own limits and the run's caps and margin:
+    /// `--engine name=n3000,..,nodes=3000 --engine name=n600,..,nodes=600` plays again as asked.
+    #[test]
+    fn the_rebuilt_command_keeps_every_limit() {
+        let mut plan = crate::store::tests::plan();
+        plan.engines[0].limits.nodes = Some(3000);
+        plan.engines[1].limits.nodes = Some(600);
+        plan.engines[1].limits.timemargin_ms = Some(7);
+        let words = limit_flags(&plan);
+        assert_eq!(words, ["--nodes", "100"]);
+        assert_eq!(engine_spec(&plan.engines[0]), "name=A,cmd=e,nodes=3000");
+        assert_eq!(engine_spec(&plan.engines[1]), "name=B,cmd=e,nodes=600,timemargin=7");
+        plan.tc = crate::plan::time_control::TimeControl::parse_tc("10+0.1").unwrap();
+        plan.nodes = Some(5);
+        plan.depth = Some(9);
+        plan.timemargin_ms = 250;
+        assert_eq!(
+            limit_flags(&plan),
+            ["--tc", "10+0.1", "--nodes", "5", "--depth", "9", "--timemargin", "250"]
+        );
     }
 }

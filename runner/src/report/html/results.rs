@@ -9,6 +9,7 @@ use super::escape::{esc, num, signed, table};
 use super::input::{Kind, Liveness, RunFiles, SummaryFile};
 use super::markdown;
 use super::svg::penta_bars;
+use crate::report::figures::{format_p, prob_pct};
 use crate::report::summary::PairingTally;
 use crate::store::RunSummary;
 
@@ -40,13 +41,19 @@ pub fn rows(digest: &Digest) -> Vec<Row> {
 /// "SPRT [0, 10] normalized: LLR -0.07 in [-2.94, 2.94]: continue", or the fixed-sample
 /// result when there is no SPRT.
 pub fn verdict_of(row: &Row, spec: Option<SprtSpec>) -> String {
-    let Some(s) = &row.summary else {
-        return format!("{}: no complete game pair yet", row.label);
+    verdict_text(&row.label, row.summary.as_ref(), spec)
+}
+
+/// [`verdict_of`] from a pairing's label and statistics: the page's verdict line, and the same
+/// text a server's live stream sends to keep that line current (`verdict_line`).
+pub fn verdict_text(label: &str, summary: Option<&Summary>, spec: Option<SprtSpec>) -> String {
+    let Some(s) = summary else {
+        return format!("{label}: no complete game pair yet");
     };
     match (&s.sprt, spec) {
         (Some(r), _) => format!(
             "{}: SPRT [{}, {}] ({}) LLR {} in [{}, {}]: {}",
-            row.label,
+            label,
             r.elo0,
             r.elo1,
             r.model,
@@ -61,24 +68,34 @@ pub fn verdict_of(row: &Row, spec: Option<SprtSpec>) -> String {
         ),
         _ => format!(
             "{}: Elo {} [{}, {}], p = {} ({} at 5 %), LOS {} %",
-            row.label,
+            label,
             signed(s.elo, 1),
             signed(s.elo_ci.map(|c| c[0]), 1),
             signed(s.elo_ci.map(|c| c[1]), 1),
-            num(s.p_value, 3),
+            format_p(s.p_value),
             if s.p_value.is_some_and(|p| p < 0.05) { "significant" } else { "not significant" },
-            num(s.los.map(|l| l * 100.0), 1)
+            prob_pct(s.los)
         ),
     }
 }
 
 /// The verdict section: the run's state, then one line per pairing (or the sweep's best point,
-/// the gauntlet's leader, the calibration's coverage).
-pub fn verdict_section(files: &RunFiles, rows: &[Row], live: &Liveness) -> String {
+/// the gauntlet's leader, the calibration's coverage). With `live_id` (a page a server sends
+/// with its live stream), the first pairing's line is marked `data-live="ID.verdict_line"`, the
+/// field of the stream that keeps it current. Whether the page reloads itself is said where
+/// it does (report.html's own line, a server's banner), not here.
+pub fn verdict_section(
+    files: &RunFiles,
+    rows: &[Row],
+    live: &Liveness,
+    live_id: Option<&str>,
+) -> String {
     let state = match live {
-        Liveness::Running(why) => format!("Running ({why}); this page reloads every 10 s."),
+        Liveness::Running(why) => format!("Running ({why})."),
         Liveness::Ended(how) => format!("Ended: {how}."),
     };
+    let verdict_rows = matches!(files.kind, Kind::Sweep if files.sprt().is_some())
+        || !matches!(files.kind, Kind::Sweep | Kind::Calibrate | Kind::Searchtest);
     let mut lines: Vec<String> = Vec::new();
     let sum = files.summary.as_ref();
     match files.kind {
@@ -118,11 +135,23 @@ pub fn verdict_section(files: &RunFiles, rows: &[Row], live: &Liveness) -> Strin
             }
         }
     }
+    // Pairs whose engines played the same moves (`report::same_moves`): said under the verdict.
+    lines.extend(
+        rows.iter()
+            .filter_map(|r| Some(format!("{}: warning: {}", r.label, r.tally.same_moves_note()?))),
+    );
     let mut s =
         format!("<section id=\"verdict\"><h2>Verdict</h2><p class=\"state\">{}</p>", esc(&state));
     s.push_str("<ul class=\"verdict\">");
-    for l in lines {
-        s.push_str(&format!("<li>{}</li>", esc(&l)));
+    // The first pairing's line: after a sweep's best point, else first.
+    let lead = (verdict_rows && !rows.is_empty()).then_some(usize::from(files.kind == Kind::Sweep));
+    for (i, l) in lines.iter().enumerate() {
+        match live_id {
+            Some(id) if lead == Some(i) => {
+                s.push_str(&format!("<li data-live=\"{}.verdict_line\">{}</li>", esc(id), esc(l)))
+            }
+            _ => s.push_str(&format!("<li>{}</li>", esc(l))),
+        }
     }
     s.push_str("</ul></section>");
     s
@@ -181,7 +210,7 @@ fn own_table(rows: &[Row]) -> String {
                 num(s.and_then(|s| s.score).map(|x| x * 100.0), 1),
                 interval(s.and_then(|s| s.elo), s.and_then(|s| s.elo_ci)),
                 interval(s.and_then(|s| s.nelo), s.and_then(|s| s.nelo_ci)),
-                num(s.and_then(|s| s.los).map(|x| x * 100.0), 1),
+                esc(&prob_pct(s.and_then(|s| s.los))),
                 s.and_then(|s| s.sprt.as_ref())
                     .map_or("-".into(), |r| format!("{} ({})", num(Some(r.llr), 2), r.verdict)),
             ]
@@ -231,7 +260,7 @@ pub fn elo_section(rows: &[Row]) -> String {
             esc(&interval(sm.and_then(|s| s.elo), sm.and_then(|s| s.elo_ci))),
             esc(&interval(sm.and_then(|s| s.nelo), sm.and_then(|s| s.nelo_ci))),
             p.pairs(),
-            num(sm.and_then(|s| s.los).map(|x| x * 100.0), 1),
+            esc(&prob_pct(sm.and_then(|s| s.los))),
             penta_bars(&format!("pentanomial of {}", r.label), p.ascending())
         ));
     }

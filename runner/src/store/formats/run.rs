@@ -167,8 +167,22 @@ pub struct PairingSummary {
     /// Games whose pair partner has not finished (not in `stats`).
     pub unpaired_games: usize,
     pub terminations: BTreeMap<Termination, u64>,
+    /// Complete pairs whose two games played the same moves (`report::same_moves`); absent in
+    /// summaries of older runners.
+    #[serde(default)]
+    pub same_moves: SameMoves,
     /// Statistics over complete pairs (`None` before the first pair completes).
     pub stats: Option<Summary>,
+}
+
+/// Complete pairs of one pairing whose two games played the same moves (`same_moves` of
+/// [`PairingSummary`]; counted and worded by `report::same_moves`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SameMoves {
+    /// Pairs whose two games (colours reversed) repeat each other's moves.
+    pub identical: u64,
+    /// Pairs whose games agree on every move both played, one of them ending sooner.
+    pub alike: u64,
 }
 
 /// Figures of the runner's own cost in one run of the runner process (a resumed run counts only
