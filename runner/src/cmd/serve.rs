@@ -10,6 +10,10 @@ use crate::serve::{Config, serve};
 /// `runner serve`: runs until stopped. Returns the process exit code.
 pub async fn run(args: &ServeArgs) -> Result<Exit> {
     let db = args.db.clone().or_else(|| std::env::var("RUNNER_DB").ok().filter(|s| !s.is_empty()));
-    serve(Config { results: args.results.clone(), db, bind: args.bind }).await?;
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(c), Some(k)) => Some((c.clone(), k.clone())),
+        _ => None,
+    };
+    serve(Config { results: args.results.clone(), db, bind: args.bind, tls }).await?;
     Ok(Exit::Done)
 }
