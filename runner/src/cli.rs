@@ -125,6 +125,12 @@ pub struct ServeArgs {
     /// 127.0.0.1:PORT
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080", value_parser = parse_bind)]
     pub bind: std::net::SocketAddr,
+    /// Serve HTTPS with this certificate chain (PEM; with --tls-key)
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert (PEM)
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
 }
 
 /// `runner fastchess` arguments: fastchess's own, then after `--` runner match options.
@@ -743,6 +749,14 @@ pub struct WorkerArgs {
     /// The fleet's database: a libpq URL or key=value string [default: env RUNNER_DB].
     #[arg(long, value_name = "URL")]
     pub db: Option<String>,
+    /// The fleet's server (`runner serve --db`), http:// or https://: the worker speaks only
+    /// to it (its key from --key-file) and needs no database URL.
+    #[arg(long, value_name = "URL", conflicts_with = "db")]
+    pub server: Option<String>,
+    /// With --server: trust only the CA certificates in FILE (PEM), for a private CA
+    /// [default: Mozilla's roots].
+    #[arg(long, value_name = "FILE", requires = "server")]
+    pub ca: Option<PathBuf>,
     /// Serve only this run.
     #[arg(long, value_name = "ID")]
     pub run: Option<i64>,

@@ -17,6 +17,10 @@ pub async fn run(args: &ServeArgs) -> Result<Exit> {
             args.results.display()
         );
     }
-    serve(Config { results: args.results.clone(), db, bind: args.bind }).await?;
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(c), Some(k)) => Some((c.clone(), k.clone())),
+        _ => None,
+    };
+    serve(Config { results: args.results.clone(), db, bind: args.bind, tls }).await?;
     Ok(Exit::Done)
 }

@@ -1,5 +1,5 @@
-//! `runner worker`: serves the fleet's runs from the database until there is no work left (or,
-//! with `--wait`, until a signal).
+//! `runner worker`: serves the fleet's runs from the database (`--db`) or through the fleet's
+//! server (`--server`) until there is no work left (or, with `--wait`, until a signal).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,13 +10,15 @@ use crate::cli::WorkerArgs;
 use crate::exit::Exit;
 use crate::fleet::artifacts::cache::{Cache, default_dir};
 use crate::fleet::artifacts::fetch_run_artifacts;
-use crate::fleet::connect::{db_url, parse_target};
-use crate::fleet::link::{Link, STATEMENT_TIMEOUT, connect_patiently};
+use crate::fleet::client::WorkerClient;
+use crate::fleet::connect::{DbTarget, db_url, parse_target};
+use crate::fleet::door::Door;
+use crate::fleet::link::{Link, STATEMENT_TIMEOUT, backoff, connect_patiently, is_transient};
 use crate::fleet::load::{LoadOptions, load_run};
 use crate::fleet::schema;
 use crate::fleet::source::load::{BuildOptions, build_run_engines};
 use crate::fleet::worker::{LoadRun, WorkerOptions, run_worker};
-use crate::play::cancel::{Cancel, cancel_on_signals};
+use crate::play::cancel::{Cancel, cancel_on_signals_after};
 use crate::play::tablebase::Tables;
 use crate::play::worker::default_concurrency;
 
@@ -32,18 +34,30 @@ const START_PATIENCE: Duration = Duration::from_secs(300);
 
 /// `runner worker`. Returns the process exit code.
 pub async fn run(args: &WorkerArgs) -> Result<Exit> {
-    let target = parse_target(&db_url(args.db.as_deref())?)?;
     let key = worker_key(args)?;
     let cancel = Cancel::new();
-    cancel_on_signals(cancel.clone(), STOPPING);
-    let client = tokio::select! {
-        c = connect_patiently(&target, START_PATIENCE) => c?,
-        _ = cancel.cancelled() => return Ok(Exit::Interrupted),
-    };
-    schema::check(&client).await?;
-    drop(client);
+    // `timeout`, Slurm and systemd signal the worker and its process group: one stop.
+    cancel_on_signals_after(cancel.clone(), STOPPING, SIGNAL_GRACE);
     let timeout = args.statement_timeout.map_or(STATEMENT_TIMEOUT, Duration::from_secs_f64);
-    let link = Arc::new(Link::with_timeout(target, timeout));
+    let door = match &args.server {
+        Some(url) => {
+            let client = WorkerClient::new(url, args.ca.as_deref(), key.clone(), timeout)?;
+            tokio::select! {
+                r = patiently(|| client.version()) => { r?; }
+                _ = cancel.cancelled() => return Ok(Exit::Interrupted),
+            }
+            Door::Http(client)
+        }
+        None => {
+            let target = parse_target(&db_url(args.db.as_deref())?)?;
+            tokio::select! {
+                r = schema_ready(&target) => r?,
+                _ = cancel.cancelled() => return Ok(Exit::Interrupted),
+            }
+            Door::Db(Link::with_timeout(target, timeout))
+        }
+    };
+    let link = Arc::new(door);
     let opts = WorkerOptions {
         run: args.run,
         concurrency: args.concurrency.unwrap_or_else(default_concurrency),
@@ -85,6 +99,68 @@ pub async fn run(args: &WorkerArgs) -> Result<Exit> {
         tally.runs_refused
     );
     Ok(Exit::done_unless(cancel.is_cancelled()))
+}
+
+/// Signals within this of the first are the same stop (see `cancel_on_signals_after`).
+const SIGNAL_GRACE: Duration = Duration::from_secs(1);
+
+/// Connects and checks the schema's version, retrying for up to [`START_PATIENCE`] while the
+/// database refuses connections or drops them (a restart: "cannot read the schema version:
+/// connection closed" is a passing fault too).
+async fn schema_ready(target: &DbTarget) -> Result<()> {
+    let client = connect_patiently(target, START_PATIENCE).await?;
+    let mut n = 0;
+    let start = std::time::Instant::now();
+    let mut client = Some(client);
+    loop {
+        let c = match client.take() {
+            Some(c) => c,
+            None => match target.connect().await {
+                Ok(c) => c,
+                Err(e) if is_transient(&e) && start.elapsed() < START_PATIENCE => {
+                    tokio::time::sleep(backoff(n)).await;
+                    n += 1;
+                    continue;
+                }
+                Err(e) => return Err(e),
+            },
+        };
+        match schema::check(&c).await {
+            Ok(()) => return Ok(()),
+            Err(e) if is_transient(&e) && start.elapsed() < START_PATIENCE => {
+                if n == 0 {
+                    errln!("warning: {e:#}; retrying for up to {} s", START_PATIENCE.as_secs());
+                }
+                tokio::time::sleep(backoff(n)).await;
+                n += 1;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// `f` until it succeeds or fails for good, for up to [`START_PATIENCE`] (a server restarting).
+async fn patiently<T, F, Fut>(mut f: F) -> Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T>>,
+{
+    let start = std::time::Instant::now();
+    let mut n = 0;
+    loop {
+        match f().await {
+            Ok(v) => return Ok(v),
+            Err(e) if is_transient(&e) && start.elapsed() < START_PATIENCE => {
+                if n == 0 {
+                    errln!("warning: {e:#}; retrying for up to {} s", START_PATIENCE.as_secs());
+                }
+                let wait = crate::fleet::client::retry_after(&e).map_or(backoff(n), |r| r.max(backoff(n)));
+                tokio::time::sleep(wait).await;
+                n += 1;
+            }
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// The worker's key: `--key-file`, else `RUNNER_WORKER_KEY`, else none.

@@ -330,6 +330,21 @@ impl DbTarget {
         Ok(client)
     }
 
+    /// The driver's configuration (a server's connection pool is made from it).
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The TLS configuration its connections use; None when they use none (`sslmode=disable`,
+    /// a Unix socket).
+    pub fn tls(&self) -> Result<Option<rustls::ClientConfig>> {
+        let unix = matches!(self.config.get_hosts().first(), Some(Host::Unix(_)));
+        if self.tls == TlsMode::Disable || unix {
+            return Ok(None);
+        }
+        self.tls_config().map(Some)
+    }
+
     fn tls_config(&self) -> Result<rustls::ClientConfig> {
         let mut roots = rustls::RootCertStore::empty();
         match &self.root_cert {

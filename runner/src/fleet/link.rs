@@ -59,6 +59,13 @@ pub struct Link {
 /// (53: too many connections), transaction rollbacks (40: deadlock, serialization).
 pub fn is_transient(e: &anyhow::Error) -> bool {
     for cause in e.chain() {
+        // The worker API's client sorts its own failures (`fleet::client`).
+        if cause.downcast_ref::<super::client::Passing>().is_some() {
+            return true;
+        }
+        if cause.downcast_ref::<super::client::Refusal>().is_some() {
+            return false;
+        }
         if cause.downcast_ref::<TimedOut>().is_some() {
             return true;
         }

@@ -17,9 +17,12 @@
 //! run's status (residuals, flags), [`source`] engines built from source at a commit (the
 //! submitter's archive and bench, the workers' builds).
 
+pub mod api;
 pub mod artifacts;
+pub mod client;
 pub mod connect;
 pub mod decide;
+pub mod door;
 pub mod identity;
 pub mod link;
 pub mod load;

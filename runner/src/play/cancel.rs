@@ -42,6 +42,13 @@ impl Cancel {
 /// flight) on stderr. A second signal exits at once with status 130: what was already written
 /// stays, and the engines die with the runner (they are started with a parent-death signal).
 pub fn cancel_on_signals(cancel: Cancel, message: &'static str) {
+    cancel_on_signals_after(cancel, message, std::time::Duration::ZERO)
+}
+
+/// [`cancel_on_signals`] where signals within `grace` of the first are that same signal: a
+/// fleet worker under `timeout`, Slurm or systemd gets SIGTERM twice within milliseconds (to
+/// itself and to its process group), and must still give its leased pairs back.
+pub fn cancel_on_signals_after(cancel: Cancel, message: &'static str, grace: std::time::Duration) {
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     tokio::spawn(async move {
         use tokio::signal::unix::{SignalKind, signal};
@@ -73,25 +80,32 @@ pub fn cancel_on_signals(cancel: Cancel, message: &'static str) {
     // where nobody reads.
     let on_closed = cancel.clone();
     crate::out::on_failure(move || on_closed.cancel());
-    tokio::spawn(on_signals(rx, cancel, message, || {
+    tokio::spawn(on_signals(rx, cancel, message, grace, || {
         std::process::exit(i32::from(crate::exit::Exit::Interrupted.code()))
     }));
 }
 
-/// The first signal from `signals` cancels; the second calls `exit_now`.
+/// The first signal from `signals` cancels; the next one after `grace` calls `exit_now`.
 async fn on_signals(
     mut signals: tokio::sync::mpsc::UnboundedReceiver<()>,
     cancel: Cancel,
     message: &'static str,
+    grace: std::time::Duration,
     exit_now: impl FnOnce(),
 ) {
     if signals.recv().await.is_none() {
         return;
     }
+    let first = tokio::time::Instant::now();
     errln!("{message}");
     cancel.cancel();
-    if signals.recv().await.is_none() {
-        return;
+    loop {
+        if signals.recv().await.is_none() {
+            return;
+        }
+        if first.elapsed() >= grace {
+            break;
+        }
     }
     errln!("second signal: exiting at once (games already written are kept)");
     exit_now();
@@ -118,13 +132,42 @@ mod tests {
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         let cancel = Cancel::new();
         let (done_tx, done_rx) = tokio::sync::oneshot::channel();
-        let handler = tokio::spawn(on_signals(rx, cancel.clone(), "stopping", move || {
-            let _ = done_tx.send(());
-        }));
+        let handler = tokio::spawn(on_signals(
+            rx,
+            cancel.clone(),
+            "stopping",
+            std::time::Duration::ZERO,
+            move || {
+                let _ = done_tx.send(());
+            },
+        ));
         tx.send(()).unwrap();
         cancel.cancelled().await;
         tx.send(()).unwrap();
         done_rx.await.expect("the second signal exits");
         handler.await.unwrap();
+    }
+
+    /// A worker's SIGTERM twice within milliseconds (`timeout` signals it and its group) is
+    /// one signal; a signal after the grace is a second one. The clock is tokio's paused one.
+    #[tokio::test(start_paused = true)]
+    async fn two_signals_within_the_grace_are_one() {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let cancel = Cancel::new();
+        let exited = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let e = exited.clone();
+        let grace = std::time::Duration::from_secs(1);
+        let handler = tokio::spawn(on_signals(rx, cancel.clone(), "stopping", grace, move || {
+            e.store(true, std::sync::atomic::Ordering::SeqCst)
+        }));
+        tx.send(()).unwrap();
+        tx.send(()).unwrap();
+        cancel.cancelled().await;
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        assert!(!exited.load(std::sync::atomic::Ordering::SeqCst), "the twin signal exited");
+        tokio::time::sleep(std::time::Duration::from_millis(600)).await;
+        tx.send(()).unwrap();
+        handler.await.unwrap();
+        assert!(exited.load(std::sync::atomic::Ordering::SeqCst), "a later signal exits");
     }
 }

@@ -4,18 +4,25 @@
 //! over server-sent events ([`events`]). Read-only: nothing here writes a run folder or the
 //! database.
 //!
+//! With `--db`, the server is also the fleet's door for workers: [`api`] is the worker API, on
+//! a pool of database connections ([`pool`]); [`listen`] serves connections (TLS, timeouts,
+//! caps, a graceful stop).
+//!
 //! The sources: [`local`] (the run folders under `--results`) and, with `--db`, [`fleet`] (the
 //! database, through the fleet's read statements). Both give [`view::RunView`]s, so the list,
 //! the API and the events are one code for both.
 
+pub mod api;
 pub mod assets;
 pub mod events;
 pub mod fleet;
 pub mod games;
 pub mod handlers;
+pub mod listen;
 pub mod local;
 pub mod metrics;
 pub mod pages;
+pub mod pool;
 pub mod tail;
 pub mod view;
 
@@ -38,7 +45,15 @@ pub struct Config {
     pub results: PathBuf,
     pub db: Option<String>,
     pub bind: SocketAddr,
+    /// `--tls-cert FILE --tls-key FILE`: serve HTTPS.
+    pub tls: Option<(PathBuf, PathBuf)>,
 }
+
+/// Connections of the worker API's pool.
+pub const POOL_SIZE: usize = 16;
+
+/// Largest request body of the pages (they take none).
+const PAGE_BODY_MAX: usize = 16 << 10;
 
 /// The server's state: its sources, and the run pages last rendered.
 pub struct App {
@@ -48,6 +63,8 @@ pub struct App {
     pub pages: PageCache,
     /// The list last made, with the stamp it was made at (see [`App::list`]).
     pub listed: tokio::sync::Mutex<Option<(String, std::time::Instant, Arc<RunList>)>>,
+    /// The database connections of the worker API (`--db`).
+    pub pool: Option<deadpool_postgres::Pool>,
 }
 
 /// Every run of both sources, and the notes of a source that failed.
@@ -95,6 +112,7 @@ impl App {
             csp,
             pages: PageCache::default(),
             listed: tokio::sync::Mutex::new(None),
+            pool: None,
         })
     }
 
@@ -175,6 +193,8 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/api/runs", get(handlers::api_runs))
         .route("/api/run/{id}", get(handlers::api_run))
         .route("/metrics", get(metrics::metrics))
+        .layer(tower_http::limit::RequestBodyLimitLayer::new(PAGE_BODY_MAX))
+        .merge(api::routes())
         .fallback(handlers::not_found)
         .with_state(app)
         .layer(axum::middleware::map_response(move |mut res: Response| {
@@ -197,11 +217,19 @@ pub async fn serve(cfg: Config) -> Result<()> {
         Some(url) => Some(Fleet::connect(url).await?),
         None => None,
     };
-    let app = Arc::new(App::new(cfg.results.clone(), fleet)?);
+    let mut app = App::new(cfg.results.clone(), fleet)?;
+    if let Some(url) = &cfg.db {
+        app.pool = Some(pool::open(url, POOL_SIZE).await?);
+    }
+    let tls = match &cfg.tls {
+        Some((cert, key)) => Some(listen::tls_acceptor(cert, key)?),
+        None => None,
+    };
     let listener = tokio::net::TcpListener::bind(cfg.bind)
         .await
         .with_context(|| format!("cannot listen on {}", cfg.bind))?;
     let addr = listener.local_addr().context("no local address")?;
-    outln!("serving http://{addr}/ (results {})", cfg.results.display());
-    axum::serve(listener, router(app)).await.context("the server stopped")
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    outln!("serving {scheme}://{addr}/ (results {})", cfg.results.display());
+    listen::serve_on(listener, router(Arc::new(app)), tls, listen::stop_signal()).await
 }

@@ -16,7 +16,8 @@ use tokio_postgres::GenericClient;
 
 use self::cache::Cache;
 use super::identity::EngineIdentity;
-use super::link::{Link, is_transient};
+use super::door::Door;
+use super::link::is_transient;
 use super::queue::{self, WorkerId};
 
 /// Bytes per chunk: one row of `artifact_chunks`, one round trip. 1 MiB keeps a row far below
@@ -98,13 +99,12 @@ const CHUNK_ATTEMPTS: u32 = 5;
 /// line saying which artifact could not be had.
 pub fn fetch_run_artifacts(
     rt: &tokio::runtime::Handle,
-    link: &Link,
+    link: &Door,
     id: &WorkerId,
     run: i64,
     cache: &Cache,
 ) -> Result<HashMap<String, PathBuf>> {
-    let list =
-        rt.block_on(link.once(|c| async move { queue::worker_artifacts(&**c, id, run).await }))?;
+    let list = rt.block_on(link.artifacts(id, run))?;
     let mut out = HashMap::new();
     // Binaries, and the source archives of engines built from source (`source::load`).
     for a in list {
@@ -114,14 +114,11 @@ pub fn fetch_run_artifacts(
             let mut tries = 0;
             loop {
                 let sha = a.sha.as_str();
-                let r =
-                    rt.block_on(link.once(|c| async move {
-                        queue::artifact_chunk(&**c, id, sha, n as i32).await
-                    }));
+                let r = rt.block_on(link.chunk(id, sha, n as i32));
                 match r {
                     Err(e) if is_transient(&e) && tries + 1 < CHUNK_ATTEMPTS => {
                         tries += 1;
-                        std::thread::sleep(super::link::backoff(tries));
+                        std::thread::sleep(link.wait(tries, &e));
                     }
                     r => return r,
                 }

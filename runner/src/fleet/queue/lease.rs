@@ -21,7 +21,14 @@ pub struct WorkerId {
 }
 
 impl WorkerId {
-    pub(super) fn secret(&self) -> &String {
+    /// A worker known by its id, its secret and its key's name (a server answering a worker's
+    /// request, a worker registered through a server).
+    pub fn new(id: i64, secret: String, key_name: String) -> WorkerId {
+        WorkerId { id, secret, key_name }
+    }
+
+    /// The secret every call carries (never printed).
+    pub fn secret(&self) -> &String {
         &self.secret
     }
 }
@@ -89,6 +96,15 @@ pub async fn register_machine(
         secret: row.try_get("secret")?,
         key_name: row.try_get("key_name")?,
     })
+}
+
+/// Checks worker `w`'s secret (a server answering a request that reads rather than calls a
+/// worker function); `Err` when it is not registered with a valid key.
+pub async fn worker_auth(db: &Client, w: &WorkerId) -> Result<()> {
+    rows(db, "SELECT fleet_worker_auth($1, $2)", &[(&w.id, Type::INT8), (w.secret(), Type::TEXT)])
+        .await
+        .context("cannot check the worker")?;
+    Ok(())
 }
 
 /// Marks a worker stopped (its leases, if any, expire on their own).

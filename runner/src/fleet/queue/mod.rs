@@ -46,14 +46,14 @@ pub use artifacts::{
 };
 pub use lease::{
     Claim, Machine, WorkerId, claim, claim_from, heartbeat, incident, iteration, refuse,
-    register_machine, register_worker, release, worker_stopped,
+    register_machine, register_worker, release, worker_auth, worker_stopped,
 };
 pub use read::{
     GameOrder, PairingRow, Progress, Refusal, RunRow, StoredGame, games, outstanding,
     pairing_counts, pairings, progress, refusals, run, runs, tune_iterations, tune_state,
 };
 pub use report::{
-    PairReport, PairingCounts, Reported, Settled, Stop, report, settle, settle_as_owner,
+    PairReport, PairingCounts, Reported, Settled, Stop, replayed, report, settle, settle_as_owner,
 };
 
 /// A bound parameter and its PostgreSQL type.

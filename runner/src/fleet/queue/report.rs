@@ -115,6 +115,50 @@ pub async fn report(db: &impl Db, w: &WorkerId, r: &PairReport<'_>, all: bool) -
     Ok(Reported::Stored { counts, open })
 }
 
+/// A report replayed for a pair stored already under the same worker and lease token (its
+/// first answer was lost on the way back): the answer a stored report gives, the counts as
+/// they are now; `None` when the pair is not stored under this worker and token. Called after
+/// `fleet_report` refused the replay, which it does only once it checked the worker's secret.
+pub async fn replayed(
+    db: &tokio_postgres::Client,
+    w: &WorkerId,
+    r: &PairReport<'_>,
+    all: bool,
+) -> Result<Option<Reported>> {
+    let stored = rows(
+        db,
+        "SELECT 1 AS one FROM pairs WHERE run_id = $1 AND pairing = $2 AND pair = $3 \
+           AND state = 'done' AND token = $4 AND worker_id = $5",
+        &[
+            (&r.run_id, Type::INT8),
+            (&r.pairing, Type::INT4),
+            (&r.pair, Type::INT4),
+            (&r.token, Type::INT8),
+            (&w.id, Type::INT8),
+        ],
+    )
+    .await
+    .context("cannot read the pair")?;
+    if stored.is_empty() {
+        return Ok(None);
+    }
+    let only = (!all).then_some(r.pairing);
+    let counts = super::read::pairing_counts(db, r.run_id, only).await?;
+    let open = rows(
+        db,
+        "SELECT (EXISTS (SELECT 1 FROM pairs WHERE run_id = $1 AND state = 'pending') \
+            OR EXISTS (SELECT 1 FROM pairs WHERE run_id = $1 AND state = 'leased')) AS open",
+        &[(&r.run_id, Type::INT8)],
+    )
+    .await
+    .context("cannot read the run's open pairs")?;
+    let open = match open.first() {
+        Some(row) => row.try_get("open")?,
+        None => false,
+    };
+    Ok(Some(Reported::Stored { counts, open }))
+}
+
 /// What the database decided when asked.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Settled {

@@ -15,8 +15,8 @@ use super::build::{BuildHow, cached_build};
 use super::submit::BENCH_TIMEOUT;
 use crate::fleet::artifacts::cache::Cache;
 use crate::fleet::identity::BENCH_DEPTH;
-use crate::fleet::link::Link;
-use crate::fleet::queue::builds::{EngineLoad, engine_loaded};
+use crate::fleet::door::Door;
+use crate::fleet::queue::builds::EngineLoad;
 use crate::fleet::queue::{RunRow, WorkerId};
 use crate::fleet::submission::Submission;
 
@@ -33,7 +33,7 @@ pub struct BuildOptions {
 /// build failed or timed out, the bench differs).
 pub fn build_run_engines(
     rt: &tokio::runtime::Handle,
-    link: &Link,
+    link: &Door,
     id: &WorkerId,
     row: &RunRow,
     files: &HashMap<String, PathBuf>,
@@ -45,10 +45,7 @@ pub fn build_run_engines(
         return Ok(HashMap::new());
     };
     let record = |e: EngineLoad| {
-        let r = rt.block_on(link.once(|c| {
-            let e = &e;
-            async move { engine_loaded(&**c, id, row.id, e).await }
-        }));
+        let r = rt.block_on(link.engine_loaded(id, row.id, &e));
         if let Err(e) = r {
             errln!("warning: {e:#}");
         }

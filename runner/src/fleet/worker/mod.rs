@@ -26,7 +26,7 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 
 use super::decide::RunJudge;
-use super::link::Link;
+use super::door::Door;
 use super::pair::RunSpec;
 use super::queue::{self, RunRow, WorkerId};
 use crate::play::cancel::Cancel;
@@ -75,7 +75,7 @@ pub struct Tally {
 
 /// Runs a worker until its work is done, `cancel` (a signal) stops it, or a lasting fault.
 pub async fn run_worker(
-    link: Arc<Link>,
+    link: Arc<Door>,
     opts: &WorkerOptions,
     load: LoadRun,
     cancel: Cancel,
@@ -87,15 +87,12 @@ pub async fn run_worker(
     let key = opts.key.clone();
     // A database that is full or restarting at start is waited for, as a running worker waits.
     let id = link
-        .call("registering the worker", &cancel, |c| {
-            let (key, m) = (key.as_deref(), &machine);
-            async move { queue::register_machine(&c, key, m, pid, conc, lease).await }
+        .call("registering the worker", &cancel, |d| {
+            d.register(key.as_deref(), &machine, pid, conc, lease)
         })
         .await?;
     if let Some(run) = opts.run {
-        let row = link
-            .call("reading the run", &cancel, |c| async move { queue::run(&c, run).await })
-            .await?;
+        let row = link.call("reading the run", &cancel, |d| d.run(&id, run)).await?;
         match row {
             None => {
                 stop(&link, &id).await;
@@ -110,20 +107,20 @@ pub async fn run_worker(
         }
     }
     errln!(
-        "worker {} on {host} (pid {pid}, key {}): concurrency {}, lease {} s, database {}",
+        "worker {} on {host} (pid {pid}, key {}): concurrency {}, lease {} s, {}",
         id.id,
         id.key_name,
         opts.concurrency,
         opts.lease.as_secs_f64(),
-        link.target()
+        link
     );
     let result = state::Worker::new(link.clone(), id.clone(), opts, load, cancel).serve().await;
     stop(&link, &id).await;
     result
 }
 
-async fn stop(link: &Link, id: &WorkerId) {
-    let _ = link.parting(|c| async move { queue::worker_stopped(&c, id).await }).await;
+async fn stop(link: &Door, id: &WorkerId) {
+    let _ = link.parting(|d| d.stopped(id)).await;
 }
 
 /// What this machine is: host name, CPU model, the CPUs this process may use.

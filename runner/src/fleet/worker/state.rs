@@ -13,8 +13,9 @@ use tokio::task::JoinSet;
 
 use super::task::{Done, Ended, pair_task};
 use super::{LoadRun, Served, Tally, WorkerOptions};
-use crate::fleet::link::{Link, is_transient, sleep_or_cancel};
-use crate::fleet::queue::{self, Claim, RunRow, WorkerId};
+use crate::fleet::door::Door;
+use crate::fleet::link::{is_transient, sleep_or_cancel};
+use crate::fleet::queue::{Claim, RunRow, WorkerId};
 use crate::play::cancel::Cancel;
 use crate::play::pause::PauseWatch;
 use crate::report::warnings::FaultStreaks;
@@ -38,7 +39,7 @@ enum Idle {
 }
 
 pub(super) struct Worker<'a> {
-    link: Arc<Link>,
+    link: Arc<Door>,
     id: WorkerId,
     opts: &'a WorkerOptions,
     load: LoadRun,
@@ -72,7 +73,7 @@ pub(super) struct Worker<'a> {
 
 impl<'a> Worker<'a> {
     pub(super) fn new(
-        link: Arc<Link>,
+        link: Arc<Door>,
         id: WorkerId,
         opts: &'a WorkerOptions,
         load: LoadRun,
@@ -181,17 +182,12 @@ impl<'a> Worker<'a> {
         let (id, only, skip, lease) = (&self.id, self.opts.run, &self.refused, self.opts.lease);
         let window = self.opts.tune_in_flight;
         let current = self.current.filter(|r| self.served.contains_key(r));
-        let claimed = match self
-            .link
-            .once(|c| async move {
-                queue::claim_from(&*c, id, only, skip, current, free as i64, lease, window).await
-            })
-            .await
+        let claimed = match self.link.claim(id, only, skip, current, free as i64, lease, window).await
         {
             Ok(c) => c,
             Err(e) if is_transient(&e) => {
                 errln!("warning: cannot claim work ({e:#}); retrying");
-                sleep_or_cancel(crate::fleet::link::backoff(2), &self.cancel).await;
+                sleep_or_cancel(self.link.wait(2, &e), &self.cancel).await;
                 return Ok(());
             }
             Err(e) => return Err(e),
@@ -212,19 +208,14 @@ impl<'a> Worker<'a> {
     /// Reads run `c.run_id` and loads it off the loop; `c` waits for it.
     async fn begin_load(&mut self, c: Claim) {
         let run = c.run_id;
-        let row: Option<RunRow> =
-            match self.link.once(|db| async move { queue::run(&db, run).await }).await {
-                Ok(r) => r,
-                Err(e) => {
-                    errln!("warning: cannot read run {run} ({e:#}); its pair goes back");
-                    let (tokens, id) = (&[c.token], &self.id);
-                    let _ = self
-                        .link
-                        .once(|db| async move { queue::release(&db, id, tokens).await })
-                        .await;
-                    return;
-                }
-            };
+        let row: Option<RunRow> = match self.link.run(&self.id, run).await {
+            Ok(r) => r,
+            Err(e) => {
+                errln!("warning: cannot read run {run} ({e:#}); its pair goes back");
+                let _ = self.link.release(&self.id, &[c.token]).await;
+                return;
+            }
+        };
         let Some(row) = row else { return };
         self.loading.insert(run, vec![c]);
         let (load, id) = (self.load.clone(), self.id.clone());
@@ -327,10 +318,7 @@ impl<'a> Worker<'a> {
         let id = &self.id;
         let said = self
             .link
-            .call("recording the refusal", &self.cancel, |c| {
-                let tokens = &tokens;
-                async move { queue::refuse(&c, id, run, why, tokens).await }
-            })
+            .call("recording the refusal", &self.cancel, |d| d.refuse(id, run, why, &tokens))
             .await;
         match said {
             Ok(state) if state == "failed" => {
@@ -354,8 +342,7 @@ impl<'a> Worker<'a> {
         }
         let (id, lease) = (&self.id, self.opts.lease);
         let held = &tokens;
-        match self.link.once(|c| async move { queue::heartbeat(&*c, id, held, lease).await }).await
-        {
+        match self.link.heartbeat(id, held, lease).await {
             Ok(alive) => {
                 if self.beat_failing {
                     errln!("heartbeat: the database answers again");
@@ -392,16 +379,12 @@ impl<'a> Worker<'a> {
 
     /// Nothing held: settle the runs served, then end, or wait for leases of others or new runs.
     async fn idle(&mut self) -> Result<Idle> {
-        let (id, only, skip) = (self.id.id, self.opts.run, &self.refused);
-        let (open, soonest) = match self
-            .link
-            .once(|c| async move { queue::outstanding(&c, id, only, skip).await })
-            .await
-        {
+        let (id, only, skip) = (&self.id, self.opts.run, &self.refused);
+        let (open, soonest) = match self.link.outstanding(id, only, skip).await {
             Ok(x) => x,
             Err(e) if is_transient(&e) => {
                 errln!("warning: cannot read the runs ({e:#}); retrying");
-                sleep_or_cancel(crate::fleet::link::backoff(2), &self.cancel).await;
+                sleep_or_cancel(self.link.wait(2, &e), &self.cancel).await;
                 return Ok(Idle::Again);
             }
             Err(e) => return Err(e),
@@ -415,8 +398,7 @@ impl<'a> Worker<'a> {
             .filter(|r| !open.contains(r) && !self.settled.contains(r))
             .collect();
         for run in unsettled {
-            let w = &self.id;
-            if self.link.once(|c| async move { queue::settle(&*c, w, run).await }).await.is_ok() {
+            if self.link.settle(&self.id, run).await.is_ok() {
                 self.settled.insert(run);
             }
         }
@@ -428,9 +410,7 @@ impl<'a> Worker<'a> {
         let lease = self.opts.lease;
         if self.idle_beat.is_none_or(|t| t.elapsed() >= lease.div_f64(4.0)) {
             self.idle_beat = Some(std::time::Instant::now());
-            let w = &self.id;
-            let _ =
-                self.link.once(|c| async move { queue::heartbeat(&*c, w, &[], lease).await }).await;
+            let _ = self.link.heartbeat(&self.id, &[], lease).await;
         }
         if !self.idle_said {
             self.idle_said = true;
@@ -481,8 +461,7 @@ impl<'a> Worker<'a> {
         tokens.extend(self.loading.values().flatten().map(|c| c.token));
         if !tokens.is_empty() {
             let (id, tokens) = (&self.id, &tokens);
-            let _ =
-                self.link.parting(|c| async move { queue::release(&c, id, tokens).await }).await;
+            let _ = self.link.parting(|d| d.release(id, tokens)).await;
         }
         for s in self.served.values() {
             for p in &s.spec.pools {

@@ -8,9 +8,10 @@ use std::sync::Arc;
 use anyhow::{Result, anyhow};
 
 use super::Served;
-use crate::fleet::link::{Link, is_transient};
+use crate::fleet::door::Door;
+use crate::fleet::link::is_transient;
 use crate::fleet::pair::{PairEnd, play_pair};
-use crate::fleet::queue::{self, Claim, PairReport, Reported, WorkerId};
+use crate::fleet::queue::{Claim, PairReport, Reported, WorkerId};
 use crate::plan::schedule::Job;
 use crate::play::cancel::Cancel;
 use crate::play::pause::PauseWatch;
@@ -47,7 +48,7 @@ pub(super) struct Done {
 
 /// Plays a claimed pair and reports it.
 pub(super) async fn pair_task(
-    link: Arc<Link>,
+    link: Arc<Door>,
     id: WorkerId,
     s: Arc<Served>,
     c: Claim,
@@ -85,7 +86,7 @@ pub(super) async fn pair_task(
             // The database refused the report for a lasting reason: record it and go on.
             let what = format!("{e:#}");
             let (id, c, what) = (&id, &c, &what);
-            let _ = link.once(|db| async move { queue::incident(&db, id, c, what).await }).await;
+            let _ = link.incident(id, c, what).await;
             done.ended = Ended::Incident;
             done.line = Some(format!(
                 "run {} pair {}: the database refused the report ({what}); recorded, the pair goes \
@@ -100,7 +101,7 @@ pub(super) async fn pair_task(
 }
 
 async fn play_and_report(
-    link: &Link,
+    link: &Door,
     id: &WorkerId,
     s: &Served,
     c: &Claim,
@@ -162,7 +163,7 @@ async fn play_and_report(
     let what = format!("reporting run {} pair {}", c.run_id, c.pair + 1);
     let report = &report;
     let outcome = link
-        .call(&what, stop, |db| async move { queue::report(&*db, id, report, all).await })
+        .call(&what, stop, |d| d.report(id, report, all))
         .await?;
     let label = s.spec.plan.pairings.get(c.pairing as usize).map_or("", |p| p.label.as_str());
     let results = format!("{} {}", records[0].result.pgn(), records[1].result.pgn());
@@ -177,9 +178,7 @@ async fn play_and_report(
                 // report or an idle worker).
                 let run = c.run_id;
                 let settled = link
-                    .call("asking for a decision", quit, |db| async move {
-                        queue::settle(&*db, id, run).await
-                    })
+                    .call("asking for a decision", quit, |d| d.settle(id, run))
                     .await
                     .unwrap_or_default();
                 for st in &settled.stops {
@@ -214,7 +213,7 @@ pub(super) fn lost_line(c: &Claim) -> String {
 
 /// A tuning pair's iteration (the database computes and logs it). `None`: the lease is lost.
 async fn iteration_of(
-    link: &Link,
+    link: &Door,
     id: &WorkerId,
     c: &Claim,
     stop: &Cancel,
@@ -222,10 +221,7 @@ async fn iteration_of(
     let value = match &c.spsa {
         Some(v) => Some(v.clone()),
         None => {
-            link.call("reading the tuning iteration", stop, |db| async move {
-                queue::iteration(&db, id, c).await
-            })
-            .await?
+            link.call("reading the tuning iteration", stop, |d| d.iteration(id, c)).await?
         }
     };
     value

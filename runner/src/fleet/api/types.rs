@@ -1,0 +1,541 @@
+//! Requests and answers of the worker API, one type each, with their bounds.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::bounds::{self as b, Checked, Invalid};
+
+/// Why the server refused a request: typed, so that a worker tells a refusal of this server
+/// (an incident when it concerns a pair) from a proxy's error page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Code {
+    /// The request breaks its bounds or its shape.
+    Invalid,
+    /// No valid key or worker secret (revoked, stopped, or wrong).
+    Unauthorized,
+    /// The key may not do this.
+    Forbidden,
+    /// No such run, pair or artifact.
+    NotFound,
+    /// The request conflicts with the state stored (a run not active, a pair not this lease's).
+    Conflict,
+    /// The worker's protocol is older than the server accepts for new work: upgrade it.
+    UpgradeWorker,
+    /// The body is over the limit.
+    TooLarge,
+    /// The server or its database is busy or away: try again (Retry-After says when).
+    Unavailable,
+    /// The server failed.
+    Internal,
+}
+
+impl Code {
+    /// The HTTP status this refusal is answered with.
+    pub fn status(self) -> u16 {
+        match self {
+            Code::Invalid => 422,
+            Code::Unauthorized => 401,
+            Code::Forbidden => 403,
+            Code::NotFound => 404,
+            Code::Conflict => 409,
+            Code::UpgradeWorker => 426,
+            Code::TooLarge => 413,
+            Code::Unavailable => 503,
+            Code::Internal => 500,
+        }
+    }
+
+    /// Whether trying again later may succeed.
+    pub fn passing(self) -> bool {
+        matches!(self, Code::Unavailable | Code::Internal)
+    }
+}
+
+/// The body of every refusal.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorBody {
+    pub code: Code,
+    /// One line for a person.
+    pub message: String,
+}
+
+impl From<Invalid> for ErrorBody {
+    fn from(e: Invalid) -> ErrorBody {
+        ErrorBody { code: Code::Invalid, message: e.0 }
+    }
+}
+
+/// `POST /register` (bearer: the worker key): a worker process starts.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegisterRequest {
+    pub host: String,
+    pub pid: i32,
+    pub concurrency: i64,
+    pub lease_secs: f64,
+    /// The runner's version (`CARGO_PKG_VERSION`), shown by `runner workers`.
+    pub version: String,
+    pub cpu: Option<String>,
+    pub cores: Option<i32>,
+}
+
+impl RegisterRequest {
+    pub fn validate(&self) -> Checked {
+        b::name("host", &self.host)?;
+        b::within("pid", self.pid.into(), 1, i32::MAX.into())?;
+        b::within("concurrency", self.concurrency, 1, b::CONCURRENCY_MAX)?;
+        b::lease(self.lease_secs)?;
+        b::name("version", &self.version)?;
+        if let Some(c) = &self.cpu {
+            b::text("cpu", c, b::NAME_MAX)?;
+        }
+        if let Some(n) = self.cores {
+            b::within("cores", n.into(), 1, 1 << 20)?;
+        }
+        Ok(())
+    }
+}
+
+/// The answer to a registration.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Registered {
+    pub worker: i64,
+    /// This process's secret: the bearer token of every later request.
+    pub secret: String,
+    pub key_name: String,
+}
+
+/// `POST /claim`: leases up to `n` pairs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClaimRequest {
+    pub only: Option<i64>,
+    #[serde(default)]
+    pub skip: Vec<i64>,
+    pub current: Option<i64>,
+    pub n: i64,
+    pub lease_secs: f64,
+    pub tune_in_flight: i64,
+}
+
+impl ClaimRequest {
+    pub fn validate(&self) -> Checked {
+        if let Some(r) = self.only {
+            b::id("only", r)?;
+        }
+        if let Some(r) = self.current {
+            b::id("current", r)?;
+        }
+        b::ids("skip", &self.skip)?;
+        b::within("n", self.n, 1, b::CONCURRENCY_MAX)?;
+        b::lease(self.lease_secs)?;
+        b::within("tune_in_flight", self.tune_in_flight, 1, b::TUNE_IN_FLIGHT_MAX)
+    }
+}
+
+/// A leased pair.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Claim {
+    pub run_id: i64,
+    pub seq: i32,
+    pub pairing: i32,
+    pub pair: i32,
+    pub opening: i32,
+    pub token: i64,
+    pub attempts: i32,
+    pub spsa: Option<Value>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Claimed {
+    pub claims: Vec<Claim>,
+}
+
+/// `POST /heartbeat`: renews the leases named (none: the worker says it is alive).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HeartbeatRequest {
+    pub tokens: Vec<i64>,
+    pub lease_secs: f64,
+}
+
+impl HeartbeatRequest {
+    pub fn validate(&self) -> Checked {
+        b::ids("tokens", &self.tokens)?;
+        b::lease(self.lease_secs)
+    }
+}
+
+/// The leases still this worker's.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Alive {
+    pub tokens: Vec<i64>,
+}
+
+/// `POST /release`: gives leases back.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReleaseRequest {
+    pub tokens: Vec<i64>,
+}
+
+impl ReleaseRequest {
+    pub fn validate(&self) -> Checked {
+        b::ids("tokens", &self.tokens)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Released {
+    pub released: i64,
+}
+
+/// `POST /refuse`: this worker cannot play run `run`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RefuseRequest {
+    pub run: i64,
+    pub reason: String,
+    pub tokens: Vec<i64>,
+}
+
+impl RefuseRequest {
+    pub fn validate(&self) -> Checked {
+        b::id("run", self.run)?;
+        b::text("reason", &self.reason, b::REASON_MAX)?;
+        b::ids("tokens", &self.tokens)
+    }
+}
+
+/// The run's state after a refusal.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunState {
+    pub state: String,
+}
+
+/// A pair this worker holds, by its lease.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PairRef {
+    pub run: i64,
+    pub pairing: i32,
+    pub pair: i32,
+    pub token: i64,
+}
+
+impl PairRef {
+    pub fn validate(&self) -> Checked {
+        b::id("run", self.run)?;
+        b::index("pairing", self.pairing)?;
+        b::index("pair", self.pair)?;
+        b::id("token", self.token)
+    }
+}
+
+/// `POST /incident`: a pair this worker holds could not be stored.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IncidentRequest {
+    pub pair: PairRef,
+    pub what: String,
+}
+
+impl IncidentRequest {
+    pub fn validate(&self) -> Checked {
+        self.pair.validate()?;
+        b::text("what", &self.what, b::REASON_MAX)
+    }
+}
+
+/// `POST /report`: a finished pair, its two game records.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReportRequest {
+    pub pair: PairRef,
+    pub records: [Value; 2],
+    /// Answer every pairing's counts (a racing sweep's judge compares them).
+    #[serde(default)]
+    pub all: bool,
+}
+
+impl ReportRequest {
+    pub fn validate(&self) -> Checked {
+        self.pair.validate()?;
+        if self.records.iter().any(|r| !r.is_object()) {
+            return Err(Invalid("records: each must be a game record (an object)".into()));
+        }
+        Ok(())
+    }
+}
+
+/// Counts of one pairing (`queue::PairingCounts`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counts {
+    pub pairing: i32,
+    pub active: bool,
+    pub dropped: bool,
+    pub penta: [i64; 5],
+    pub wdl: [i64; 3],
+}
+
+/// How a report ended.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum ReportAnswer {
+    /// Stored (also the answer to a replay of a report stored already under the same lease).
+    Stored { counts: Vec<Counts>, open: bool },
+    /// Not stored: why.
+    Refused { why: String },
+}
+
+/// `POST /settle`: asks the server to decide run `run`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SettleRequest {
+    pub run: i64,
+}
+
+impl SettleRequest {
+    pub fn validate(&self) -> Checked {
+        b::id("run", self.run)
+    }
+}
+
+/// A pairing stopped by a decision.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StopBody {
+    pub pairing: i32,
+    pub verdict: String,
+    pub why: String,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SettleAnswer {
+    pub state: String,
+    pub stops: Vec<StopBody>,
+}
+
+/// `POST /iteration`: a tuning pair's iteration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IterationRequest {
+    pub pair: PairRef,
+}
+
+impl IterationRequest {
+    pub fn validate(&self) -> Checked {
+        self.pair.validate()
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct IterationAnswer {
+    /// None: the lease is lost.
+    pub iteration: Option<Value>,
+}
+
+/// How an engine was built on the worker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BuildKind {
+    Built,
+    Cached,
+    Failed,
+}
+
+impl BuildKind {
+    pub fn word(self) -> &'static str {
+        match self {
+            BuildKind::Built => "built",
+            BuildKind::Cached => "cached",
+            BuildKind::Failed => "failed",
+        }
+    }
+
+    pub fn of_word(w: &str) -> Option<BuildKind> {
+        [BuildKind::Built, BuildKind::Cached, BuildKind::Failed].into_iter().find(|k| k.word() == w)
+    }
+}
+
+/// `POST /engine-loaded`: an engine this worker loaded for a run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EngineLoadedRequest {
+    pub run: i64,
+    pub engine: String,
+    pub commit: Option<String>,
+    pub build: Option<BuildKind>,
+    pub build_secs: Option<f64>,
+    pub nodes: Option<i64>,
+    pub nps: Option<i64>,
+    pub error: Option<String>,
+}
+
+impl EngineLoadedRequest {
+    pub fn validate(&self) -> Checked {
+        b::id("run", self.run)?;
+        b::name("engine", &self.engine)?;
+        if let Some(c) = &self.commit {
+            b::name("commit", c)?;
+        }
+        if let Some(s) = self.build_secs {
+            b::finite("build_secs", s, 0.0, b::BUILD_SECS_MAX)?;
+        }
+        for (f, v) in [("nodes", self.nodes), ("nps", self.nps)] {
+            if let Some(v) = v {
+                b::within(f, v, 0, i64::MAX)?;
+            }
+        }
+        if let Some(e) = &self.error {
+            b::text("error", e, b::REASON_MAX)?;
+        }
+        Ok(())
+    }
+}
+
+/// `POST /outstanding`: the runs with open pairs this worker may serve.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutstandingRequest {
+    pub only: Option<i64>,
+    #[serde(default)]
+    pub skip: Vec<i64>,
+}
+
+impl OutstandingRequest {
+    pub fn validate(&self) -> Checked {
+        if let Some(r) = self.only {
+            b::id("only", r)?;
+        }
+        b::ids("skip", &self.skip)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Outstanding {
+    pub runs: Vec<i64>,
+    /// Seconds until the soonest lease among them expires.
+    pub soonest_secs: Option<f64>,
+}
+
+/// `GET /run/{id}`: a run as stored (`queue::RunRow`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunBody {
+    pub id: i64,
+    pub kind: String,
+    pub state: String,
+    pub stop_reason: Option<String>,
+    pub submission: Value,
+    pub plan_hash: String,
+    pub created: String,
+    pub finished: Option<String>,
+    pub owner: String,
+    pub approved_by: Option<String>,
+}
+
+/// `GET /run/{id}/artifacts`: an artifact of the run.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Artifact {
+    pub sha: String,
+    pub size: i64,
+    pub chunks: i32,
+    pub kind: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Artifacts {
+    pub artifacts: Vec<Artifact>,
+}
+
+/// `GET /version`: what the server speaks.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Version {
+    pub protocol: u32,
+    pub min_protocol: u32,
+    pub server: String,
+}
+
+/// An empty answer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Done {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn claim() -> ClaimRequest {
+        ClaimRequest {
+            only: None,
+            skip: vec![],
+            current: None,
+            n: 2,
+            lease_secs: 30.0,
+            tune_in_flight: 16,
+        }
+    }
+
+    #[test]
+    fn a_claim_is_bounded() {
+        assert!(claim().validate().is_ok());
+        for lease in [f64::NAN, f64::INFINITY, 0.0, 4.9, 3600.1, -1.0, 1e300] {
+            assert!(ClaimRequest { lease_secs: lease, ..claim() }.validate().is_err(), "{lease}");
+        }
+        for n in [0, -1, 1025] {
+            assert!(ClaimRequest { n, ..claim() }.validate().is_err());
+        }
+        assert!(ClaimRequest { only: Some(0), ..claim() }.validate().is_err());
+        assert!(ClaimRequest { skip: vec![1; 5000], ..claim() }.validate().is_err());
+    }
+
+    #[test]
+    fn a_missing_lease_or_an_unknown_field_does_not_parse() {
+        let no_lease = r#"{"only":null,"current":null,"n":1,"tune_in_flight":1}"#;
+        assert!(serde_json::from_str::<ClaimRequest>(no_lease).is_err());
+        let extra = r#"{"n":1,"lease_secs":30,"tune_in_flight":1,"secret":"x"}"#;
+        assert!(serde_json::from_str::<ClaimRequest>(extra).is_err());
+        // JSON has no NaN: a NaN lease cannot even be written.
+        assert!(serde_json::from_str::<HeartbeatRequest>(r#"{"tokens":[],"lease_secs":NaN}"#)
+            .is_err());
+    }
+
+    #[test]
+    fn reasons_are_capped_and_one_line() {
+        let p = PairRef { run: 1, pairing: 0, pair: 0, token: 1 };
+        let ok = IncidentRequest { pair: p, what: "a reason".into() };
+        assert!(ok.validate().is_ok());
+        assert!(IncidentRequest { what: "x".repeat(2001), ..ok.clone() }.validate().is_err());
+        assert!(IncidentRequest { what: "two\nlines".into(), ..ok.clone() }.validate().is_err());
+        let bad_pair = PairRef { pair: -1, ..p };
+        assert!(IncidentRequest { pair: bad_pair, ..ok }.validate().is_err());
+    }
+
+    #[test]
+    fn a_registration_is_bounded() {
+        let r = RegisterRequest {
+            host: "h".into(),
+            pid: 1,
+            concurrency: 4,
+            lease_secs: 30.0,
+            version: "0.1.0".into(),
+            cpu: None,
+            cores: Some(2),
+        };
+        assert!(r.validate().is_ok());
+        assert!(RegisterRequest { concurrency: 0, ..r.clone() }.validate().is_err());
+        assert!(RegisterRequest { concurrency: 1025, ..r.clone() }.validate().is_err());
+        assert!(RegisterRequest { host: "\u{7}".into(), ..r.clone() }.validate().is_err());
+        assert!(RegisterRequest { lease_secs: f64::NAN, ..r }.validate().is_err());
+    }
+
+    #[test]
+    fn codes_have_their_wire_names_and_statuses() {
+        let body = ErrorBody { code: Code::UpgradeWorker, message: "m".into() };
+        let s = serde_json::to_string(&body).unwrap();
+        assert_eq!(s, r#"{"code":"upgrade_worker","message":"m"}"#);
+        assert_eq!(Code::UpgradeWorker.status(), 426);
+        assert!(Code::Unavailable.passing() && !Code::Conflict.passing());
+        let a = ReportAnswer::Refused { why: "w".into() };
+        assert_eq!(serde_json::to_string(&a).unwrap(), r#"{"outcome":"refused","why":"w"}"#);
+    }
+}

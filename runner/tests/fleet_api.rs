@@ -1,0 +1,334 @@
+//! The worker API of `runner serve --db` (`/api/v1/worker/...`) against a real PostgreSQL, in
+//! this process on a free port: the attacks that reach the database functions directly today,
+//! written as HTTP requests, each refused with a typed answer before any SQL runs (each test
+//! names the SQL call that succeeds on a database a worker reaches itself); a replayed report;
+//! an old worker's protocol; half-sent requests; a body over the limit.
+
+mod fleet_common;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use e2e::pg::TempPg;
+use fleet_common::{new_run, record};
+use runner::fleet::api::{self, Code, ErrorBody};
+use runner::fleet::queue;
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// The server over `pg`'s fleet (schema made), its worker API on a pool of `size` connections.
+async fn serve(pg: &TempPg, size: usize) -> SocketAddr {
+    let mut app = runner::serve::App::new(pg.socket_dir().join("no-results"), None).unwrap();
+    app.pool = Some(runner::serve::pool::open(&pg.url(), size).await.unwrap());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let router = runner::serve::router(Arc::new(app));
+    tokio::spawn(runner::serve::listen::serve_on(
+        listener,
+        router,
+        None,
+        std::future::pending(),
+    ));
+    addr
+}
+
+/// A request to the worker API: its status, whether it carries the API's header, its body.
+struct Answer {
+    status: u16,
+    ours: bool,
+    body: Value,
+}
+
+impl Answer {
+    fn code(&self) -> Option<Code> {
+        serde_json::from_value::<ErrorBody>(self.body.clone()).ok().map(|e| e.code).filter(|_| self.ours)
+    }
+}
+
+struct Api {
+    http: reqwest::Client,
+    base: String,
+}
+
+impl Api {
+    fn new(addr: SocketAddr) -> Api {
+        Api { http: reqwest::Client::new(), base: format!("http://{addr}{}", api::PREFIX) }
+    }
+
+    /// POST `body` (raw text) to `path` with `auth` (bearer) and `worker` (id header).
+    async fn post_raw(&self, path: &str, auth: &str, worker: Option<i64>, version: u32, body: String) -> Answer {
+        let mut r = self
+            .http
+            .post(format!("{}{path}", self.base))
+            .bearer_auth(auth)
+            .header(api::VERSION_HEADER, version.to_string())
+            .header("content-type", "application/json")
+            .body(body);
+        if let Some(w) = worker {
+            r = r.header(api::WORKER_HEADER, w.to_string());
+        }
+        let res = r.send().await.unwrap();
+        let status = res.status().as_u16();
+        let ours = res.headers().contains_key(api::SERVER_HEADER);
+        let text = res.text().await.unwrap();
+        Answer { status, ours, body: serde_json::from_str(&text).unwrap_or(Value::String(text)) }
+    }
+
+    async fn post(&self, path: &str, auth: &str, worker: Option<i64>, body: Value) -> Answer {
+        self.post_raw(path, auth, worker, api::PROTOCOL, body.to_string()).await
+    }
+}
+
+/// A fleet with a run of `pairs` pairs, a worker key, and a worker registered over HTTP: the
+/// server, the run, the worker's id and secret.
+struct Setup {
+    pg: TempPg,
+    api: Api,
+    run: i64,
+    key: String,
+    worker: i64,
+    secret: String,
+}
+
+async fn setup(name: &str, pairs: i32) -> Setup {
+    let pg = TempPg::start(name);
+    let db = fleet_common::db(&pg).await;
+    let run = new_run(&db, pairs, json!({})).await;
+    let key = queue::key_add(&db, "box").await.unwrap();
+    let addr = serve(&pg, 4).await;
+    let api = Api::new(addr);
+    let a = api.post("/register", &key, None, registration(30.0)).await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    let worker = a.body["worker"].as_i64().unwrap();
+    let secret = a.body["secret"].as_str().unwrap().to_string();
+    Setup { pg, api, run, key, worker, secret }
+}
+
+fn registration(lease: f64) -> Value {
+    json!({"host": "h", "pid": 1, "concurrency": 2, "lease_secs": lease, "version": "0.1.0",
+           "cpu": null, "cores": 2})
+}
+
+fn claim_body(lease: Value) -> Value {
+    json!({"only": null, "skip": [], "current": null, "n": 1, "lease_secs": lease,
+           "tune_in_flight": 16})
+}
+
+impl Setup {
+    fn leased(&self) -> String {
+        self.pg.psql(&format!("SELECT count(*) FROM pairs WHERE run_id = {} AND state = 'leased'", self.run))
+    }
+
+    async fn claim(&self) -> queue::Claim {
+        let a = self.api.post("/claim", &self.secret, Some(self.worker), claim_body(json!(30))).await;
+        assert_eq!(a.status, 200, "{}", a.body);
+        let c: api::Claim = serde_json::from_value(a.body["claims"][0].clone()).unwrap();
+        c.into()
+    }
+
+    fn report_body(&self, c: &queue::Claim) -> Value {
+        json!({"pair": {"run": c.run_id, "pairing": c.pairing, "pair": c.pair, "token": c.token},
+               "records": [record(c, 0, "1-0", ("A", "B")), record(c, 1, "1/2-1/2", ("A", "B"))],
+               "all": false})
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claim_with_a_missing_nan_or_huge_lease_is_refused_before_sql() {
+    // Today: SELECT * FROM fleet_claim(w, secret, NULL, '{}', 1, NULL, 16, NULL) (and
+    // 'NaN'::float8, 1e9) lease a pair that never expires.
+    let s = setup("api-claim-lease", 4).await;
+    let no_lease = json!({"only": null, "skip": [], "current": null, "n": 1, "tune_in_flight": 16});
+    let a = s.api.post("/claim", &s.secret, Some(s.worker), no_lease).await;
+    assert_eq!((a.status, a.code()), (422, Some(Code::Invalid)), "{}", a.body);
+    let nan = r#"{"only":null,"skip":[],"current":null,"n":1,"lease_secs":NaN,"tune_in_flight":16}"#;
+    let a = s.api.post_raw("/claim", &s.secret, Some(s.worker), api::PROTOCOL, nan.into()).await;
+    assert_eq!((a.status, a.code()), (422, Some(Code::Invalid)), "{}", a.body);
+    for lease in [json!(1e9), json!(0), json!(-5), json!(1e308)] {
+        let a = s.api.post("/claim", &s.secret, Some(s.worker), claim_body(lease.clone())).await;
+        assert_eq!((a.status, a.code()), (422, Some(Code::Invalid)), "{lease}: {}", a.body);
+        assert!(a.body["message"].as_str().unwrap().contains("lease_secs"), "{}", a.body);
+    }
+    assert_eq!(s.leased(), "0", "no pair was leased");
+    // A bounded claim is served.
+    s.claim().await;
+    assert_eq!(s.leased(), "1");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_registration_with_a_nan_lease_or_concurrency_is_refused_before_sql() {
+    // Today: SELECT * FROM fleet_register(key, 'h', 1, 2, 'NaN'::float8, ...) registers a
+    // worker whose lease makes `runner workers` and /workers fail for everyone.
+    let s = setup("api-register", 2).await;
+    let before = s.pg.psql("SELECT count(*) FROM workers");
+    let nan = r#"{"host":"h","pid":1,"concurrency":NaN,"lease_secs":30,"version":"1","cpu":null,"cores":1}"#;
+    let a = s.api.post_raw("/register", &s.key, None, api::PROTOCOL, nan.into()).await;
+    assert_eq!((a.status, a.code()), (422, Some(Code::Invalid)), "{}", a.body);
+    let mut huge = registration(30.0);
+    huge["concurrency"] = json!(1_000_000);
+    let a = s.api.post("/register", &s.key, None, huge).await;
+    assert_eq!((a.status, a.code()), (422, Some(Code::Invalid)), "{}", a.body);
+    let a = s.api.post("/register", &s.key, None, registration(1e300)).await;
+    assert_eq!((a.status, a.code()), (422, Some(Code::Invalid)), "{}", a.body);
+    let mut bell = registration(30.0);
+    bell["host"] = json!("h\u{7}\n");
+    let a = s.api.post("/register", &s.key, None, bell).await;
+    assert_eq!((a.status, a.code()), (422, Some(Code::Invalid)), "{}", a.body);
+    assert_eq!(s.pg.psql("SELECT count(*) FROM workers"), before, "no worker registered");
+    // A key that is not one: typed, 401.
+    let a = s.api.post("/register", "fk_nothing", None, registration(30.0)).await;
+    assert_eq!((a.status, a.code()), (401, Some(Code::Unauthorized)), "{}", a.body);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_incident_of_a_megabyte_and_a_wrong_secret_are_refused() {
+    // Today: SELECT fleet_incident(w, secret, run, 0, 0, token, repeat('x', 1000000)) stores a
+    // megabyte per call on any run.
+    let s = setup("api-incident", 2).await;
+    let c = s.claim().await;
+    let pair = json!({"run": c.run_id, "pairing": c.pairing, "pair": c.pair, "token": c.token});
+    let big = json!({"pair": pair, "what": "x".repeat(1 << 20)});
+    let a = s.api.post("/incident", &s.secret, Some(s.worker), big).await;
+    assert_eq!((a.status, a.code()), (422, Some(Code::Invalid)), "{}", a.body);
+    assert_eq!(s.pg.psql("SELECT count(*) FROM incidents"), "0");
+    // A wrong secret: the database's check, typed as 401.
+    let a = s
+        .api
+        .post("/heartbeat", "not-the-secret", Some(s.worker), json!({"tokens": [c.token], "lease_secs": 30}))
+        .await;
+    assert_eq!((a.status, a.code()), (401, Some(Code::Unauthorized)), "{}", a.body);
+    // No worker header at all.
+    let a = s.api.post("/heartbeat", &s.secret, None, json!({"tokens": [], "lease_secs": 30})).await;
+    assert_eq!((a.status, a.code()), (401, Some(Code::Unauthorized)), "{}", a.body);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_report_for_a_pair_not_held_is_refused_and_a_replay_answers_as_stored() {
+    let s = setup("api-report", 3).await;
+    let c = s.claim().await;
+    // A pair this key does not hold (another pair of the run, a token made up). Refused by
+    // fleet_report today too; the API keeps it so, and stores nothing.
+    let mut other = c.clone();
+    other.pair = (c.pair + 1) % 3;
+    other.token = c.token + 1000;
+    let a = s.api.post("/report", &s.secret, Some(s.worker), s.report_body(&other)).await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    assert_eq!(a.body["outcome"], "refused", "{}", a.body);
+    assert_eq!(s.pg.psql("SELECT count(*) FROM games"), "0");
+    // The report, then its replay (its first answer lost on the way). Today fleet_report
+    // answers the replay 'the pair is done', which a worker counts as refused and then skips
+    // the decision step.
+    let first = s.api.post("/report", &s.secret, Some(s.worker), s.report_body(&c)).await;
+    assert_eq!(first.body["outcome"], "stored", "{}", first.body);
+    let again = s.api.post("/report", &s.secret, Some(s.worker), s.report_body(&c)).await;
+    assert_eq!(again.body, first.body, "the replay is answered as the report was");
+    assert_eq!(s.pg.psql("SELECT count(*) FROM games"), "2", "stored once");
+    assert_eq!(s.pg.psql("SELECT ll + ld + dd + wd + ww FROM tallies"), "1", "counted once");
+    // Another worker replaying it is refused: the pair is not its.
+    let b = s.api.post("/register", &s.key, None, registration(30.0)).await;
+    let (w2, s2) = (b.body["worker"].as_i64().unwrap(), b.body["secret"].as_str().unwrap().to_string());
+    let a = s.api.post("/report", &s2, Some(w2), s.report_body(&c)).await;
+    assert_eq!(a.body["outcome"], "refused", "{}", a.body);
+    // The decision step follows a replay as it follows a report.
+    let a = s.api.post("/settle", &s.secret, Some(s.worker), json!({"run": s.run})).await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    assert_eq!(a.body["state"], "active", "{}", a.body);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_old_worker_gets_no_new_work_but_keeps_its_leases() {
+    let s = setup("api-versions", 2).await;
+    let c = s.claim().await;
+    // Protocol 0: a worker from before the header.
+    let a = s
+        .api
+        .post_raw("/claim", &s.secret, Some(s.worker), 0, claim_body(json!(30)).to_string())
+        .await;
+    assert_eq!((a.status, a.code()), (426, Some(Code::UpgradeWorker)), "{}", a.body);
+    assert!(a.body["message"].as_str().unwrap().contains("upgrade"), "{}", a.body);
+    let beat = json!({"tokens": [c.token], "lease_secs": 30});
+    let a = s.api.post_raw("/heartbeat", &s.secret, Some(s.worker), 0, beat.to_string()).await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    assert_eq!(a.body["tokens"], json!([c.token]));
+    let a = s.api.post_raw("/report", &s.secret, Some(s.worker), 0, s.report_body(&c).to_string()).await;
+    assert_eq!(a.body["outcome"], "stored", "{}", a.body);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_over_the_limit_is_refused_typed() {
+    let s = setup("api-body-limit", 2).await;
+    let c = s.claim().await;
+    let mut body = s.report_body(&c);
+    body["records"][0]["pad"] = json!("x".repeat(runner::serve::api::WORKER_BODY_MAX + 1));
+    let a = s.api.post("/report", &s.secret, Some(s.worker), body).await;
+    assert_eq!((a.status, a.code()), (413, Some(Code::TooLarge)), "{}", a.body);
+    assert_eq!(s.pg.psql("SELECT count(*) FROM games"), "0");
+}
+
+/// 200 connections that send half a request each are held only until the header timeout; the
+/// server answers a whole request meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn half_sent_requests_do_not_block_the_server_and_are_dropped() {
+    let pg = TempPg::start("api-half-sent");
+    let _db = fleet_common::db(&pg).await;
+    let addr = serve(&pg, 2).await;
+    let mut held = Vec::new();
+    for _ in 0..200 {
+        let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+        s.write_all(b"POST /api/v1/worker/claim HTTP/1.1\r\nHost: x\r\n").await.unwrap();
+        held.push(s);
+    }
+    let a = Api::new(addr);
+    let res = a.http.get(format!("{}/version", a.base)).send().await.unwrap();
+    assert_eq!(res.status().as_u16(), 200);
+    let v: api::Version = res.json().await.unwrap();
+    assert_eq!(v.protocol, api::PROTOCOL);
+    // Each is closed by the server (EOF or reset) once the header timeout passed; the limit
+    // here is far above it.
+    let limit = runner::serve::listen::HEADER_TIMEOUT * 6;
+    for mut s in held {
+        let mut buf = [0u8; 256];
+        let r = tokio::time::timeout(limit, async {
+            loop {
+                match s.read(&mut buf).await {
+                    Ok(0) | Err(_) => return,
+                    Ok(_) => continue,
+                }
+            }
+        })
+        .await;
+        assert!(r.is_ok(), "a half-sent request was held past {limit:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_path_outside_the_api_is_a_typed_not_found_and_bad_paths_are_refused() {
+    let s = setup("api-paths", 2).await;
+    let url = format!("{}/run/0", s.api.base);
+    let res = s
+        .api
+        .http
+        .get(&url)
+        .bearer_auth(&s.secret)
+        .header(api::WORKER_HEADER, s.worker.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status().as_u16(), 422);
+    let url = format!("{}/artifact/nothex/chunk/0", s.api.base);
+    let res = s
+        .api
+        .http
+        .get(&url)
+        .bearer_auth(&s.secret)
+        .header(api::WORKER_HEADER, s.worker.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status().as_u16(), 422);
+    let res = s.api.http.get(format!("{}/nothing", s.api.base)).send().await.unwrap();
+    assert_eq!(res.status().as_u16(), 404);
+    assert!(res.headers().contains_key(api::SERVER_HEADER));
+    let _ = Duration::ZERO;
+}
