@@ -36,8 +36,7 @@ pub fn match_plan(args: &MatchArgs) -> Result<MatchSetup> {
 /// `runner match`. Returns the process exit code.
 pub async fn run(args: &MatchArgs) -> Result<Exit> {
     let (plan, openings, opts, dir, tables) = match_plan(args)?;
-    let settings =
-        GameSettings::of_plan(&plan, opts.stall_timeout).with_tables(tables.as_ref())?;
+    let settings = GameSettings::of_plan(&plan, opts.stall_timeout).with_tables(tables.as_ref())?;
     let tournament = plan.kind.is_tournament();
     let anchor = gauntlet::files::anchor_index(&plan, args.tournament.anchor.as_deref())?;
     let cancel = Cancel::new();

@@ -61,8 +61,7 @@ pub async fn run(args: &SweepArgs) -> Result<Exit> {
     // A swept option the engine does not declare would make the whole sweep a no-op.
     opts.required_options = sweep.param_names();
     save_or_check(&sweep, &out, x.resume)?;
-    let settings =
-        GameSettings::of_plan(&plan, opts.stall_timeout).with_tables(tables.as_ref())?;
+    let settings = GameSettings::of_plan(&plan, opts.stall_timeout).with_tables(tables.as_ref())?;
     let cancel = Cancel::new();
     cancel_on_signals(cancel.clone(), INTERRUPTED);
     errln!(

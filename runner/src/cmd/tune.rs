@@ -29,8 +29,7 @@ pub async fn run(args: &TuneArgs) -> Result<Exit> {
     let dir = run::args::take_dir(x, &out)?;
     let out = dir.path().to_path_buf();
     let opts = RunOptions::from_exec(x, out.clone())?;
-    let settings =
-        GameSettings::of_plan(&plan, opts.stall_timeout).with_tables(tables.as_ref())?;
+    let settings = GameSettings::of_plan(&plan, opts.stall_timeout).with_tables(tables.as_ref())?;
     let cancel = Cancel::new();
     cancel_on_signals(cancel.clone(), INTERRUPTED);
     errln!(

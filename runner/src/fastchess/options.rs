@@ -46,7 +46,6 @@ pub struct State {
     pub print: Option<String>,
 }
 
-
 impl State {
     fn set(&mut self, flag: &str, value: Option<String>) {
         match self.flags.iter_mut().find(|(f, _)| f == flag) {

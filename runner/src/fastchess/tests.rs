@@ -213,7 +213,10 @@ fn tablebase_adjudication_maps_to_the_runners_flags() {
         mapped("-tb /s:/t -tbpieces 4 -tbignore50 -tbadjudicate WIN_LOSS"),
         "--tb /s:/t --tbpieces 4 --tbignore50 --tbadjudicate win-loss --fault-limit 1"
     );
-    assert_eq!(mapped("-tb /s -tbpieces 0 -tbadjudicate DRAW"), "--tb /s --tbadjudicate draw --fault-limit 1");
+    assert_eq!(
+        mapped("-tb /s -tbpieces 0 -tbadjudicate DRAW"),
+        "--tb /s --tbadjudicate draw --fault-limit 1"
+    );
     assert!(refusal("-tb /s -tbadjudicate SOME").contains("expected BOTH, WIN_LOSS or DRAW"));
     assert!(refusal("-tb /s -tbpieces x").contains("-tbpieces"));
 }

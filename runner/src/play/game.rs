@@ -15,7 +15,7 @@ use crate::plan::time_control::TimeControl;
 use crate::plan::variant::Variant;
 use crate::play::adjudication::{Adjudicator, MovePlayed};
 use crate::play::clock::Clock;
-use crate::play::tablebase::{TbProbe, Tables};
+use crate::play::tablebase::{Tables, TbProbe};
 use crate::play::termination::Termination;
 use crate::play::uci::{UciEngine, UciError, position_command};
 use crate::play::uci_info::Eval;

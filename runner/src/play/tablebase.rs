@@ -33,7 +33,9 @@ use anyhow::{Result, anyhow, bail};
 use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
 use serde::{Deserialize, Serialize};
-use shakmaty::{Bitboard, Board, CastlingMode, Chess, Color, FromSetup, Piece, Position, Role, Square};
+use shakmaty::{
+    Bitboard, Board, CastlingMode, Chess, Color, FromSetup, Piece, Position, Role, Square,
+};
 use shakmaty_syzygy::{AmbiguousWdl, Metric, SyzygyError, Tablebase, Wdl};
 
 use crate::plan::adjudication::{TablebaseRule, TbAdjudicate};
@@ -159,7 +161,8 @@ impl Tables {
         if max_pieces == 0 {
             bail!("--tb {paths}: no Syzygy WDL tables (*.rtbw) there");
         }
-        let inner = Inner { tb, paths: paths.to_string(), max_pieces, has_dtz, warned: Mutex::default() };
+        let inner =
+            Inner { tb, paths: paths.to_string(), max_pieces, has_dtz, warned: Mutex::default() };
         Ok(Tables { inner: Arc::new(inner) })
     }
 
@@ -253,11 +256,12 @@ impl Tables {
             Ok(AmbiguousWdl::Win) => Some(1),
             Ok(AmbiguousWdl::Loss) => Some(-1),
             Ok(AmbiguousWdl::MaybeWin | AmbiguousWdl::MaybeLoss) => None,
-            Ok(AmbiguousWdl::CursedWin | AmbiguousWdl::BlessedLoss | AmbiguousWdl::Draw) => {
-                Some(0)
-            }
+            Ok(AmbiguousWdl::CursedWin | AmbiguousWdl::BlessedLoss | AmbiguousWdl::Draw) => Some(0),
             Err(e) => {
-                self.warn(&e, "its wins and losses are adjudicated only after a capture or pawn move");
+                self.warn(
+                    &e,
+                    "its wins and losses are adjudicated only after a capture or pawn move",
+                );
                 None
             }
         }
@@ -273,7 +277,11 @@ impl Tables {
         let first = self.inner.warned.lock().map(|mut w| w.insert(key)).unwrap_or(false);
         if first {
             let e = match e {
-                SyzygyError::ProbeFailed { metric: m @ (Metric::Wdl | Metric::Dtz), material, .. } => {
+                SyzygyError::ProbeFailed {
+                    metric: m @ (Metric::Wdl | Metric::Dtz),
+                    material,
+                    ..
+                } => {
                     format!("{m} table {material} cannot be read")
                 }
                 other => other.to_string(),
@@ -384,7 +392,9 @@ mod tests {
         t.check_covers(&rule(4, false, TbAdjudicate::Both)).unwrap();
         let e = t.check_covers(&rule(5, false, TbAdjudicate::Both)).unwrap_err().to_string();
         assert!(e.contains("holds tables up to 4 pieces, --tbpieces 5 asks for more"), "{e}");
-        assert!(Tables::open("/nonexistent").unwrap_err().to_string().contains("--tb /nonexistent"));
+        assert!(
+            Tables::open("/nonexistent").unwrap_err().to_string().contains("--tb /nonexistent")
+        );
         assert!(Tables::open("").unwrap_err().to_string().contains("no folder"));
     }
 
