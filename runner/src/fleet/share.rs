@@ -9,7 +9,7 @@
 //! simulated walks (`stats::remaining_pairs`, from 30 pairs on; its coverage on simulated SPRTs
 //! is in the README), and the time range is widened by the rate's own uncertainty; each figure
 //! is capped by the pairs left in the schedule (the run never plays more). Nothing is claimed beyond the data: n/a without a rate, and an SPRT
-//! pairing with fewer than `MIN_PAIRS` pairs gives only the schedule's bound ("at most").
+//! pairing with fewer than `MIN_RANGE_PAIRS` (30) pairs gives only the schedule's bound ("at most").
 
 use std::time::Duration;
 
@@ -18,7 +18,7 @@ use stats::{Counts, SprtSpec};
 use super::decide::stats_counts;
 use super::queue::share::{Share, ShareRow};
 use super::queue::{PairingCounts, Progress};
-use crate::report::figures::MIN_PAIRS;
+use stats::sprt_remaining::MIN_RANGE_PAIRS as MIN_PAIRS;
 use crate::store::formats::{FleetShare, TimeLeft};
 
 /// Pairs per hour now: over the last hour once the run has reported for an hour, else since its
