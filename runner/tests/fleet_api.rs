@@ -53,6 +53,9 @@ struct Api {
 
 impl Api {
     fn new(addr: SocketAddr) -> Api {
+        // reqwest is built without a default TLS provider (the runner passes its own rustls
+        // configuration); these plain-HTTP requests need one named all the same.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         Api { http: reqwest::Client::new(), base: format!("http://{addr}{}", api::PREFIX) }
     }
 
