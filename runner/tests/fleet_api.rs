@@ -24,12 +24,7 @@ async fn serve(pg: &TempPg, size: usize) -> SocketAddr {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let router = runner::serve::router(Arc::new(app));
-    tokio::spawn(runner::serve::listen::serve_on(
-        listener,
-        router,
-        None,
-        std::future::pending(),
-    ));
+    tokio::spawn(runner::serve::listen::serve_on(listener, router, None, std::future::pending()));
     addr
 }
 
@@ -42,7 +37,10 @@ struct Answer {
 
 impl Answer {
     fn code(&self) -> Option<Code> {
-        serde_json::from_value::<ErrorBody>(self.body.clone()).ok().map(|e| e.code).filter(|_| self.ours)
+        serde_json::from_value::<ErrorBody>(self.body.clone())
+            .ok()
+            .map(|e| e.code)
+            .filter(|_| self.ours)
     }
 }
 
@@ -53,11 +51,21 @@ struct Api {
 
 impl Api {
     fn new(addr: SocketAddr) -> Api {
+        // reqwest is built without a default TLS provider (the runner passes its own rustls
+        // configuration); these plain-HTTP requests need one named all the same.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         Api { http: reqwest::Client::new(), base: format!("http://{addr}{}", api::PREFIX) }
     }
 
     /// POST `body` (raw text) to `path` with `auth` (bearer) and `worker` (id header).
-    async fn post_raw(&self, path: &str, auth: &str, worker: Option<i64>, version: u32, body: String) -> Answer {
+    async fn post_raw(
+        &self,
+        path: &str,
+        auth: &str,
+        worker: Option<i64>,
+        version: u32,
+        body: String,
+    ) -> Answer {
         let mut r = self
             .http
             .post(format!("{}{path}", self.base))
@@ -117,11 +125,15 @@ fn claim_body(lease: Value) -> Value {
 
 impl Setup {
     fn leased(&self) -> String {
-        self.pg.psql(&format!("SELECT count(*) FROM pairs WHERE run_id = {} AND state = 'leased'", self.run))
+        self.pg.psql(&format!(
+            "SELECT count(*) FROM pairs WHERE run_id = {} AND state = 'leased'",
+            self.run
+        ))
     }
 
     async fn claim(&self) -> queue::Claim {
-        let a = self.api.post("/claim", &self.secret, Some(self.worker), claim_body(json!(30))).await;
+        let a =
+            self.api.post("/claim", &self.secret, Some(self.worker), claim_body(json!(30))).await;
         assert_eq!(a.status, 200, "{}", a.body);
         let c: api::Claim = serde_json::from_value(a.body["claims"][0].clone()).unwrap();
         c.into()
@@ -142,7 +154,8 @@ async fn a_claim_with_a_missing_nan_or_huge_lease_is_refused_before_sql() {
     let no_lease = json!({"only": null, "skip": [], "current": null, "n": 1, "tune_in_flight": 16});
     let a = s.api.post("/claim", &s.secret, Some(s.worker), no_lease).await;
     assert_eq!((a.status, a.code()), (422, Some(Code::Invalid)), "{}", a.body);
-    let nan = r#"{"only":null,"skip":[],"current":null,"n":1,"lease_secs":NaN,"tune_in_flight":16}"#;
+    let nan =
+        r#"{"only":null,"skip":[],"current":null,"n":1,"lease_secs":NaN,"tune_in_flight":16}"#;
     let a = s.api.post_raw("/claim", &s.secret, Some(s.worker), api::PROTOCOL, nan.into()).await;
     assert_eq!((a.status, a.code()), (422, Some(Code::Invalid)), "{}", a.body);
     for lease in [json!(1e9), json!(0), json!(-5), json!(1e308)] {
@@ -195,11 +208,17 @@ async fn an_incident_of_a_megabyte_and_a_wrong_secret_are_refused() {
     // A wrong secret: the database's check, typed as 401.
     let a = s
         .api
-        .post("/heartbeat", "not-the-secret", Some(s.worker), json!({"tokens": [c.token], "lease_secs": 30}))
+        .post(
+            "/heartbeat",
+            "not-the-secret",
+            Some(s.worker),
+            json!({"tokens": [c.token], "lease_secs": 30}),
+        )
         .await;
     assert_eq!((a.status, a.code()), (401, Some(Code::Unauthorized)), "{}", a.body);
     // No worker header at all.
-    let a = s.api.post("/heartbeat", &s.secret, None, json!({"tokens": [], "lease_secs": 30})).await;
+    let a =
+        s.api.post("/heartbeat", &s.secret, None, json!({"tokens": [], "lease_secs": 30})).await;
     assert_eq!((a.status, a.code()), (401, Some(Code::Unauthorized)), "{}", a.body);
 }
 
@@ -227,7 +246,8 @@ async fn a_report_for_a_pair_not_held_is_refused_and_a_replay_answers_as_stored(
     assert_eq!(s.pg.psql("SELECT ll + ld + dd + wd + ww FROM tallies"), "1", "counted once");
     // Another worker replaying it is refused: the pair is not its.
     let b = s.api.post("/register", &s.key, None, registration(30.0)).await;
-    let (w2, s2) = (b.body["worker"].as_i64().unwrap(), b.body["secret"].as_str().unwrap().to_string());
+    let (w2, s2) =
+        (b.body["worker"].as_i64().unwrap(), b.body["secret"].as_str().unwrap().to_string());
     let a = s.api.post("/report", &s2, Some(w2), s.report_body(&c)).await;
     assert_eq!(a.body["outcome"], "refused", "{}", a.body);
     // The decision step follows a replay as it follows a report.
@@ -251,7 +271,10 @@ async fn an_old_worker_gets_no_new_work_but_keeps_its_leases() {
     let a = s.api.post_raw("/heartbeat", &s.secret, Some(s.worker), 0, beat.to_string()).await;
     assert_eq!(a.status, 200, "{}", a.body);
     assert_eq!(a.body["tokens"], json!([c.token]));
-    let a = s.api.post_raw("/report", &s.secret, Some(s.worker), 0, s.report_body(&c).to_string()).await;
+    let a = s
+        .api
+        .post_raw("/report", &s.secret, Some(s.worker), 0, s.report_body(&c).to_string())
+        .await;
     assert_eq!(a.body["outcome"], "stored", "{}", a.body);
 }
 

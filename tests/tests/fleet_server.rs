@@ -40,26 +40,21 @@ impl Fleet {
         let key = String::from_utf8_lossy(&o.stdout).lines().last().unwrap_or_default().to_string();
         let key_file = dir.join("worker.key");
         std::fs::write(&key_file, format!("{key}\n")).unwrap();
-        let log = std::fs::File::create(dir.join("server.log")).unwrap();
-        let mut server = Command::new(runner_bin())
-            .args(["serve", "--db", &pg.url(), "--bind", "127.0.0.1:0", "--results"])
-            .arg(dir.join("no-results"))
-            .args(extra)
-            .current_dir(&dir)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(log)
-            .spawn()
-            .expect("start runner serve");
-        let mut first = String::new();
-        BufReader::new(server.stdout.take().unwrap()).read_line(&mut first).unwrap();
-        let url = first
-            .split_whitespace()
-            .nth(1)
-            .unwrap_or_else(|| panic!("no address in {first:?}"))
-            .trim_end_matches('/')
-            .to_string();
+        let (server, url) = spawn_server(&pg, &dir, "127.0.0.1:0", extra);
         Fleet { pg, dir, server, url, key_file }
+    }
+
+    /// Stops the server at once (SIGKILL).
+    fn kill_server(&mut self) {
+        let _ = self.server.kill();
+        let _ = self.server.wait();
+    }
+
+    /// A new server on the address of the last one.
+    fn start_server_again(&mut self) {
+        let bind = self.url.trim_start_matches("http://").to_string();
+        let (server, _) = spawn_server(&self.pg, &self.dir, &bind, &[]);
+        self.server = server;
     }
 
     fn submit(&self, args: &[&str]) -> i64 {
@@ -132,6 +127,32 @@ impl Fleet {
     }
 }
 
+/// `runner serve --db` on `bind`, its stderr in the folder's server.log; the server and its
+/// URL, read from its first line.
+fn spawn_server(pg: &TempPg, dir: &Path, bind: &str, extra: &[&str]) -> (Child, String) {
+    let log =
+        std::fs::OpenOptions::new().create(true).append(true).open(dir.join("server.log")).unwrap();
+    let mut server = Command::new(runner_bin())
+        .args(["serve", "--db", &pg.url(), "--bind", bind, "--results"])
+        .arg(dir.join("no-results"))
+        .args(extra)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(log)
+        .spawn()
+        .expect("start runner serve");
+    let mut first = String::new();
+    BufReader::new(server.stdout.take().unwrap()).read_line(&mut first).unwrap();
+    let url = first
+        .split_whitespace()
+        .nth(1)
+        .unwrap_or_else(|| panic!("no address in {first:?}"))
+        .trim_end_matches('/')
+        .to_string();
+    (server, url)
+}
+
 fn wait_exit(child: &mut Child, limit: Duration, log: &str) -> std::process::ExitStatus {
     let mut status = None;
     let done = wait_until(limit, || {
@@ -147,8 +168,23 @@ fn wait_exit(child: &mut Child, limit: Duration, log: &str) -> std::process::Exi
 
 fn match_args<'a>(a: &'a str, b: &'a str, book: &'a str, games: &'a str) -> Vec<&'a str> {
     vec![
-        "match", "--engine", a, "--engine", b, "--book", book, "--games", games, "--seed", "7",
-        "--nodes", "1", "--maxmoves", "40", "--progress", "quiet",
+        "match",
+        "--engine",
+        a,
+        "--engine",
+        b,
+        "--book",
+        book,
+        "--games",
+        games,
+        "--seed",
+        "7",
+        "--nodes",
+        "1",
+        "--maxmoves",
+        "40",
+        "--progress",
+        "quiet",
     ]
 }
 
@@ -173,7 +209,11 @@ fn three_workers_of_the_server_play_an_sprt_to_its_end_without_a_database_url() 
         (0..3).map(|i| f.worker(&format!("w{i}"), &["--concurrency", "2"])).collect();
     for (i, w) in workers.iter_mut().enumerate() {
         let log = f.log(&format!("w{i}"));
-        assert!(wait_exit(w, Duration::from_secs(300), &log).success(), "{}", f.log(&format!("w{i}")));
+        assert!(
+            wait_exit(w, Duration::from_secs(300), &log).success(),
+            "{}",
+            f.log(&format!("w{i}"))
+        );
     }
     let state = f.sql(&format!("SELECT state FROM runs WHERE id = {run}"));
     assert!(state == "complete" || state == "decided", "run {run} is {state}");
@@ -189,7 +229,10 @@ fn three_workers_of_the_server_play_an_sprt_to_its_end_without_a_database_url() 
     }
     let pulled = f.dir.join("pulled");
     let url = f.pg.url();
-    let o = run_runner(&f.dir, &["pull", &run.to_string(), "--db", &url, "--out", &pulled.to_string_lossy()]);
+    let o = run_runner(
+        &f.dir,
+        &["pull", &run.to_string(), "--db", &url, "--out", &pulled.to_string_lossy()],
+    );
     assert!(o.status.success(), "pull: {}", stderr(&o));
     assert_eq!(read_games(&pulled).len() as i64, games);
 }
@@ -201,16 +244,24 @@ fn a_killed_worker_of_the_server_loses_nothing_and_its_pairs_are_played_again() 
     let (a, b) = (bad_spec("a", "slow", Some(20)), bad_spec("b", "slow", Some(20)));
     let run = f.submit(&match_args(&a, &b, &book, "16"));
     let mut victim = f.worker("victim", &["--concurrency", "2", "--lease", "5"]);
-    assert!(wait_until(Duration::from_secs(120), || {
-        f.sql(&format!("SELECT count(*) FROM pairs WHERE run_id = {run} AND state = 'leased'"))
-            != "0"
-    }), "{}", f.log("victim"));
+    assert!(
+        wait_until(Duration::from_secs(120), || {
+            f.sql(&format!("SELECT count(*) FROM pairs WHERE run_id = {run} AND state = 'leased'"))
+                != "0"
+        }),
+        "{}",
+        f.log("victim")
+    );
     // SAFETY: a signal to our own child.
     unsafe { libc::kill(victim.id() as i32, libc::SIGKILL) };
     let _ = victim.wait();
     let mut rescuer = f.worker("rescuer", &["--concurrency", "2", "--lease", "5"]);
     let log = f.log("rescuer");
-    assert!(wait_exit(&mut rescuer, Duration::from_secs(300), &log).success(), "{}", f.log("rescuer"));
+    assert!(
+        wait_exit(&mut rescuer, Duration::from_secs(300), &log).success(),
+        "{}",
+        f.log("rescuer")
+    );
     f.assert_nothing_doubled(run);
     assert_eq!(f.sql(&format!("SELECT state FROM runs WHERE id = {run}")), "complete");
     let again: i64 = f
@@ -269,6 +320,29 @@ fn a_worker_verifies_the_server_with_its_ca_and_refuses_one_it_does_not_trust() 
     let mut w = f.worker("trusting", &["--ca", &ca.to_string_lossy()]);
     let log = f.log("trusting");
     assert!(wait_exit(&mut w, Duration::from_secs(300), &log).success(), "{}", f.log("trusting"));
+    assert_eq!(f.sql(&format!("SELECT state FROM runs WHERE id = {run}")), "complete");
+    assert_eq!(f.stored(run), (8, 4));
+}
+
+/// A worker started while its server is down (restarting) waits for it instead of exiting,
+/// then plays the run.
+#[test]
+fn a_worker_started_while_the_server_is_down_waits_for_it() {
+    let mut f = Fleet::new("server-later", &[]);
+    let book = e2e::write_book(&f.dir, 4);
+    let (a, b) = (bad_spec("a", "good", None), bad_spec("b", "good", None));
+    let run = f.submit(&match_args(&a, &b, &book, "8"));
+    f.kill_server();
+    let mut w = f.worker("early", &[]);
+    assert!(
+        wait_until(Duration::from_secs(120), || f.log("early").contains("retrying")),
+        "{}",
+        f.log("early")
+    );
+    assert!(w.try_wait().unwrap().is_none(), "the worker exited: {}", f.log("early"));
+    f.start_server_again();
+    let log = f.log("early");
+    assert!(wait_exit(&mut w, Duration::from_secs(300), &log).success(), "{}", f.log("early"));
     assert_eq!(f.sql(&format!("SELECT state FROM runs WHERE id = {run}")), "complete");
     assert_eq!(f.stored(run), (8, 4));
 }

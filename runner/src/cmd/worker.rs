@@ -154,7 +154,8 @@ where
                 if n == 0 {
                     errln!("warning: {e:#}; retrying for up to {} s", START_PATIENCE.as_secs());
                 }
-                let wait = crate::fleet::client::retry_after(&e).map_or(backoff(n), |r| r.max(backoff(n)));
+                let wait =
+                    crate::fleet::client::retry_after(&e).map_or(backoff(n), |r| r.max(backoff(n)));
                 tokio::time::sleep(wait).await;
                 n += 1;
             }

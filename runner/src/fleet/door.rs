@@ -137,7 +137,12 @@ impl Door {
         }
     }
 
-    pub async fn heartbeat(&self, w: &WorkerId, tokens: &[i64], lease: Duration) -> Result<Vec<i64>> {
+    pub async fn heartbeat(
+        &self,
+        w: &WorkerId,
+        tokens: &[i64],
+        lease: Duration,
+    ) -> Result<Vec<i64>> {
         match self {
             Door::Db(l) => {
                 l.once(|c| async move { queue::heartbeat(&*c, w, tokens, lease).await }).await
@@ -153,7 +158,13 @@ impl Door {
         }
     }
 
-    pub async fn refuse(&self, w: &WorkerId, run: i64, why: &str, tokens: &[i64]) -> Result<String> {
+    pub async fn refuse(
+        &self,
+        w: &WorkerId,
+        run: i64,
+        why: &str,
+        tokens: &[i64],
+    ) -> Result<String> {
         match self {
             Door::Db(l) => {
                 l.once(|c| async move { queue::refuse(&c, w, run, why, tokens).await }).await

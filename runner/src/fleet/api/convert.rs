@@ -58,7 +58,13 @@ impl From<PairRef> for queue::Claim {
 
 impl From<PairingCounts> for Counts {
     fn from(c: PairingCounts) -> Counts {
-        Counts { pairing: c.pairing, active: c.active, dropped: c.dropped, penta: c.penta, wdl: c.wdl }
+        Counts {
+            pairing: c.pairing,
+            active: c.active,
+            dropped: c.dropped,
+            penta: c.penta,
+            wdl: c.wdl,
+        }
     }
 }
 

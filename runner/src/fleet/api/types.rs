@@ -495,8 +495,9 @@ mod tests {
         let extra = r#"{"n":1,"lease_secs":30,"tune_in_flight":1,"secret":"x"}"#;
         assert!(serde_json::from_str::<ClaimRequest>(extra).is_err());
         // JSON has no NaN: a NaN lease cannot even be written.
-        assert!(serde_json::from_str::<HeartbeatRequest>(r#"{"tokens":[],"lease_secs":NaN}"#)
-            .is_err());
+        assert!(
+            serde_json::from_str::<HeartbeatRequest>(r#"{"tokens":[],"lease_secs":NaN}"#).is_err()
+        );
     }
 
     #[test]

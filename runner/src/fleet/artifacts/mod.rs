@@ -15,8 +15,8 @@ use anyhow::{Context, Result, bail};
 use tokio_postgres::GenericClient;
 
 use self::cache::Cache;
-use super::identity::EngineIdentity;
 use super::door::Door;
+use super::identity::EngineIdentity;
 use super::link::is_transient;
 use super::queue::{self, WorkerId};
 

@@ -10,7 +10,9 @@ use serde_json::Value;
 use super::{Auth, Passing, WorkerClient};
 use crate::fleet::api::{self, *};
 use crate::fleet::queue::builds::EngineLoad;
-use crate::fleet::queue::{self, ArtifactRow, Machine, PairReport, Reported, RunRow, Settled, WorkerId};
+use crate::fleet::queue::{
+    self, ArtifactRow, Machine, PairReport, Reported, RunRow, Settled, WorkerId,
+};
 
 impl WorkerClient {
     /// What the server speaks; `Err` for good when the answer is not a runner server's or the
@@ -98,7 +100,12 @@ impl WorkerClient {
         Ok(c.claims.into_iter().map(Into::into).collect())
     }
 
-    pub async fn heartbeat(&self, w: &WorkerId, tokens: &[i64], lease: Duration) -> Result<Vec<i64>> {
+    pub async fn heartbeat(
+        &self,
+        w: &WorkerId,
+        tokens: &[i64],
+        lease: Duration,
+    ) -> Result<Vec<i64>> {
         let req = HeartbeatRequest { tokens: tokens.to_vec(), lease_secs: lease.as_secs_f64() };
         let a: Alive = self.json(Method::POST, "/heartbeat", Auth::Worker(w), Some(&req)).await?;
         Ok(a.tokens)
@@ -110,7 +117,13 @@ impl WorkerClient {
         Ok(r.released)
     }
 
-    pub async fn refuse(&self, w: &WorkerId, run: i64, reason: &str, tokens: &[i64]) -> Result<String> {
+    pub async fn refuse(
+        &self,
+        w: &WorkerId,
+        run: i64,
+        reason: &str,
+        tokens: &[i64],
+    ) -> Result<String> {
         let req = RefuseRequest { run, reason: one_line(reason), tokens: tokens.to_vec() };
         let s: RunState = self.json(Method::POST, "/refuse", Auth::Worker(w), Some(&req)).await?;
         Ok(s.state)
@@ -166,7 +179,8 @@ impl WorkerClient {
     pub async fn engine_loaded(&self, w: &WorkerId, run: i64, e: &EngineLoad) -> Result<()> {
         let mut req = EngineLoadedRequest::of(run, e);
         req.error = req.error.map(|s| one_line(&s));
-        let _: Done = self.json(Method::POST, "/engine-loaded", Auth::Worker(w), Some(&req)).await?;
+        let _: Done =
+            self.json(Method::POST, "/engine-loaded", Auth::Worker(w), Some(&req)).await?;
         Ok(())
     }
 

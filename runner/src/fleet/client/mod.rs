@@ -146,10 +146,8 @@ impl WorkerClient {
         body: Option<&B>,
     ) -> Result<reqwest::Response> {
         let url = format!("{}{}{path}", self.base, api::PREFIX);
-        let mut req = self
-            .http
-            .request(method, &url)
-            .header(api::VERSION_HEADER, api::PROTOCOL.to_string());
+        let mut req =
+            self.http.request(method, &url).header(api::VERSION_HEADER, api::PROTOCOL.to_string());
         req = match auth {
             Auth::Key(k) => req.bearer_auth(k),
             Auth::Worker(w) => {
@@ -212,7 +210,10 @@ fn untrusted(e: &(dyn std::error::Error + 'static)) -> Option<String> {
             .and_then(|io| io.get_ref())
             .and_then(|i| i.downcast_ref::<rustls::Error>());
         if let Some(r) = c.downcast_ref::<rustls::Error>().or(inner)
-            && matches!(r, rustls::Error::InvalidCertificate(_) | rustls::Error::NoCertificatesPresented)
+            && matches!(
+                r,
+                rustls::Error::InvalidCertificate(_) | rustls::Error::NoCertificatesPresented
+            )
         {
             return Some(r.to_string());
         }
@@ -238,8 +239,8 @@ fn tls_config(ca: Option<&Path>) -> Result<rustls::ClientConfig> {
     let mut roots = rustls::RootCertStore::empty();
     match ca {
         Some(path) => {
-            let pem =
-                std::fs::read(path).with_context(|| format!("cannot read --ca {}", path.display()))?;
+            let pem = std::fs::read(path)
+                .with_context(|| format!("cannot read --ca {}", path.display()))?;
             for cert in rustls_pemfile::certs(&mut pem.as_slice()) {
                 let cert = cert.map_err(|e| anyhow!("--ca {}: {e}", path.display()))?;
                 roots.add(cert).map_err(|e| anyhow!("--ca {}: {e}", path.display()))?;

@@ -182,16 +182,16 @@ impl<'a> Worker<'a> {
         let (id, only, skip, lease) = (&self.id, self.opts.run, &self.refused, self.opts.lease);
         let window = self.opts.tune_in_flight;
         let current = self.current.filter(|r| self.served.contains_key(r));
-        let claimed = match self.link.claim(id, only, skip, current, free as i64, lease, window).await
-        {
-            Ok(c) => c,
-            Err(e) if is_transient(&e) => {
-                errln!("warning: cannot claim work ({e:#}); retrying");
-                sleep_or_cancel(self.link.wait(2, &e), &self.cancel).await;
-                return Ok(());
-            }
-            Err(e) => return Err(e),
-        };
+        let claimed =
+            match self.link.claim(id, only, skip, current, free as i64, lease, window).await {
+                Ok(c) => c,
+                Err(e) if is_transient(&e) => {
+                    errln!("warning: cannot claim work ({e:#}); retrying");
+                    sleep_or_cancel(self.link.wait(2, &e), &self.cancel).await;
+                    return Ok(());
+                }
+                Err(e) => return Err(e),
+            };
         for c in claimed {
             self.idle_said = false;
             if let Some(s) = self.served.get(&c.run_id).cloned() {

@@ -162,9 +162,7 @@ async fn play_and_report(
     let all = s.judge.needs_all();
     let what = format!("reporting run {} pair {}", c.run_id, c.pair + 1);
     let report = &report;
-    let outcome = link
-        .call(&what, stop, |d| d.report(id, report, all))
-        .await?;
+    let outcome = link.call(&what, stop, |d| d.report(id, report, all)).await?;
     let label = s.spec.plan.pairings.get(c.pairing as usize).map_or("", |p| p.label.as_str());
     let results = format!("{} {}", records[0].result.pgn(), records[1].result.pgn());
     match outcome {
@@ -220,9 +218,7 @@ async fn iteration_of(
 ) -> Result<Option<Iteration>> {
     let value = match &c.spsa {
         Some(v) => Some(v.clone()),
-        None => {
-            link.call("reading the tuning iteration", stop, |d| d.iteration(id, c)).await?
-        }
+        None => link.call("reading the tuning iteration", stop, |d| d.iteration(id, c)).await?,
     };
     value
         .map(|v| {

@@ -33,13 +33,12 @@ fn in_flight() -> &'static Semaphore {
 
 /// The worker API's routes with their limits.
 pub fn routes() -> Router<Arc<App>> {
-    worker::routes()
-        .layer(DefaultBodyLimit::max(WORKER_BODY_MAX))
-        .layer(from_fn(guard))
-        .layer(map_response(|mut res: Response| async move {
+    worker::routes().layer(DefaultBodyLimit::max(WORKER_BODY_MAX)).layer(from_fn(guard)).layer(
+        map_response(|mut res: Response| async move {
             mark(res.headers_mut());
             res
-        }))
+        }),
+    )
 }
 
 /// At most [`WORKER_IN_FLIGHT`] requests at once, each within [`WORKER_DEADLINE`].

@@ -75,9 +75,9 @@ impl From<anyhow::Error> for ApiError {
                 Duration::from_secs(1),
             );
         }
-        let db = e.chain().find_map(|c| {
-            c.downcast_ref::<tokio_postgres::Error>().and_then(|p| p.as_db_error())
-        });
+        let db = e
+            .chain()
+            .find_map(|c| c.downcast_ref::<tokio_postgres::Error>().and_then(|p| p.as_db_error()));
         let Some(db) = db else {
             return ApiError::new(Code::Internal, format!("{e:#}"));
         };
