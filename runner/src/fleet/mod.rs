@@ -18,6 +18,7 @@
 //! submitter's archive and bench, the workers' builds).
 
 pub mod artifacts;
+pub mod boxing;
 pub mod connect;
 pub mod decide;
 pub mod identity;
@@ -31,6 +32,7 @@ pub mod share;
 pub mod source;
 pub mod status;
 pub mod submission;
+pub mod what_runs;
 pub mod worker;
 pub mod worker_stats;
 pub mod workers;

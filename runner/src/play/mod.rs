@@ -11,6 +11,7 @@ pub mod orphans;
 pub mod pause;
 pub mod probe;
 pub mod probe_pool;
+pub mod sandbox;
 pub mod termination;
 pub mod uci;
 #[cfg(test)]
