@@ -46,8 +46,24 @@ impl Fleet {
     /// Submits a 4-game match at 1 node a move; returns the run's id.
     fn submit(&self, a: &str, b: &str) -> i64 {
         let args = [
-            "submit", "match", "--engine", a, "--engine", b, "--book", &self.book, "--games", "4",
-            "--seed", "7", "--nodes", "1", "--maxmoves", "40", "--progress", "quiet",
+            "submit",
+            "match",
+            "--engine",
+            a,
+            "--engine",
+            b,
+            "--book",
+            &self.book,
+            "--games",
+            "4",
+            "--seed",
+            "7",
+            "--nodes",
+            "1",
+            "--maxmoves",
+            "40",
+            "--progress",
+            "quiet",
         ];
         let o = self.runner(&args);
         assert!(o.status.success(), "submit: {}", stderr(&o));

@@ -17,9 +17,17 @@ use crate::fleet::status::engines_of;
 pub async fn run(args: &ApproveArgs) -> Result<Exit> {
     let (_, db) = connect(args.db.db.as_deref()).await?;
     schema::check(&db).await?;
-    let row =
-        queue::run(&db, args.run).await?.ok_or_else(|| anyhow!("no run {} in the database", args.run))?;
-    outln!("run {} ({}; submitted {} by {}): {}", row.id, row.kind, row.created, row.owner, row.state);
+    let row = queue::run(&db, args.run)
+        .await?
+        .ok_or_else(|| anyhow!("no run {} in the database", args.run))?;
+    outln!(
+        "run {} ({}; submitted {} by {}): {}",
+        row.id,
+        row.kind,
+        row.created,
+        row.owner,
+        row.state
+    );
     out!("{}", engines_of(&db, &row).await?);
     if row.state != "pending" {
         outln!("run {} is {}: nothing to approve", args.run, row.state);

@@ -25,12 +25,16 @@ impl EngineBox {
     /// `--no-box`; says on stderr what it will do.
     pub fn for_worker(no_box: bool, hide: &[PathBuf]) -> EngineBox {
         if no_box {
-            errln!("warning: --no-box: engines and builds of submitted runs run unboxed, as this user");
+            errln!(
+                "warning: --no-box: engines and builds of submitted runs run unboxed, as this user"
+            );
             return EngineBox::Unboxed;
         }
         match Sandbox::new(hide) {
             Ok(b) => {
-                errln!("engines and builds run in a box (bwrap: no network, no secrets, read-only files)");
+                errln!(
+                    "engines and builds run in a box (bwrap: no network, no secrets, read-only files)"
+                );
                 EngineBox::Boxed(Arc::new(b))
             }
             Err(why) => {

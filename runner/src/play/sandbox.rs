@@ -128,13 +128,13 @@ impl Sandbox {
     /// folders or files); `Err` is one line saying why this machine cannot box (no bwrap, or
     /// bwrap cannot make its namespaces here).
     pub fn new(hide: &[PathBuf]) -> Result<Sandbox, String> {
-        let bwrap = which(Path::new("bwrap")).ok_or_else(|| {
-            "no bwrap on PATH (Debian: apt-get install bubblewrap)".to_string()
-        })?;
+        let bwrap = which(Path::new("bwrap"))
+            .ok_or_else(|| "no bwrap on PATH (Debian: apt-get install bubblewrap)".to_string())?;
         let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
         let xdg = ["XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"];
         let libpq = ["PGPASSFILE", "PGSSLKEY", "PGSERVICEFILE"];
-        let mut wanted: Vec<PathBuf> = HIDDEN_DIRS.iter().chain(&HIDDEN_FILES).map(PathBuf::from).collect();
+        let mut wanted: Vec<PathBuf> =
+            HIDDEN_DIRS.iter().chain(&HIDDEN_FILES).map(PathBuf::from).collect();
         wanted.extend(home.clone());
         wanted.extend(xdg.iter().chain(&libpq).filter_map(std::env::var_os).map(PathBuf::from));
         wanted.extend(hide.iter().cloned());
@@ -391,11 +391,15 @@ mod tests {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = l.local_addr().unwrap().port();
         l.set_nonblocking(true).unwrap();
-        let b = Sandbox::new(&[]).unwrap_or_else(|e| panic!("this test needs a working bwrap: {e}"));
+        let b =
+            Sandbox::new(&[]).unwrap_or_else(|e| panic!("this test needs a working bwrap: {e}"));
         let bash = which(Path::new("bash")).expect("bash");
         let i = Inside {
             program: &bash,
-            args: vec!["-c".into(), format!("echo hi > /dev/tcp/127.0.0.1/{port} && echo sent").into()],
+            args: vec![
+                "-c".into(),
+                format!("echo hi > /dev/tcp/127.0.0.1/{port} && echo sent").into(),
+            ],
             ..Inside::default()
         };
         let o = crate::play::orphans::output_own(b.command(&i).stdin(Stdio::null())).unwrap();

@@ -203,7 +203,10 @@ impl UciEngine {
         if let Some(d) = &spec.dir
             && !d.is_dir()
         {
-            return Err(UciError::NoDir { engine: spec.name.clone(), dir: d.display().to_string() });
+            return Err(UciError::NoDir {
+                engine: spec.name.clone(),
+                dir: d.display().to_string(),
+            });
         }
         let mut cmd = match &opts.sandbox {
             // The box starts with a fixed environment of its own, and the working folder inside.

@@ -179,7 +179,8 @@ fn hash_file(build: &Path) -> PathBuf {
 /// Whether the cached build at `path` is the file that was built: its SHA-256 is the one
 /// recorded beside it. A build without its record, or changed since, is not.
 fn intact(path: &Path) -> Result<(), String> {
-    let want = std::fs::read_to_string(hash_file(path)).map_err(|_| "no recorded hash".to_string())?;
+    let want =
+        std::fs::read_to_string(hash_file(path)).map_err(|_| "no recorded hash".to_string())?;
     let have = sha256_file(path).map_err(|e| format!("{e:#}"))?;
     match have == want.trim() {
         true => Ok(()),
@@ -217,8 +218,9 @@ pub fn cached_build(
                     "warning: cached build {} is not the file built ({why}): building it again",
                     path.display()
                 );
-                std::fs::remove_file(&path)
-                    .map_err(|e| format!("cannot remove the changed build {}: {e}", path.display()))?;
+                std::fs::remove_file(&path).map_err(|e| {
+                    format!("cannot remove the changed build {}: {e}", path.display())
+                })?;
             }
         }
     }

@@ -108,26 +108,27 @@ pub fn build_run_engines(
                     load.build = Some("cached");
                 }
             }
-            let checked = run_bench(&built.path, &src.bench, &cache.dir, BENCH_TIMEOUT, boxed.sandbox)
-                .map_err(|why| {
-                    format!("engine {}: bench of the build of {}: {why}", e.name, src.short())
-                })
-                .and_then(|r| {
-                    load.nodes = i64::try_from(r.nodes).ok();
-                    load.nps = r.nps.and_then(|n| i64::try_from(n).ok());
-                    if r.nodes == src.nodes {
-                        Ok(())
-                    } else {
-                        Err(format!(
-                            "engine {}: bench of the build of {} differs: {} nodes here, {} \
+            let checked =
+                run_bench(&built.path, &src.bench, &cache.dir, BENCH_TIMEOUT, boxed.sandbox)
+                    .map_err(|why| {
+                        format!("engine {}: bench of the build of {}: {why}", e.name, src.short())
+                    })
+                    .and_then(|r| {
+                        load.nodes = i64::try_from(r.nodes).ok();
+                        load.nps = r.nps.and_then(|n| i64::try_from(n).ok());
+                        if r.nodes == src.nodes {
+                            Ok(())
+                        } else {
+                            Err(format!(
+                                "engine {}: bench of the build of {} differs: {} nodes here, {} \
                              submitted",
-                            e.name,
-                            src.short(),
-                            r.nodes,
-                            src.nodes
-                        ))
-                    }
-                });
+                                e.name,
+                                src.short(),
+                                r.nodes,
+                                src.nodes
+                            ))
+                        }
+                    });
             if let Err(line) = checked {
                 load.error = Some(line.clone());
                 record(load);

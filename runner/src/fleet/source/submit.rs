@@ -174,10 +174,22 @@ fn prepare_one(a: super::SourceArgs) -> Result<PreparedSource> {
         }
         None => {
             extract(&p.archive, &tree).map_err(|e| anyhow!(e))?;
-            let secs = run_build(&tree, &p.identity.build, &p.identity.bin, SUBMIT_BUILD_TIMEOUT, BuildBox::default())
-                .map_err(|e| anyhow!("build of {} failed: {e}", p.identity.short()))?;
-            let r = run_bench(&tree.join(&p.identity.bin), &p.identity.bench, &tree, BENCH_TIMEOUT, None)
-                .map_err(|e| anyhow!("bench of the build of {}: {e}", p.identity.short()))?;
+            let secs = run_build(
+                &tree,
+                &p.identity.build,
+                &p.identity.bin,
+                SUBMIT_BUILD_TIMEOUT,
+                BuildBox::default(),
+            )
+            .map_err(|e| anyhow!("build of {} failed: {e}", p.identity.short()))?;
+            let r = run_bench(
+                &tree.join(&p.identity.bin),
+                &p.identity.bench,
+                &tree,
+                BENCH_TIMEOUT,
+                None,
+            )
+            .map_err(|e| anyhow!("bench of the build of {}: {e}", p.identity.short()))?;
             p.identity.nodes = r.nodes;
             p.built = true;
             errln!(
