@@ -87,7 +87,7 @@ pub enum Command {
     Modify(ModifyArgs),
     /// Let a pending fleet run start (approvers only: a run submitted by a role that is not an
     /// approver waits for this).
-    Approve(CancelArgs),
+    Approve(ApproveArgs),
     /// Take back every pair a worker key stored in a fleet run (its games and counts) and hand
     /// the pairs out again; the run is decided anew (its owner or an approver).
     Purge(PurgeArgs),
@@ -243,6 +243,20 @@ pub struct StatusArgs {
     /// One run's id (default: the newest runs).
     #[arg(value_name = "RUN")]
     pub run: Option<i64>,
+}
+
+/// `runner approve` arguments.
+#[derive(Args, Debug, Clone)]
+pub struct ApproveArgs {
+    #[command(flatten)]
+    pub db: DbArg,
+    /// The run to approve.
+    #[arg(value_name = "RUN")]
+    pub run: i64,
+    /// Approve without asking (scripts): the engines are printed all the same. Without it, the
+    /// question is asked on a terminal, and a standard input that is not one is refused.
+    #[arg(long)]
+    pub yes: bool,
 }
 
 /// `runner workers` arguments.
@@ -813,6 +827,20 @@ pub struct WorkerArgs {
     /// refuses the run.
     #[arg(long, value_name = "SECONDS", default_value_t = 1800.0, value_parser = lease_secs)]
     pub build_timeout: f64,
+    /// Run the engines and builds of submitted runs unboxed, as this worker's user, on a
+    /// machine that cannot box them (no bwrap, no user namespaces). Without it such a worker
+    /// runs only its own catalog's engines.
+    #[arg(long)]
+    pub no_box: bool,
+    /// Let boxed builds use the network (a build that downloads its dependencies); engines
+    /// never have it.
+    #[arg(long)]
+    pub build_net: bool,
+    /// Hide PATH (a folder or file: a password file, an environment file of a service) from
+    /// boxed engines and builds too (repeatable). The worker's home, cache, logs, key file,
+    /// /run and /tmp are hidden always.
+    #[arg(long, value_name = "PATH")]
+    pub box_hide: Vec<PathBuf>,
 }
 
 fn lease_secs(s: &str) -> Result<f64, String> {

@@ -654,10 +654,12 @@ fn an_engine_never_sees_the_workers_database_secrets() {
     std::fs::remove_dir_all(&dumps).unwrap();
     std::fs::create_dir_all(&dumps).unwrap();
     let url = f.url();
+    // Unboxed (the box hides the dumps' folder and clears the environment anyway:
+    // tests/tests/fleet_box.rs): the secrets are taken out of the engine's environment even then.
     let mut w = f.worker_with(
         "w",
         &f.trusted(),
-        &["--concurrency", "1"],
+        &["--concurrency", "1", "--no-box"],
         &[("RUNNER_DB", &url), ("PGPASSWORD", "hunter2-secret"), ("PGUSER", "fleet-secret-user")],
     );
     assert!(wait_exit(&mut w, Duration::from_secs(120)).success(), "{}", f.log("w"));
@@ -988,10 +990,12 @@ fn a_worker_keeps_its_lease_while_an_engine_is_slow_to_start() {
     // of them above had no gate).
     let gate = f.dir.join("gate");
     let gate_s = gate.display().to_string();
+    // Unboxed: the gate is a variable of the worker's environment and a file the engine writes,
+    // neither of which reaches a boxed engine.
     let mut w = f.worker_with(
         "w",
         &f.trusted(),
-        &["--concurrency", "1", "--lease", "2"],
+        &["--concurrency", "1", "--lease", "2", "--no-box"],
         &[("BADENGINE_GATE", &gate_s)],
     );
     let waiting = f.dir.join("gate.waiting");

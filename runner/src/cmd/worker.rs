@@ -14,6 +14,7 @@ use crate::fleet::client::WorkerClient;
 use crate::fleet::connect::{DbTarget, db_url, parse_target};
 use crate::fleet::door::Door;
 use crate::fleet::link::{Link, STATEMENT_TIMEOUT, backoff, connect_patiently, is_transient};
+use crate::fleet::boxing::EngineBox;
 use crate::fleet::load::{LoadOptions, load_run};
 use crate::fleet::schema;
 use crate::fleet::source::load::{BuildOptions, build_run_engines};
@@ -66,20 +67,30 @@ pub async fn run(args: &WorkerArgs) -> Result<Exit> {
         key,
         tune_in_flight: args.tune_in_flight.unwrap_or(crate::fleet::queue::TUNE_IN_FLIGHT),
     };
-    let load_opts = LoadOptions {
-        log_dir: args.log_dir.clone(),
-        trust: args.trust.clone(),
-        engines_file: args.engines_file.clone(),
-        tables: args.tb.as_deref().map(Tables::open).transpose()?,
-    };
     let dir = match &args.cache {
         Some(d) => d.clone(),
         None => default_dir()?,
     };
     let cache = Cache::open(dir, args.cache_max_mb.saturating_mul(1 << 20))?;
+    if let Some(d) = &args.log_dir {
+        // Made now, so that the box can hide it.
+        crate::store::files::create_dir_all(d)?;
+    }
+    let boxing = EngineBox::for_worker(args.no_box, &box_hidden(args, &cache.dir));
+    let load_opts = LoadOptions {
+        log_dir: args.log_dir.clone(),
+        trust: args.trust.clone(),
+        engines_file: args.engines_file.clone(),
+        tables: args.tb.as_deref().map(Tables::open).transpose()?,
+        boxing: boxing.clone(),
+    };
     let (rt, link2) = (tokio::runtime::Handle::current(), link.clone());
     let fetch = !args.no_artifacts;
-    let build = BuildOptions { timeout: Duration::from_secs_f64(args.build_timeout) };
+    let build = BuildOptions {
+        timeout: Duration::from_secs_f64(args.build_timeout),
+        boxing,
+        net: args.build_net,
+    };
     let load: LoadRun = Arc::new(move |row, id| {
         let files = match fetch {
             true => fetch_run_artifacts(&rt, &link2, id, row.id, &cache)
@@ -162,6 +173,13 @@ where
             Err(e) => return Err(e),
         }
     }
+}
+
+/// What a box hides of this worker's own besides its home: its key file, cache, logs and
+/// `--box-hide` paths.
+fn box_hidden(args: &WorkerArgs, cache: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let own = [args.key_file.as_deref(), Some(cache), args.log_dir.as_deref()];
+    own.into_iter().flatten().map(Into::into).chain(args.box_hide.iter().cloned()).collect()
 }
 
 /// The worker's key: `--key-file`, else `RUNNER_WORKER_KEY`, else none.

@@ -8,8 +8,9 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::boxing::EngineBox;
 use super::decide::RunJudge;
-use super::identity::{check_same, identify_all, resolve_trusted};
+use super::identity::{base_names, check_same, identify_all, resolve_trusted};
 use super::pair::RunSpec;
 use super::queue::RunRow;
 use super::submission::Submission;
@@ -31,6 +32,8 @@ pub struct LoadOptions {
     pub engines_file: Option<PathBuf>,
     /// This worker's Syzygy tables (`--tb`), for the runs that adjudicate by them.
     pub tables: Option<Tables>,
+    /// Whether the run's engines start in a box (`super::boxing`).
+    pub boxing: EngineBox,
 }
 
 /// Loads run `row` for this worker, with the files of the run's artifacts on this machine by
@@ -53,18 +56,29 @@ pub fn load_run(
         .iter()
         .map(|s| match sub.engines.iter().find(|i| i.name == s.name) {
             Some(id) if id.source.is_some() => match built.get(&s.name) {
-                Some(file) => Ok(from_artifact(s, file)),
+                Some(file) => {
+                    opts.boxing.allow_submitted(&s.name)?;
+                    Ok(from_artifact(s, file))
+                }
                 None => Err(format!("engine {}: built from source, not built here", s.name)),
             },
             Some(id) if artifacts.contains_key(&id.sha256) => {
+                opts.boxing.allow_submitted(&s.name)?;
                 Ok(from_artifact(s, &artifacts[&id.sha256]))
             }
-            _ => resolve_trusted(s, &catalog, &opts.trust),
+            _ => {
+                // A command under --trust is a submitted one; the catalog's are the worker's.
+                if !base_names(&s.name).iter().any(|n| catalog.get(n).is_some()) {
+                    opts.boxing.allow_submitted(&s.name)?;
+                }
+                resolve_trusted(s, &catalog, &opts.trust)
+            }
         })
         .collect::<Result<_, _>>()?;
     let local = identify_all(&plan.engines).map_err(|e| format!("{e:#}"))?;
     check_same(&sub.engines, &local)?;
     let mut start = sub.start_options();
+    start.sandbox = opts.boxing.sandbox();
     start.log_dir = opts.log_dir.as_deref().map(|d| run_log_dir(d, row.id));
     if let Some(d) = &start.log_dir {
         make_log_dir(d)?;

@@ -20,6 +20,7 @@
 pub mod api;
 pub mod artifacts;
 pub mod client;
+pub mod boxing;
 pub mod connect;
 pub mod decide;
 pub mod door;
@@ -35,6 +36,7 @@ pub mod source;
 pub mod status;
 pub mod submission;
 pub mod tablebase;
+pub mod what_runs;
 pub mod worker;
 pub mod worker_stats;
 pub mod workers;

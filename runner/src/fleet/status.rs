@@ -46,8 +46,20 @@ pub async fn status(db: &Client, run: Option<i64>) -> Result<String> {
         out.push_str(&share_line(share, now, &counts, sprt.as_ref(), &progress, active));
         out.push_str(&worker_stats::block(db, row.id).await?);
         out.push_str(&builds_block(&queue::builds::run_builds(db, row.id).await?));
+        if run.is_some() {
+            out.push_str(&engines_of(db, row).await?);
+        }
     }
     Ok(out)
+}
+
+/// The block of `row`'s engines as workers run them ([`super::what_runs`]).
+pub async fn engines_of(db: &Client, row: &RunRow) -> Result<String> {
+    let Ok(sub) = Submission::from_stored(&row.submission) else {
+        return Ok(String::new());
+    };
+    let artifacts = queue::artifacts::run_artifact_list(db, row.id).await?;
+    Ok(super::what_runs::engines_block(&sub, &artifacts))
 }
 
 /// A run's engines built from source on the workers: per worker and engine, its last build

@@ -101,10 +101,45 @@ pub fn allowed_cpus() -> Result<Vec<usize>, String> {
     Err("--affinity works on Linux only".into())
 }
 
-/// Pins every thread of process `pid` to `cpu`. A process (or thread) that is gone is not an
-/// error: its game ends by a fault of its own.
+/// Pins every thread of process `pid` and of its descendants to `cpu` (a boxed engine is the
+/// grandchild of the bwrap process the runner started: `play::sandbox`). A process (or
+/// thread) that is gone is not an error: its game ends by a fault of its own.
 #[cfg(target_os = "linux")]
 pub fn pin_process(pid: i32, cpu: usize) -> std::io::Result<()> {
+    for p in with_descendants(pid) {
+        pin_threads(p, cpu)?;
+    }
+    Ok(())
+}
+
+/// `pid` and every process below it, from the parent pids /proc lists.
+#[cfg(target_os = "linux")]
+fn with_descendants(pid: i32) -> Vec<i32> {
+    let parent_of = |p: i32| -> Option<i32> {
+        let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).ok()?;
+        // After the command's closing parenthesis: state, then the parent pid.
+        stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()
+    };
+    let all: Vec<(i32, i32)> = std::fs::read_dir("/proc")
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+                .filter_map(|p| Some((p, parent_of(p)?)))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut out = vec![pid];
+    let mut i = 0;
+    while i < out.len() {
+        let p = out[i];
+        out.extend(all.iter().filter(|(_, pp)| *pp == p).map(|(c, _)| *c));
+        i += 1;
+    }
+    out
+}
+
+#[cfg(target_os = "linux")]
+fn pin_threads(pid: i32, cpu: usize) -> std::io::Result<()> {
     let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
         return Ok(());
     };

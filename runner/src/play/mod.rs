@@ -12,6 +12,7 @@ pub mod pause;
 pub mod probe;
 pub mod probe_pool;
 pub mod tablebase;
+pub mod sandbox;
 pub mod termination;
 pub mod uci;
 #[cfg(test)]

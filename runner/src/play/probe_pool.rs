@@ -73,6 +73,7 @@ pub async fn start_engine(
         log_stem: Some(format!("{}-{worker}", setup.label)),
         every_line: true,
         chess960: false,
+        sandbox: None,
     };
     let mut said = Vec::new();
     let on_line = &mut |l: &str| {

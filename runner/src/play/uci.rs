@@ -19,6 +19,7 @@ use crate::plan::engine_spec::EngineSpec;
 use crate::plan::limits::EngineLimits;
 use crate::plan::names::file_stem;
 use crate::play::orphans;
+use crate::play::sandbox::{Inside, Sandbox};
 use crate::play::uci_info::{InfoSummary, parse_info, parse_pv};
 use crate::play::uci_lines::{self, LineRead, MAX_LINE};
 
@@ -93,6 +94,8 @@ pub struct StartOptions {
     /// Chess960: `setoption name UCI_Chess960 value true`, and an engine that does not declare
     /// the option is refused ([`UciError::Unsupported`]).
     pub chess960: bool,
+    /// Start the engine in this box ([`crate::play::sandbox`]): a fleet worker's engines.
+    pub sandbox: Option<Arc<Sandbox>>,
 }
 
 impl Default for StartOptions {
@@ -105,6 +108,7 @@ impl Default for StartOptions {
             log_stem: None,
             every_line: false,
             chess960: false,
+            sandbox: None,
         }
     }
 }
@@ -196,25 +200,36 @@ impl UciEngine {
 
     fn spawn(spec: &EngineSpec, opts: &StartOptions) -> Result<UciEngine, UciError> {
         let program = spec.program();
-        let mut cmd = Command::new(&program);
+        if let Some(d) = &spec.dir
+            && !d.is_dir()
+        {
+            return Err(UciError::NoDir {
+                engine: spec.name.clone(),
+                dir: d.display().to_string(),
+            });
+        }
+        let mut cmd = match &opts.sandbox {
+            // The box starts with a fixed environment of its own, and the working folder inside.
+            Some(b) => Command::from(b.command(&Inside {
+                program: &program,
+                args: spec.args.iter().map(Into::into).collect(),
+                dir: spec.dir.as_deref(),
+                ..Inside::default()
+            })),
+            None => {
+                let mut cmd = Command::new(&program);
+                cmd.args(&spec.args);
+                if let Some(d) = &spec.dir {
+                    cmd.current_dir(d);
+                }
+                cmd
+            }
+        };
         // An engine is somebody else's program: it gets no database credentials or worker key.
         for var in SECRET_ENV {
             cmd.env_remove(var);
         }
-        cmd.args(&spec.args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .kill_on_drop(true)
-            .process_group(0);
-        if let Some(d) = &spec.dir {
-            if !d.is_dir() {
-                return Err(UciError::NoDir {
-                    engine: spec.name.clone(),
-                    dir: d.display().to_string(),
-                });
-            }
-            cmd.current_dir(d);
-        }
+        cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).kill_on_drop(true).process_group(0);
         die_with_parent(&mut cmd);
         let file_stem = match &opts.log_stem {
             Some(stem) => stem.clone(),

@@ -146,7 +146,7 @@ impl Cache {
     /// Removes the least recently used artifacts until the cache holds at most its cap
     /// (`keep`, the artifact in use, is never removed). Returns the files removed.
     pub fn trim(&self, keep: Option<&str>) -> Result<Vec<PathBuf>> {
-        let mut files: Vec<(SystemTime, u64, PathBuf, bool)> = Vec::new();
+        let mut files: Vec<(SystemTime, u64, PathBuf, bool, bool)> = Vec::new();
         let entries = fs::read_dir(&self.dir)
             .with_context(|| format!("cannot list the artifact cache {}", self.dir.display()))?;
         for e in entries.flatten() {
@@ -158,12 +158,12 @@ impl Cache {
                 continue;
             }
             let used = m.modified().unwrap_or(SystemTime::UNIX_EPOCH);
-            files.push((used, m.len(), e.path(), keep == Some(name.as_str())));
+            files.push((used, m.len(), e.path(), keep == Some(name.as_str()), built.is_some()));
         }
         let mut total: u64 = files.iter().map(|f| f.1).sum();
         files.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.2.cmp(&b.2)));
         let mut removed = Vec::new();
-        for (_, len, path, kept) in files {
+        for (_, len, path, kept, built) in files {
             if total <= self.max_bytes {
                 break;
             }
@@ -171,7 +171,14 @@ impl Cache {
                 continue;
             }
             match fs::remove_file(&path) {
-                Ok(()) => {}
+                Ok(()) => {
+                    // A build's recorded hash goes with it (`source::build`).
+                    if built {
+                        let mut h = path.clone().into_os_string();
+                        h.push(".sha256");
+                        let _ = fs::remove_file(h);
+                    }
+                }
                 // Another worker sharing the folder removed it first.
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                 Err(e) => {

@@ -74,6 +74,31 @@ pub async fn run_artifacts(db: &impl GenericClient, run: i64, shas: &[String]) -
     Ok(())
 }
 
+/// The artifacts run `run` names, with their sizes and kinds (`sha`, `size`, `kind`; chunks
+/// 0): what an approver approves (`runner status RUN`, `runner approve`). Readable by
+/// submitters, readers and approvers (docs/fleet-worker-role.sql).
+pub async fn run_artifact_list(db: &impl GenericClient, run: i64) -> Result<Vec<ArtifactRow>> {
+    let found = rows(
+        db,
+        "SELECT a.sha, a.size, a.kind FROM run_artifacts r JOIN artifacts a USING (sha) \
+         WHERE r.run_id = $1 ORDER BY a.sha",
+        &[(&run, Type::INT8)],
+    )
+    .await
+    .with_context(|| format!("cannot list the artifacts of run {run}"))?;
+    found
+        .iter()
+        .map(|r| {
+            Ok(ArtifactRow {
+                sha: r.try_get("sha")?,
+                size: r.try_get("size")?,
+                chunks: 0,
+                kind: r.try_get("kind")?,
+            })
+        })
+        .collect()
+}
+
 /// The artifacts of run `run` this worker may fetch (none unless it is approved and active).
 pub async fn worker_artifacts(
     db: &impl GenericClient,

@@ -19,6 +19,8 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use crate::play::sandbox::{Inside, Sandbox};
+
 /// How to bench an engine: its arguments, and how its node count is found.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BenchSpec {
@@ -76,16 +78,29 @@ pub fn parse_bench(text: &str, nodes_label: Option<&str>) -> Option<BenchResult>
     })
 }
 
-/// Runs `program ARGS` in `dir` (environment without the fleet's secrets) and reads its node
-/// count; `Err` is one line (did not start, timed out, failed, printed no count).
+/// Runs `program ARGS` in `dir` (environment without the fleet's secrets), or in `sandbox`'s
+/// box (in a fresh private folder), and reads its node count; `Err` is one line (did not
+/// start, timed out, failed, printed no count).
 pub fn run_bench(
     program: &Path,
     spec: &BenchSpec,
     dir: &Path,
     timeout: Duration,
+    sandbox: Option<&Sandbox>,
 ) -> Result<BenchResult, String> {
-    let mut cmd = Command::new(program);
-    cmd.args(&spec.args).current_dir(dir).stdin(Stdio::null());
+    let mut cmd = match sandbox {
+        Some(b) => b.command(&Inside {
+            program,
+            args: spec.args.iter().map(Into::into).collect(),
+            ..Inside::default()
+        }),
+        None => {
+            let mut cmd = Command::new(program);
+            cmd.args(&spec.args).current_dir(dir);
+            cmd
+        }
+    };
+    cmd.stdin(Stdio::null());
     for v in crate::play::uci::SECRET_ENV {
         cmd.env_remove(v);
     }
@@ -211,6 +226,7 @@ mod tests {
         let spec = BenchSpec { args: vec!["bench".into()], nodes_label: None };
         let sf = script("sf.sh", "echo 'Nodes searched  : 12' >&2; echo 'Nodes/second : 3' >&2");
         let t = Duration::from_secs(20);
+        let run_bench = |p: &Path, s: &BenchSpec, d: &Path, t| run_bench(p, s, d, t, None);
         assert_eq!(run_bench(&sf, &spec, &d, t), Ok(BenchResult { nodes: 12, nps: Some(3) }));
         let e = run_bench(&script("f.sh", "exit 3"), &spec, &d, t).unwrap_err();
         assert!(e.contains("failed") && !e.contains('\n'), "{e}");

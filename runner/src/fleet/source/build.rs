@@ -13,8 +13,9 @@ use std::time::{Duration, Instant, SystemTime};
 
 use super::SourceIdentity;
 use super::bench::run_captured;
-use crate::fleet::artifacts::cache::Cache;
+use crate::fleet::artifacts::cache::{Cache, sha256_file};
 use crate::hex::sha256_hex;
+use crate::play::sandbox::{Inside, Sandbox};
 
 /// The prefix of a built binary's name in the cache (`build-<key>`).
 pub const BUILD_PREFIX: &str = "build-";
@@ -109,12 +110,42 @@ fn last_line(text: &str) -> String {
     l.chars().take(200).collect()
 }
 
+/// Where a build runs: in a box (`play::sandbox`: the build's folder writable, the compilers
+/// shown, no network unless `net`), or unboxed (`--no-box`, and the submitter's own build).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BuildBox<'a> {
+    pub sandbox: Option<&'a Sandbox>,
+    /// `runner worker --build-net`: builds keep the network.
+    pub net: bool,
+}
+
 /// Runs `build` with `sh -c` in `dir`; the seconds it took, or one line saying how it failed
 /// (its exit and the last line it printed, or the timeout).
-pub fn run_build(dir: &Path, build: &str, bin: &str, timeout: Duration) -> Result<f64, String> {
+pub fn run_build(
+    dir: &Path,
+    build: &str,
+    bin: &str,
+    timeout: Duration,
+    boxed: BuildBox,
+) -> Result<f64, String> {
     let started = Instant::now();
-    let mut cmd = Command::new("sh");
-    cmd.arg("-c").arg(build).current_dir(dir).stdin(Stdio::null());
+    let sh = PathBuf::from("/bin/sh");
+    let mut cmd = match boxed.sandbox {
+        Some(b) => b.command(&Inside {
+            program: &sh,
+            args: vec!["-c".into(), build.into()],
+            writable: Some(dir),
+            net: boxed.net,
+            toolchain: true,
+            ..Inside::default()
+        }),
+        None => {
+            let mut cmd = Command::new("sh");
+            cmd.arg("-c").arg(build).current_dir(dir);
+            cmd
+        }
+    };
+    cmd.stdin(Stdio::null());
     for v in crate::play::uci::SECRET_ENV {
         cmd.env_remove(v);
     }
@@ -138,27 +169,66 @@ pub fn fresh_dir(parent: &Path, name: &str) -> PathBuf {
     parent.join(format!(".{name}-{}-{ns}", std::process::id()))
 }
 
-/// The binary of `src` built from `archive`, from the cache when it holds that build, else
-/// built now in a fresh folder of the cache (removed afterwards) and moved into it. `Err` is
-/// one line (extraction, build failure or timeout).
+/// The file beside a cached build holding its SHA-256, recorded when it was built.
+fn hash_file(build: &Path) -> PathBuf {
+    let mut name = build.as_os_str().to_os_string();
+    name.push(".sha256");
+    PathBuf::from(name)
+}
+
+/// Whether the cached build at `path` is the file that was built: its SHA-256 is the one
+/// recorded beside it. A build without its record, or changed since, is not.
+fn intact(path: &Path) -> Result<(), String> {
+    let want =
+        std::fs::read_to_string(hash_file(path)).map_err(|_| "no recorded hash".to_string())?;
+    let have = sha256_file(path).map_err(|e| format!("{e:#}"))?;
+    match have == want.trim() {
+        true => Ok(()),
+        false => Err(format!("sha256 {} where {} was built", short(&have), short(want.trim()))),
+    }
+}
+
+fn short(h: &str) -> &str {
+    h.get(..12).unwrap_or(h)
+}
+
+/// The binary of `src` built from `archive`, from the cache when it holds that build intact
+/// (its SHA-256 the one recorded when it was built: checked at every use), else built now in
+/// a fresh folder of the cache (removed afterwards), in `boxed`'s box, and moved into it with
+/// its hash. A cached build that changed is removed and built again, never run. `Err` is one
+/// line (extraction, build failure or timeout).
 pub fn cached_build(
     cache: &Cache,
     archive: &Path,
     src: &SourceIdentity,
     timeout: Duration,
+    boxed: BuildBox,
 ) -> Result<Built, String> {
     let key = build_key(src, toolchain());
     let name = format!("{BUILD_PREFIX}{key}");
     let path = cache.dir.join(&name);
     if path.is_file() {
-        crate::fleet::artifacts::cache::touch(&path);
-        return Ok(Built { path, how: BuildHow::Cached });
+        match intact(&path) {
+            Ok(()) => {
+                crate::fleet::artifacts::cache::touch(&path);
+                return Ok(Built { path, how: BuildHow::Cached });
+            }
+            Err(why) => {
+                errln!(
+                    "warning: cached build {} is not the file built ({why}): building it again",
+                    path.display()
+                );
+                std::fs::remove_file(&path).map_err(|e| {
+                    format!("cannot remove the changed build {}: {e}", path.display())
+                })?;
+            }
+        }
     }
     let work = fresh_dir(&cache.dir, &format!("build-{}", src.short()));
     let r = (|| -> Result<f64, String> {
         let tree = work.join("src");
         extract(archive, &tree)?;
-        let secs = run_build(&tree, &src.build, &src.bin, timeout)?;
+        let secs = run_build(&tree, &src.build, &src.bin, timeout, boxed)?;
         // Two runs of one worker may build the same key at once: each its own file.
         let tmp = fresh_dir(&cache.dir, &name).with_extension("part");
         std::fs::copy(tree.join(&src.bin), &tmp)
@@ -168,6 +238,16 @@ pub fn cached_build(
             std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755))
                 .map_err(|e| format!("cannot make the build executable: {e}"))?;
         }
+        let sha = sha256_file(&tmp).map_err(|e| format!("{e:#}"))?;
+        // The hash first: a build is never in place without it (both written whole, renamed).
+        let tmp_sha = tmp.with_extension("sha256.part");
+        std::fs::write(&tmp_sha, format!("{sha}\n"))
+            .and_then(|()| std::fs::rename(&tmp_sha, hash_file(&path)))
+            .map_err(|e| {
+                let _ = std::fs::remove_file(&tmp_sha);
+                let _ = std::fs::remove_file(&tmp);
+                format!("cannot record the build's hash in the cache: {e}")
+            })?;
         std::fs::rename(&tmp, &path).map_err(|e| {
             let _ = std::fs::remove_file(&tmp);
             format!("cannot move the build into the cache: {e}")
@@ -230,14 +310,17 @@ mod tests {
         let cache = Cache::open(d.join("cache"), 1 << 30).unwrap();
         let good = src("c1", "mkdir -p out && cp eng.in out/eng");
         let t = Duration::from_secs(30);
+        let cached_build = |c: &Cache, a: &Path, s: &SourceIdentity, t| {
+            cached_build(c, a, s, t, BuildBox::default())
+        };
         let b = cached_build(&cache, &archive, &good, t).unwrap();
         assert!(matches!(b.how, BuildHow::Built(_)));
         assert!(b.path.file_name().unwrap().to_string_lossy().starts_with(BUILD_PREFIX));
         let again = cached_build(&cache, &archive, &good, t).unwrap();
         assert_eq!((again.path, again.how), (b.path, BuildHow::Cached));
-        // Only the cached binary is left: the build folder is gone.
+        // Only the cached binary and its hash are left: the build folder is gone.
         let left: Vec<_> = std::fs::read_dir(&cache.dir).unwrap().flatten().collect();
-        assert_eq!(left.len(), 1, "{left:?}");
+        assert_eq!(left.len(), 2, "{left:?}");
         let e =
             cached_build(&cache, &archive, &src("c2", "echo broken >&2; exit 2"), t).unwrap_err();
         assert!(e.contains("failed") && e.contains("broken") && !e.contains('\n'), "{e}");
@@ -246,7 +329,43 @@ mod tests {
         let e = cached_build(&cache, &archive, &src("c4", "sleep 20"), Duration::from_millis(300))
             .unwrap_err();
         assert!(e.contains("did not end within"), "{e}");
-        assert_eq!(std::fs::read_dir(&cache.dir).unwrap().count(), 1);
+        assert_eq!(std::fs::read_dir(&cache.dir).unwrap().count(), 2);
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn a_changed_cached_build_is_built_again_never_run() {
+        let d = std::env::temp_dir().join(format!("fleet-build-changed-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        let tree = d.join("tree");
+        std::fs::create_dir_all(&tree).unwrap();
+        let honest = "#!/bin/sh\necho '7 nodes 8 nps'\n";
+        std::fs::write(tree.join("eng.in"), honest).unwrap();
+        let archive = d.join("src.tar");
+        let mut tar = Command::new("tar");
+        tar.arg("-cf").arg(&archive).arg("-C").arg(&tree).arg("eng.in");
+        assert!(tar.status().unwrap().success());
+        let cache = Cache::open(d.join("cache"), 1 << 30).unwrap();
+        let good = src("c1", "mkdir -p out && cp eng.in out/eng");
+        let t = Duration::from_secs(30);
+        let b = cached_build(&cache, &archive, &good, t, BuildBox::default()).unwrap();
+        assert!(matches!(b.how, BuildHow::Built(_)));
+        // Somebody changes the cached file; it still prints the submitted count, so a bench
+        // cannot tell.
+        let marker = d.join("ran");
+        let evil = format!("#!/bin/sh\ntouch {}\necho '7 nodes 8 nps'\n", marker.display());
+        std::fs::write(&b.path, &evil).unwrap();
+        let again = cached_build(&cache, &archive, &good, t, BuildBox::default()).unwrap();
+        assert!(matches!(again.how, BuildHow::Built(_)), "{:?}", again.how);
+        assert_eq!(again.path, b.path);
+        assert_eq!(std::fs::read_to_string(&again.path).unwrap(), honest);
+        assert!(!marker.exists(), "the changed build ran");
+        // A build whose recorded hash is gone is not trusted either.
+        std::fs::remove_file(hash_file(&b.path)).unwrap();
+        let third = cached_build(&cache, &archive, &good, t, BuildBox::default()).unwrap();
+        assert!(matches!(third.how, BuildHow::Built(_)));
+        let fourth = cached_build(&cache, &archive, &good, t, BuildBox::default()).unwrap();
+        assert_eq!(fourth.how, BuildHow::Cached);
         let _ = std::fs::remove_dir_all(&d);
     }
 }

@@ -11,10 +11,11 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::bench::{BenchSpec, run_bench};
-use super::build::{BuildHow, cached_build};
+use super::build::{BuildBox, BuildHow, cached_build};
 use super::submit::BENCH_TIMEOUT;
 use crate::fleet::artifacts::cache::Cache;
 use crate::fleet::door::Door;
+use crate::fleet::boxing::EngineBox;
 use crate::fleet::identity::BENCH_DEPTH;
 use crate::fleet::queue::builds::EngineLoad;
 use crate::fleet::queue::{RunRow, WorkerId};
@@ -25,6 +26,10 @@ use crate::fleet::submission::Submission;
 pub struct BuildOptions {
     /// Longest build (`runner worker --build-timeout`).
     pub timeout: Duration,
+    /// Whether builds and benches run in a box (`fleet::boxing`).
+    pub boxing: EngineBox,
+    /// `runner worker --build-net`: boxed builds keep the network.
+    pub net: bool,
 }
 
 /// The binaries of run `row`'s engines from source on this machine, by engine name, each
@@ -50,6 +55,8 @@ pub fn build_run_engines(
             errln!("warning: {e:#}");
         }
     };
+    let sandbox = opts.boxing.sandbox();
+    let boxed = BuildBox { sandbox: sandbox.as_deref(), net: opts.net };
     let mut out = HashMap::new();
     // One build and bench per distinct source (a sweep's points share one).
     let mut done: HashMap<String, (PathBuf, Option<i64>)> = HashMap::new();
@@ -68,12 +75,13 @@ pub fn build_run_engines(
                     src.archive_sha.get(..12).unwrap_or(&src.archive_sha)
                 ));
             };
+            opts.boxing.allow_submitted(&e.name)?;
             let mut load = EngineLoad {
                 engine: e.name.clone(),
                 commit: Some(src.commit.clone()),
                 ..EngineLoad::default()
             };
-            let built = match cached_build(cache, archive, src, opts.timeout) {
+            let built = match cached_build(cache, archive, src, opts.timeout, boxed) {
                 Ok(b) => b,
                 Err(why) => {
                     let line = format!("engine {}: build of {} failed: {why}", e.name, src.short());
@@ -97,26 +105,27 @@ pub fn build_run_engines(
                     load.build = Some("cached");
                 }
             }
-            let checked = run_bench(&built.path, &src.bench, &cache.dir, BENCH_TIMEOUT)
-                .map_err(|why| {
-                    format!("engine {}: bench of the build of {}: {why}", e.name, src.short())
-                })
-                .and_then(|r| {
-                    load.nodes = i64::try_from(r.nodes).ok();
-                    load.nps = r.nps.and_then(|n| i64::try_from(n).ok());
-                    if r.nodes == src.nodes {
-                        Ok(())
-                    } else {
-                        Err(format!(
-                            "engine {}: bench of the build of {} differs: {} nodes here, {} \
+            let checked =
+                run_bench(&built.path, &src.bench, &cache.dir, BENCH_TIMEOUT, boxed.sandbox)
+                    .map_err(|why| {
+                        format!("engine {}: bench of the build of {}: {why}", e.name, src.short())
+                    })
+                    .and_then(|r| {
+                        load.nodes = i64::try_from(r.nodes).ok();
+                        load.nps = r.nps.and_then(|n| i64::try_from(n).ok());
+                        if r.nodes == src.nodes {
+                            Ok(())
+                        } else {
+                            Err(format!(
+                                "engine {}: bench of the build of {} differs: {} nodes here, {} \
                              submitted",
-                            e.name,
-                            src.short(),
-                            r.nodes,
-                            src.nodes
-                        ))
-                    }
-                });
+                                e.name,
+                                src.short(),
+                                r.nodes,
+                                src.nodes
+                            ))
+                        }
+                    });
             if let Err(line) = checked {
                 load.error = Some(line.clone());
                 record(load);
@@ -135,7 +144,11 @@ pub fn build_run_engines(
                 nodes_label: None,
             };
             done.insert(e.sha256.clone(), (file.clone(), None));
-            match run_bench(file, &spec, &cache.dir, BENCH_TIMEOUT) {
+            if opts.boxing.allow_submitted(&e.name).is_err() {
+                // load_run refuses it.
+                continue;
+            }
+            match run_bench(file, &spec, &cache.dir, BENCH_TIMEOUT, boxed.sandbox) {
                 Ok(r) => record(EngineLoad {
                     engine: e.name.clone(),
                     nodes: i64::try_from(r.nodes).ok(),

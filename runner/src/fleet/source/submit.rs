@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, anyhow, bail};
 
 use super::bench::run_bench;
-use super::build::{extract, fresh_dir, run_build};
+use super::build::{BuildBox, extract, fresh_dir, run_build};
 use super::{SourceIdentity, is_source_spec, parse_source_spec};
 use crate::fleet::artifacts::MAX_SIZE;
 use crate::fleet::artifacts::cache::sha256_file;
@@ -174,10 +174,22 @@ fn prepare_one(a: super::SourceArgs) -> Result<PreparedSource> {
         }
         None => {
             extract(&p.archive, &tree).map_err(|e| anyhow!(e))?;
-            let secs = run_build(&tree, &p.identity.build, &p.identity.bin, SUBMIT_BUILD_TIMEOUT)
-                .map_err(|e| anyhow!("build of {} failed: {e}", p.identity.short()))?;
-            let r = run_bench(&tree.join(&p.identity.bin), &p.identity.bench, &tree, BENCH_TIMEOUT)
-                .map_err(|e| anyhow!("bench of the build of {}: {e}", p.identity.short()))?;
+            let secs = run_build(
+                &tree,
+                &p.identity.build,
+                &p.identity.bin,
+                SUBMIT_BUILD_TIMEOUT,
+                BuildBox::default(),
+            )
+            .map_err(|e| anyhow!("build of {} failed: {e}", p.identity.short()))?;
+            let r = run_bench(
+                &tree.join(&p.identity.bin),
+                &p.identity.bench,
+                &tree,
+                BENCH_TIMEOUT,
+                None,
+            )
+            .map_err(|e| anyhow!("bench of the build of {}: {e}", p.identity.short()))?;
             p.identity.nodes = r.nodes;
             p.built = true;
             errln!(
