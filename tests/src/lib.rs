@@ -2,6 +2,7 @@
 //! running the runner in a scratch directory, checking how it ended, and reading what it wrote
 //! (games.jsonl, JSON and text files, a small opening book).
 
+pub mod cdp;
 pub mod pg;
 pub mod python;
 

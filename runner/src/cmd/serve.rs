@@ -10,6 +10,14 @@ use crate::serve::{Config, serve};
 /// `runner serve`: runs until stopped. Returns the process exit code.
 pub async fn run(args: &ServeArgs) -> Result<Exit> {
     let db = args.db.clone().or_else(|| std::env::var("RUNNER_DB").ok().filter(|s| !s.is_empty()));
-    serve(Config { results: args.results.clone(), db, bind: args.bind }).await?;
+    serve(Config {
+        results: args.results.clone(),
+        db,
+        bind: args.bind,
+        private: args.private,
+        public_url: args.public_url.clone(),
+        trusted_proxies: args.trusted_proxy.clone(),
+    })
+    .await?;
     Ok(Exit::Done)
 }

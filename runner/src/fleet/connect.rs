@@ -330,6 +330,20 @@ impl DbTarget {
         Ok(client)
     }
 
+    /// The driver's configuration (for a pool that makes its own connections).
+    pub fn pg_config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The TLS connector [`DbTarget::connect`] would use (None: a plain connection).
+    pub fn tls_connector(&self) -> Result<Option<tokio_postgres_rustls::MakeRustlsConnect>> {
+        let unix = matches!(self.config.get_hosts().first(), Some(Host::Unix(_)));
+        if self.tls == TlsMode::Disable || unix {
+            return Ok(None);
+        }
+        Ok(Some(tokio_postgres_rustls::MakeRustlsConnect::new(self.tls_config()?)))
+    }
+
     fn tls_config(&self) -> Result<rustls::ClientConfig> {
         let mut roots = rustls::RootCertStore::empty();
         match &self.root_cert {

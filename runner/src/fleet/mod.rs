@@ -18,7 +18,9 @@
 //! submitter's archive and bench, the workers' builds).
 
 pub mod artifacts;
+pub mod bounded;
 pub mod connect;
+pub mod credentials;
 pub mod decide;
 pub mod identity;
 pub mod link;
@@ -26,6 +28,7 @@ pub mod load;
 pub mod pair;
 pub mod pull;
 pub mod queue;
+pub mod rights;
 pub mod schema;
 pub mod share;
 pub mod source;

@@ -1,8 +1,10 @@
 //! `runner serve`: one HTTP server for every run, local or in the fleet. Pages in maud
 //! ([`pages`]), a run's report page made by the report layer's renderer
 //! ([`crate::report::html::render_as`]), JSON for scripts, Prometheus metrics, and live counts
-//! over server-sent events ([`events`]). Read-only: nothing here writes a run folder or the
-//! database.
+//! over server-sent events ([`events`]). The pages and their API are read-only; what people
+//! change (approve, cancel, modify, purge, delete, worker keys) goes through [`people`] (a
+//! user's token or web session, the rights of `fleet::rights`, an audit row each), on the
+//! server's connection pool ([`pool`]). Nothing here writes a run folder.
 //!
 //! The sources: [`local`] (the run folders under `--results`) and, with `--db`, [`fleet`] (the
 //! database, through the fleet's read statements). Both give [`view::RunView`]s, so the list,
@@ -16,6 +18,8 @@ pub mod handlers;
 pub mod local;
 pub mod metrics;
 pub mod pages;
+pub mod people;
+pub mod pool;
 pub mod tail;
 pub mod view;
 
@@ -38,7 +42,17 @@ pub struct Config {
     pub results: PathBuf,
     pub db: Option<String>,
     pub bind: SocketAddr,
+    /// Reading needs a login too.
+    pub private: bool,
+    /// The address people reach the server at (`https://...` behind a TLS proxy: cookies are
+    /// Secure).
+    pub public_url: Option<String>,
+    /// Peers whose `X-Forwarded-For` is believed (a reverse proxy in front).
+    pub trusted_proxies: Vec<std::net::IpAddr>,
 }
+
+/// Connections of the server's pool.
+pub const POOL_SIZE: usize = 8;
 
 /// The server's state: its sources, and the run pages last rendered.
 pub struct App {
@@ -48,6 +62,10 @@ pub struct App {
     pub pages: PageCache,
     /// The list last made, with the stamp it was made at (see [`App::list`]).
     pub listed: tokio::sync::Mutex<Option<(String, std::time::Instant, Arc<RunList>)>>,
+    /// The server's connections to the database (with `--db`), for what people change.
+    pub pool: Option<deadpool_postgres::Pool>,
+    /// The people's side: `--private`, cookies, proxies, login limits.
+    pub people: people::Settings,
 }
 
 /// Every run of both sources, and the notes of a source that failed.
@@ -95,6 +113,8 @@ impl App {
             csp,
             pages: PageCache::default(),
             listed: tokio::sync::Mutex::new(None),
+            pool: None,
+            people: people::Settings::default(),
         })
     }
 
@@ -162,7 +182,7 @@ pub fn fleet_id(id: &str) -> Option<i64> {
 /// The routes of the server over `app`.
 pub fn router(app: Arc<App>) -> Router {
     let csp = app.csp.clone();
-    Router::new()
+    let router = Router::new()
         .route("/", get(handlers::index))
         .route("/run/{id}", get(handlers::run_page))
         .route("/run/{id}/games", get(handlers::games_page))
@@ -174,7 +194,8 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/workers", get(handlers::workers))
         .route("/api/runs", get(handlers::api_runs))
         .route("/api/run/{id}", get(handlers::api_run))
-        .route("/metrics", get(metrics::metrics))
+        .route("/metrics", get(metrics::metrics));
+    people::mount(router, &app)
         .fallback(handlers::not_found)
         .with_state(app)
         .layer(axum::middleware::map_response(move |mut res: Response| {
@@ -197,11 +218,22 @@ pub async fn serve(cfg: Config) -> Result<()> {
         Some(url) => Some(Fleet::connect(url).await?),
         None => None,
     };
-    let app = Arc::new(App::new(cfg.results.clone(), fleet)?);
+    let mut app = App::new(cfg.results.clone(), fleet)?;
+    if let Some(url) = &cfg.db {
+        app.pool = Some(pool::open(url, POOL_SIZE).await?);
+    }
+    app.people = people::Settings {
+        private: cfg.private,
+        secure_cookies: cfg.public_url.as_deref().is_some_and(|u| u.starts_with("https://")),
+        trusted_proxies: cfg.trusted_proxies.clone(),
+        limiter: Default::default(),
+    };
+    let app = Arc::new(app);
     let listener = tokio::net::TcpListener::bind(cfg.bind)
         .await
         .with_context(|| format!("cannot listen on {}", cfg.bind))?;
     let addr = listener.local_addr().context("no local address")?;
     outln!("serving http://{addr}/ (results {})", cfg.results.display());
-    axum::serve(listener, router(app)).await.context("the server stopped")
+    let service = router(app).into_make_service_with_connect_info::<SocketAddr>();
+    axum::serve(listener, service).await.context("the server stopped")
 }
