@@ -139,7 +139,8 @@ impl Browser {
     fn try_eval(&mut self, expr: &str) -> Option<Value> {
         let s = self.session.clone();
         let params = json!({ "expression": expr, "returnByValue": true });
-        let id = self.send(json!({ "sessionId": s, "method": "Runtime.evaluate", "params": params }));
+        let id =
+            self.send(json!({ "sessionId": s, "method": "Runtime.evaluate", "params": params }));
         let r = self.try_reply(id).ok()?;
         if r.get("exceptionDetails").is_some() {
             return None;

@@ -133,9 +133,15 @@ fn input_value(html: &str, name: &str) -> Option<String> {
 /// Percent-encodes a form value (letters and digits as they are).
 fn enc(s: &str) -> String {
     s.bytes()
-        .map(|b| {
-            if b.is_ascii_alphanumeric() { (b as char).to_string() } else { format!("%{b:02X}") }
-        })
+        .map(
+            |b| {
+                if b.is_ascii_alphanumeric() {
+                    (b as char).to_string()
+                } else {
+                    format!("%{b:02X}")
+                }
+            },
+        )
         .collect()
 }
 
@@ -316,7 +322,10 @@ fn the_people_api_refuses_what_the_rights_table_refuses() {
     // What the owner may do, she does: lower her priority.
     let r = api_post(port, &path, alice, r#"{"priority":-5,"throughput":50}"#);
     assert_eq!(r.status, 200, "{r:?}");
-    assert_eq!(f.pg.psql(&format!("SELECT priority, throughput FROM runs WHERE id = {pending}")), "-5|50");
+    assert_eq!(
+        f.pg.psql(&format!("SELECT priority, throughput FROM runs WHERE id = {pending}")),
+        "-5|50"
+    );
 
     // The approver approves, issues a key (shown once, stored hashed) and reads the log.
     let r = api_post(port, &format!("/api/v1/runs/{pending}/approve"), carol, "");

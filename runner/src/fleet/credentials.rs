@@ -3,8 +3,8 @@
 //! format). Nothing here touches the database; `queue/users.rs` stores what this makes.
 
 use anyhow::{Result, anyhow};
-use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use argon2::Argon2;
+use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use rand::TryRng;
 use sha2::{Digest, Sha256};
 

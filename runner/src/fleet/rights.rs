@@ -216,7 +216,12 @@ pub fn may(
     }
 }
 
-fn user_may(name: &str, approver: bool, what: Action, run: Option<&RunFacts>) -> Result<(), Refusal> {
+fn user_may(
+    name: &str,
+    approver: bool,
+    what: Action,
+    run: Option<&RunFacts>,
+) -> Result<(), Refusal> {
     let owns = run.is_some_and(|r| r.owner == name);
     let change = || {
         if approver || owns {
@@ -228,7 +233,11 @@ fn user_may(name: &str, approver: bool, what: Action, run: Option<&RunFacts>) ->
     match what {
         Action::Read | Action::Submit => Ok(()),
         Action::Approve | Action::RaisePriority | Action::ManageKeys | Action::ReadAudit => {
-            if approver { Ok(()) } else { Err(Refusal::ApproverOnly) }
+            if approver {
+                Ok(())
+            } else {
+                Err(Refusal::ApproverOnly)
+            }
         }
         Action::Cancel | Action::Modify | Action::Pulled => change(),
         Action::Purge => {

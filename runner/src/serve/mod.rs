@@ -195,10 +195,8 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/api/runs", get(handlers::api_runs))
         .route("/api/run/{id}", get(handlers::api_run))
         .route("/metrics", get(metrics::metrics));
-    people::mount(router, &app)
-        .fallback(handlers::not_found)
-        .with_state(app)
-        .layer(axum::middleware::map_response(move |mut res: Response| {
+    people::mount(router, &app).fallback(handlers::not_found).with_state(app).layer(
+        axum::middleware::map_response(move |mut res: Response| {
             let csp = csp.clone();
             async move {
                 let h = res.headers_mut();
@@ -208,7 +206,8 @@ pub fn router(app: Arc<App>) -> Router {
                 h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
                 res
             }
-        }))
+        }),
+    )
 }
 
 /// Serves until the process is stopped. Prints the address it listens on first (a test reads

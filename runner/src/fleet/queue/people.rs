@@ -154,8 +154,7 @@ async fn facts(tx: &Transaction<'_>, run: i64) -> Out<RunFacts> {
 /// Run `run`'s owner, state and kind, unlocked (what a page shows).
 pub async fn run_facts(db: &Client, run: i64) -> Out<Option<RunFacts>> {
     let Some(row) =
-        opt(db, "SELECT owner, state, kind FROM runs WHERE id = $1", &[(&run, Type::INT8)])
-            .await?
+        opt(db, "SELECT owner, state, kind FROM runs WHERE id = $1", &[(&run, Type::INT8)]).await?
     else {
         return Ok(None);
     };
@@ -327,10 +326,11 @@ pub async fn modify(db: &mut Client, who: &Principal, run: i64, change: Change) 
 /// the run is decided anew. Returns the pairs given back and the run after.
 pub async fn purge(db: &mut Client, who: &Principal, run: i64, key: &Name) -> Out<(i64, Settled)> {
     let (tx, f) = begin(db, who, Action::Purge, run).await?;
-    let k: i64 = opt(&tx, "SELECT id FROM worker_keys WHERE name = $1", &[(&key.as_str(), Type::TEXT)])
-        .await?
-        .ok_or_else(|| PeopleError::NotFound(format!("no worker key named {key}")))?
-        .try_get("id")?;
+    let k: i64 =
+        opt(&tx, "SELECT id FROM worker_keys WHERE name = $1", &[(&key.as_str(), Type::TEXT)])
+            .await?
+            .ok_or_else(|| PeopleError::NotFound(format!("no worker key named {key}")))?
+            .try_get("id")?;
     let n: i64 = one(
         &tx,
         "WITH gone AS (UPDATE pairs p SET state = 'pending', token = NULL, worker_id = NULL, \
@@ -405,9 +405,10 @@ pub async fn delete(db: &mut Client, who: &Principal, run: i64, force: bool) -> 
              {run} --out DIR first, or delete it with force)"
         )));
     }
-    let n: i64 = one(&tx, "SELECT count(*) AS n FROM games WHERE run_id = $1", &[(&run, Type::INT8)])
-        .await?
-        .try_get("n")?;
+    let n: i64 =
+        one(&tx, "SELECT count(*) AS n FROM games WHERE run_id = $1", &[(&run, Type::INT8)])
+            .await?
+            .try_get("n")?;
     tx.query_typed("DELETE FROM runs WHERE id = $1", &[(&run, Type::INT8)]).await?;
     let detail = format!("{n} games{}", if force { ", forced" } else { "" });
     audit(&tx, actor(who), AuditAction::Delete, Some(run), Some(&f.owner), &detail).await?;
@@ -439,7 +440,11 @@ pub async fn key_add(db: &mut Client, who: &Principal, name: &Name) -> Out<Strin
         &tx,
         "INSERT INTO worker_keys (name, key_hash, created_by) VALUES ($1, $2, $3) \
          ON CONFLICT (name) DO NOTHING RETURNING id",
-        &[(&name.as_str(), Type::TEXT), (&sha256_hex(key.as_bytes()), Type::TEXT), (&actor(who), Type::TEXT)],
+        &[
+            (&name.as_str(), Type::TEXT),
+            (&sha256_hex(key.as_bytes()), Type::TEXT),
+            (&actor(who), Type::TEXT),
+        ],
     )
     .await?;
     if made.is_none() {

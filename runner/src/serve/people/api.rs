@@ -55,7 +55,8 @@ pub async fn approve(State(app): AppState, headers: HeaderMap, Path(id): Path<i6
         Err(r) => return r,
     };
     answer(people::approve(&mut db, &who, id).await.map(|was| {
-        let now = if was == crate::fleet::rights::RunState::Pending { "active" } else { was.as_str() };
+        let now =
+            if was == crate::fleet::rights::RunState::Pending { "active" } else { was.as_str() };
         json!({ "run": id, "was": was, "state": now })
     }))
 }
@@ -238,9 +239,7 @@ pub async fn key_revoke(
         Err(r) => return r,
     };
     answer(
-        people::key_revoke(&mut db, &who, &name)
-            .await
-            .map(|n| json!({ "name": name, "pairs": n })),
+        people::key_revoke(&mut db, &who, &name).await.map(|n| json!({ "name": name, "pairs": n })),
     )
 }
 
@@ -257,12 +256,18 @@ fn default_limit() -> i64 {
 }
 
 /// `GET /api/v1/audit?limit=N&before=ID` (approvers): the newest entries first.
-pub async fn audit(State(app): AppState, headers: HeaderMap, Query(q): Query<AuditQuery>) -> Response {
+pub async fn audit(
+    State(app): AppState,
+    headers: HeaderMap,
+    Query(q): Query<AuditQuery>,
+) -> Response {
     let (who, db) = match begin(&app, &headers).await {
         Ok(x) => x,
         Err(r) => return r,
     };
-    answer(people::audit_log(&db, &who, q.limit, q.before).await.map(|rows| json!({ "audit": rows })))
+    answer(
+        people::audit_log(&db, &who, q.limit, q.before).await.map(|rows| json!({ "audit": rows })),
+    )
 }
 
 /// `GET /api/v1/me`: who the token belongs to.

@@ -208,9 +208,7 @@ pub fn mount(router: Router<Arc<App>>, app: &Arc<App>) -> Router<Arc<App>> {
         .route("/run/{id}/act/{action}", post(web::act))
         .route("/audit", get(web::audit_page))
         .layer(DefaultBodyLimit::max(BODY_LIMIT));
-    router
-        .merge(people)
-        .layer(axum::middleware::from_fn_with_state(app.clone(), guard))
+    router.merge(people).layer(axum::middleware::from_fn_with_state(app.clone(), guard))
 }
 
 /// A page's answer to a refused or failed change: the status and the reason, on a page.

@@ -89,10 +89,13 @@ pub async fn login(
         }
         return r;
     }
-    let form_ok = cookie(&headers, LOGIN_COOKIE)
-        .is_some_and(|c| plausible(c, "") && same_secret(c, &f.csrf));
+    let form_ok =
+        cookie(&headers, LOGIN_COOKIE).is_some_and(|c| plausible(c, "") && same_secret(c, &f.csrf));
     if !form_ok {
-        return refuse_page(403, "The login form is stale or was not sent from this site: reload /login.");
+        return refuse_page(
+            403,
+            "The login form is stale or was not sent from this site: reload /login.",
+        );
     }
     let db = match client(&app).await {
         Ok(db) => db,
@@ -123,11 +126,11 @@ pub async fn login(
     let (Ok(id), Ok(csrf)) = (new_secret(), new_secret()) else {
         return refuse_page(500, "no randomness for the session");
     };
-    if let Err(e) = users::session_add(&db, user.id, &secret_hash(&id), &csrf, SESSION_SECS).await
-    {
+    if let Err(e) = users::session_add(&db, user.id, &secret_hash(&id), &csrf, SESSION_SECS).await {
         return refuse_page(500, &format!("{e:#}"));
     }
-    let _ = people::audit(&**db, &user.name, AuditAction::Login, None, None, &addr.to_string()).await;
+    let _ =
+        people::audit(&**db, &user.name, AuditAction::Login, None, None, &addr.to_string()).await;
     let mut r = Redirect::to("/").into_response();
     let h = r.headers_mut();
     h.append(header::SET_COOKIE, set_cookie(&app, SESSION_COOKIE, &id, SESSION_SECS as u64));
@@ -202,19 +205,21 @@ pub async fn act(
     let done: Result<(), PeopleError> = match action.as_str() {
         "approve" => people::approve(&mut db, who, run).await.map(drop),
         "cancel" => people::cancel(&mut db, who, run).await.map(drop),
-        "modify" => async {
-            let games = number("games", &f.games)?;
-            let change = Change {
-                priority: number("priority", &f.priority)?,
-                throughput: number("throughput", &f.throughput)?,
-                pairs: games.map(|g| (g.max(0) + 1) / 2),
-            };
-            if change == Change::default() {
-                return Err(PeopleError::Invalid("nothing to change".into()));
+        "modify" => {
+            async {
+                let games = number("games", &f.games)?;
+                let change = Change {
+                    priority: number("priority", &f.priority)?,
+                    throughput: number("throughput", &f.throughput)?,
+                    pairs: games.map(|g| (g.max(0) + 1) / 2),
+                };
+                if change == Change::default() {
+                    return Err(PeopleError::Invalid("nothing to change".into()));
+                }
+                people::modify(&mut db, who, run, change).await.map(drop)
             }
-            people::modify(&mut db, who, run, change).await.map(drop)
+            .await
         }
-        .await,
         "purge" => match Name::new(f.worker.trim()) {
             Ok(key) => people::purge(&mut db, who, run, &key).await.map(drop),
             Err(e) => Err(PeopleError::Invalid(e)),
@@ -250,7 +255,8 @@ pub async fn actions(app: &App, headers: &HeaderMap, id: &str) -> Option<String>
     let may = |a: Action| rights::may(&caller.who, a, Some(&facts), false).is_ok();
     let url = |a: &str| format!("/run/{}/act/{a}", pages::url_escape(id));
     let open = facts.state.is_open();
-    let modifiable = matches!(facts.state, RunState::Pending | RunState::Active | RunState::Complete);
+    let modifiable =
+        matches!(facts.state, RunState::Pending | RunState::Active | RunState::Complete);
     Some(
         html! {
             section #actions {
