@@ -52,11 +52,21 @@ impl Browser {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(File::create(work.join("cdp-chromium.err")).expect("chromium stderr file"));
-        // SAFETY: only async-signal-safe calls (dup2) between fork and exec.
+        // SAFETY: only async-signal-safe calls (dup2, fcntl) between fork and exec. The
+        // command pipe was made first, so r3 < w4: moving r3 to 3 never overwrites w4. A
+        // descriptor already at its place keeps it, with close-on-exec cleared (dup2 onto
+        // itself would leave the flag set).
         unsafe {
             cmd.pre_exec(move || {
-                if libc::dup2(r3, 3) < 0 || libc::dup2(w4, 4) < 0 {
-                    return Err(std::io::Error::last_os_error());
+                for (from, to) in [(r3, 3), (w4, 4)] {
+                    let rc = if from == to {
+                        libc::fcntl(to, libc::F_SETFD, 0)
+                    } else {
+                        libc::dup2(from, to)
+                    };
+                    if rc < 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
                 }
                 Ok(())
             });
