@@ -143,7 +143,7 @@ pub struct UserAddArgs {
     /// The user's name: letters, digits and . _ @ - (a run submitted before by the PostgreSQL
     /// role of that name is theirs).
     #[arg(value_name = "NAME")]
-    pub name: crate::fleet::bounded::Name,
+    pub name: String,
     /// The user approves runs and manages worker keys.
     #[arg(long)]
     pub approver: bool,
@@ -154,7 +154,7 @@ pub struct UserNameArgs {
     #[command(flatten)]
     pub db: DbArg,
     #[arg(value_name = "NAME")]
-    pub name: crate::fleet::bounded::Name,
+    pub name: String,
 }
 
 /// `runner serve` arguments.

@@ -4,10 +4,11 @@
 
 use std::io::{BufRead, Read};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, anyhow, bail};
 
 use crate::cli::{UserAction, UserArgs};
 use crate::exit::Exit;
+use crate::fleet::bounded::Name;
 use crate::fleet::connect::connect;
 use crate::fleet::credentials::{PASSWORD_MAX, hash_password};
 use crate::fleet::queue::users;
@@ -15,13 +16,14 @@ use crate::fleet::schema;
 
 /// `runner user`. Returns the process exit code.
 pub async fn run(args: &UserArgs) -> Result<Exit> {
-    let db_flag = match &args.action {
-        UserAction::Add(a) => a.db.db.as_deref(),
+    let (db_flag, name) = match &args.action {
+        UserAction::Add(a) => (a.db.db.as_deref(), &a.name),
         UserAction::Passwd(a)
         | UserAction::Disable(a)
         | UserAction::Token(a)
-        | UserAction::Revoke(a) => a.db.db.as_deref(),
+        | UserAction::Revoke(a) => (a.db.db.as_deref(), &a.name),
     };
+    let name = Name::new(name).map_err(|e| anyhow!("user name {name:?}: {e}"))?;
     // The password first: a prompt-less read that fails leaves the database untouched.
     let password = match &args.action {
         UserAction::Passwd(_) => Some(read_password()?),
@@ -31,29 +33,29 @@ pub async fn run(args: &UserArgs) -> Result<Exit> {
     schema::check(&db).await?;
     match &args.action {
         UserAction::Add(a) => {
-            let token = users::user_add(&mut db, &a.name, a.approver).await?;
+            let token = users::user_add(&mut db, &name, a.approver).await?;
             let role = if a.approver { "approver" } else { "submitter" };
-            outln!("user {} added ({role}); their API token, shown once:", a.name);
+            outln!("user {name} added ({role}); their API token, shown once:");
             outln!("{token}");
         }
-        UserAction::Passwd(a) => {
+        UserAction::Passwd(_) => {
             let pw = password.unwrap_or_default();
             let hash = tokio::task::spawn_blocking(move || hash_password(&pw)).await??;
-            users::set_password(&mut db, &a.name, &hash).await?;
-            outln!("user {}: password set (their web sessions ended)", a.name);
+            users::set_password(&mut db, &name, &hash).await?;
+            outln!("user {name}: password set (their web sessions ended)");
         }
-        UserAction::Disable(a) => {
-            users::disable(&mut db, &a.name).await?;
-            outln!("user {} disabled: their tokens and sessions are refused", a.name);
+        UserAction::Disable(_) => {
+            users::disable(&mut db, &name).await?;
+            outln!("user {name} disabled: their tokens and sessions are refused");
         }
-        UserAction::Token(a) => {
-            let token = users::token_add(&mut db, &a.name).await?;
-            outln!("user {}: a new API token, shown once:", a.name);
+        UserAction::Token(_) => {
+            let token = users::token_add(&mut db, &name).await?;
+            outln!("user {name}: a new API token, shown once:");
             outln!("{token}");
         }
-        UserAction::Revoke(a) => {
-            let n = users::token_revoke(&mut db, &a.name).await?;
-            outln!("user {}: {n} token(s) revoked", a.name);
+        UserAction::Revoke(_) => {
+            let n = users::token_revoke(&mut db, &name).await?;
+            outln!("user {name}: {n} token(s) revoked");
         }
     }
     Ok(Exit::Done)
