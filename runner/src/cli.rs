@@ -109,6 +109,52 @@ pub enum Command {
     /// An HTTP server of every run's page: the run folders under --results and, with --db, the
     /// fleet's runs and workers, live (read-only; binds to localhost unless told).
     Serve(ServeArgs),
+    /// The server's people, on the server's machine (the database's own URL): add a user and
+    /// print their API token, set a password for the web page, disable a user, issue or
+    /// revoke tokens.
+    User(UserArgs),
+}
+
+/// `runner user` arguments.
+#[derive(Args, Debug, Clone)]
+pub struct UserArgs {
+    #[command(subcommand)]
+    pub action: UserAction,
+}
+
+#[derive(Subcommand, Debug, Clone)]
+pub enum UserAction {
+    /// Add a user; prints their API token alone on the last line (only its hash is stored).
+    Add(UserAddArgs),
+    /// Set the user's password for the web page, read from standard input (its first line).
+    Passwd(UserNameArgs),
+    /// Disable a user: their tokens and sessions are refused from now on; their runs stay.
+    Disable(UserNameArgs),
+    /// Issue the user another API token; prints it alone on the last line.
+    Token(UserNameArgs),
+    /// Revoke every API token of the user.
+    Revoke(UserNameArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct UserAddArgs {
+    #[command(flatten)]
+    pub db: DbArg,
+    /// The user's name: letters, digits and . _ @ - (a run submitted before by the PostgreSQL
+    /// role of that name is theirs).
+    #[arg(value_name = "NAME")]
+    pub name: String,
+    /// The user approves runs and manages worker keys.
+    #[arg(long)]
+    pub approver: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct UserNameArgs {
+    #[command(flatten)]
+    pub db: DbArg,
+    #[arg(value_name = "NAME")]
+    pub name: String,
 }
 
 /// `runner serve` arguments.
@@ -131,6 +177,18 @@ pub struct ServeArgs {
     /// The private key of --tls-cert (PEM)
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
+    /// Reading needs a login too (pages, API, events); without it anyone who reaches the
+    /// server reads every run
+    #[arg(long)]
+    pub private: bool,
+    /// The address people reach the server at; https://... (a TLS proxy in front) makes the
+    /// session cookie Secure
+    #[arg(long, value_name = "URL")]
+    pub public_url: Option<String>,
+    /// A reverse proxy's address, whose X-Forwarded-For names the client (for login limits);
+    /// repeat for several
+    #[arg(long = "trusted-proxy", value_name = "IP")]
+    pub trusted_proxy: Vec<std::net::IpAddr>,
 }
 
 /// `runner fastchess` arguments: fastchess's own, then after `--` runner match options.

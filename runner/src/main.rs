@@ -32,6 +32,7 @@ async fn main() -> ExitCode {
         Command::Delete(args) => runner::cmd::delete::run(args).await,
         Command::Fastchess(args) => runner::cmd::fastchess::run(args).await,
         Command::Serve(args) => runner::cmd::serve::run(args).await,
+        Command::User(args) => runner::cmd::user::run(args).await,
     };
     // Whatever the engines left behind (re-parented to the runner, its subreaper) dies with the
     // command, engines included.

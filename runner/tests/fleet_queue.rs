@@ -272,7 +272,15 @@ async fn a_database_of_another_schema_version_is_refused() {
     assert_eq!(schema::init(&mut a).await.unwrap(), 0);
     assert_eq!(schema::init(&mut a).await.unwrap(), schema::VERSION);
     schema::check(&a).await.unwrap();
-    pg.psql("UPDATE fleet_schema SET version = 99");
+    // A newer schema that says this binary's version still may use it (`oldest`, from
+    // version 6 on: a migration that only adds tables) is accepted; one that says otherwise,
+    // or says nothing, is refused.
+    pg.psql("UPDATE fleet_schema SET version = 99, oldest = 6");
+    schema::check(&a).await.unwrap();
+    pg.psql("UPDATE fleet_schema SET version = 99, oldest = 7");
+    let e = schema::check(&a).await.unwrap_err().to_string();
+    assert!(e.contains("version 99, newer than this runner's"), "{e}");
+    pg.psql("UPDATE fleet_schema SET oldest = NULL");
     let e = schema::check(&a).await.unwrap_err().to_string();
     assert!(e.contains("version 99, newer than this runner's"), "{e}");
     let e = schema::init(&mut a).await.unwrap_err().to_string();

@@ -1,157 +1,192 @@
-//! Headless Chromium driven over the DevTools protocol on a pipe (`--remote-debugging-pipe`:
-//! the browser reads JSON messages on its fd 3 and writes them on fd 4, each ended by a NUL),
-//! for a test that must look at a page more than once while it stays open: a live page
-//! updated by its event stream, read without a reload. [`crate::browse`] takes one look.
+//! Headless Chromium driven through the DevTools protocol over a pipe
+//! (`--remote-debugging-pipe`: the browser reads commands on its fd 3 and writes replies on its
+//! fd 4, each a JSON text ended by a NUL byte), so that a test can fill a form, click a button
+//! and follow the page as a person would, with no WebSocket client and no driver binary.
+//! A missing browser fails the test naming the package, as [`super::browse`] does.
 
+use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{FromRawFd, IntoRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::CHROMIUM;
+use super::CHROMIUM;
 
-/// One Chromium with one page open, killed when dropped.
+/// A browser with one page, killed when dropped.
 pub struct Browser {
     child: Child,
-    to: std::fs::File,
-    from: mpsc::Receiver<Value>,
-    id: u64,
+    to: File,
+    from: BufReader<File>,
+    next: u64,
     session: String,
 }
 
-/// A pipe whose two ends close on exec (only their copies at fd 3 and 4 reach the browser).
 fn pipe() -> (OwnedFd, OwnedFd) {
     let mut fds = [0; 2];
-    // SAFETY: `fds` is a valid array of two ints for pipe2 to fill.
-    let r = unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) };
-    assert_eq!(r, 0, "pipe2: {}", std::io::Error::last_os_error());
-    // SAFETY: pipe2 succeeded, so both are open descriptors this process owns.
+    // SAFETY: pipe2 writes two descriptors into the array it is given.
+    let rc = unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) };
+    assert_eq!(rc, 0, "pipe2: {}", std::io::Error::last_os_error());
+    // SAFETY: both descriptors were just created and are owned by nobody else.
     unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) }
 }
 
 impl Browser {
-    /// Starts headless Chromium (a fresh profile under `work`, 1280x2000) on `url` and
-    /// attaches to its page. A missing browser fails the test saying how to install it.
-    pub fn open(url: &str, work: &Path) -> Browser {
+    /// Starts headless Chromium with a fresh profile under `work` and opens one blank page.
+    pub fn launch(work: &Path) -> Browser {
         assert!(
             Path::new(CHROMIUM).is_file(),
-            "this test opens a page in {CHROMIUM}, which is not installed: run .ci/run as \
-             root, or apt-get install chromium"
+            "this test drives {CHROMIUM}, which is not installed: run .ci/run as root, or \
+             apt-get install chromium"
         );
-        let (browser_reads, we_write) = pipe();
-        let (we_read, browser_writes) = pipe();
-        let (r, w) = (browser_reads.as_raw_fd(), browser_writes.as_raw_fd());
-        let n = work.read_dir().map(|d| d.count()).unwrap_or(0);
+        let (cmd_read, cmd_write) = pipe();
+        let (reply_read, reply_write) = pipe();
+        let (r3, w4) = (cmd_read.into_raw_fd(), reply_write.into_raw_fd());
         let mut cmd = Command::new(CHROMIUM);
         cmd.args(["--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe"])
-            .arg(format!("--user-data-dir={}", work.join(format!("cdp-profile-{n}")).display()))
-            .arg("--window-size=1280,2000")
-            .arg(url)
+            .arg(format!("--user-data-dir={}", work.join("cdp-profile").display()))
+            .arg("about:blank")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(std::fs::File::create(work.join(format!("cdp-{n}.err"))).expect("log file"));
-        // SAFETY: only async-signal-safe calls (fcntl, dup2) between fork and exec. The ends
-        // are first copied above 10 so that placing them at 3 and 4 cannot close one another.
+            .stderr(File::create(work.join("cdp-chromium.err")).expect("chromium stderr file"));
+        // SAFETY: only async-signal-safe calls (dup2, fcntl) between fork and exec. The
+        // command pipe was made first, so r3 < w4: moving r3 to 3 never overwrites w4. A
+        // descriptor already at its place keeps it, with close-on-exec cleared (dup2 onto
+        // itself would leave the flag set).
         unsafe {
             cmd.pre_exec(move || {
-                let (a, b) = (libc::fcntl(r, libc::F_DUPFD, 10), libc::fcntl(w, libc::F_DUPFD, 10));
-                if a < 0 || b < 0 || libc::dup2(a, 3) < 0 || libc::dup2(b, 4) < 0 {
-                    return Err(std::io::Error::last_os_error());
+                for (from, to) in [(r3, 3), (w4, 4)] {
+                    let rc = if from == to {
+                        libc::fcntl(to, libc::F_SETFD, 0)
+                    } else {
+                        libc::dup2(from, to)
+                    };
+                    if rc < 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
                 }
                 Ok(())
             });
         }
         let child = cmd.spawn().expect("starting chromium");
-        drop((browser_reads, browser_writes));
-        let (tx, from) = mpsc::channel();
-        let reader = std::fs::File::from(we_read);
-        std::thread::spawn(move || {
-            let mut r = BufReader::new(reader);
-            let mut buf = Vec::new();
-            while matches!(r.read_until(0, &mut buf), Ok(n) if n > 0) {
-                buf.pop_if(|b| *b == 0);
-                if let Ok(v) = serde_json::from_slice::<Value>(&buf)
-                    && tx.send(v).is_err()
-                {
-                    return;
-                }
-                buf.clear();
-            }
-        });
+        // The child's ends, closed here: the browser holds its own copies.
+        // SAFETY: r3 and w4 came from into_raw_fd above and are closed once.
+        unsafe {
+            libc::close(r3);
+            libc::close(w4);
+        }
         let mut b = Browser {
             child,
-            to: std::fs::File::from(we_write),
-            from,
-            id: 0,
+            to: File::from(cmd_write),
+            from: BufReader::new(File::from(reply_read)),
+            next: 0,
             session: String::new(),
         };
-        let start = Instant::now();
-        let target = loop {
-            let t = b.call("Target.getTargets", json!({}));
-            let infos = t["targetInfos"].as_array().cloned().unwrap_or_default();
-            if let Some(p) = infos.iter().find(|i| i["type"] == "page") {
-                break p["targetId"].clone();
-            }
-            assert!(start.elapsed() < Duration::from_secs(60), "chromium opened no page: {t}");
-            std::thread::sleep(Duration::from_millis(100));
-        };
+        let target = b.call_browser("Target.createTarget", json!({ "url": "about:blank" }));
+        let id = target["targetId"].as_str().expect("a target id").to_string();
         let attached =
-            b.call("Target.attachToTarget", json!({ "targetId": target, "flatten": true }));
-        b.session = attached["sessionId"].as_str().expect("a session").to_string();
-        b.wait_for("the page to load", Duration::from_secs(60), |b| {
-            b.eval("document.readyState") == "complete"
-        });
+            b.call_browser("Target.attachToTarget", json!({ "targetId": id, "flatten": true }));
+        b.session = attached["sessionId"].as_str().expect("a session id").to_string();
         b
     }
 
-    /// Sends `method` (to the page's session once attached) and returns its result.
-    fn call(&mut self, method: &str, params: Value) -> Value {
-        self.id += 1;
-        let mut msg = json!({ "id": self.id, "method": method, "params": params });
-        if !self.session.is_empty() {
-            msg["sessionId"] = json!(self.session);
-        }
+    fn send(&mut self, mut msg: Value) -> u64 {
+        self.next += 1;
+        msg["id"] = json!(self.next);
         let mut bytes = serde_json::to_vec(&msg).expect("JSON");
         bytes.push(0);
-        self.to.write_all(&bytes).expect("writing to chromium");
-        let deadline = Instant::now() + Duration::from_secs(60);
+        self.to.write_all(&bytes).expect("write to chromium");
+        self.next
+    }
+
+    fn reply(&mut self, id: u64) -> Value {
+        self.try_reply(id).unwrap_or_else(|e| panic!("DevTools call failed: {e}"))
+    }
+
+    /// The reply to call `id`: its result, or the error it got.
+    fn try_reply(&mut self, id: u64) -> Result<Value, Value> {
         loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let reply = self
-                .from
-                .recv_timeout(left)
-                .unwrap_or_else(|_| panic!("chromium did not answer {method} within a minute"));
-            if reply["id"] == self.id {
-                assert!(reply.get("error").is_none(), "{method}: {reply}");
-                return reply["result"].clone();
+            let mut buf = Vec::new();
+            let n = self.from.read_until(0, &mut buf).expect("read from chromium");
+            assert!(n > 0, "chromium closed its DevTools pipe");
+            buf.pop();
+            let v: Value = serde_json::from_slice(&buf).expect("chromium sends JSON");
+            if v["id"] == json!(id) {
+                return match v.get("error") {
+                    Some(e) => Err(e.clone()),
+                    None => Ok(v["result"].clone()),
+                };
             }
         }
     }
 
-    /// The value of the JavaScript expression `expr` in the page (JSON-serializable values).
+    fn call_browser(&mut self, method: &str, params: Value) -> Value {
+        let id = self.send(json!({ "method": method, "params": params }));
+        self.reply(id)
+    }
+
+    /// A call to the page's session.
+    pub fn call(&mut self, method: &str, params: Value) -> Value {
+        let s = self.session.clone();
+        let id = self.send(json!({ "sessionId": s, "method": method, "params": params }));
+        self.reply(id)
+    }
+
+    /// Evaluates `expr` in the page; its value (JSON).
     pub fn eval(&mut self, expr: &str) -> Value {
-        let r = self.call("Runtime.evaluate", json!({ "expression": expr, "returnByValue": true }));
+        let r = self.call(
+            "Runtime.evaluate",
+            json!({ "expression": expr, "returnByValue": true, "awaitPromise": true }),
+        );
         assert!(r.get("exceptionDetails").is_none(), "{expr}: {r}");
         r["result"]["value"].clone()
     }
 
-    /// Polls `done` every 200 ms until it holds; fails naming `what` after `limit`.
-    pub fn wait_for(
-        &mut self,
-        what: &str,
-        limit: Duration,
-        mut done: impl FnMut(&mut Self) -> bool,
-    ) {
+    /// [`Browser::eval`] that gives None when the page could not evaluate (it is navigating).
+    fn try_eval(&mut self, expr: &str) -> Option<Value> {
+        let s = self.session.clone();
+        let params = json!({ "expression": expr, "returnByValue": true });
+        let id =
+            self.send(json!({ "sessionId": s, "method": "Runtime.evaluate", "params": params }));
+        let r = self.try_reply(id).ok()?;
+        if r.get("exceptionDetails").is_some() {
+            return None;
+        }
+        Some(r["result"]["value"].clone())
+    }
+
+    /// Waits (at most `limit`) until `expr` is true in a loaded page.
+    pub fn wait_for(&mut self, expr: &str, limit: Duration) {
+        let start = Instant::now();
+        let full = format!("document.readyState === 'complete' && !!({expr})");
+        while start.elapsed() < limit {
+            if self.try_eval(&full) == Some(json!(true)) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let seen = self.try_eval("location.href + '\\n' + document.body.innerText");
+        panic!("waited {limit:?} for {expr} in vain; the page: {seen:?}");
+    }
+
+    /// Polls `done` every 200 ms until it holds; fails naming `what` after `limit` (for a
+    /// condition the test computes from several evaluations).
+    pub fn poll(&mut self, what: &str, limit: Duration, mut done: impl FnMut(&mut Self) -> bool) {
         let start = Instant::now();
         while !done(self) {
             assert!(start.elapsed() < limit, "waited {limit:?} for {what}");
             std::thread::sleep(Duration::from_millis(200));
         }
+    }
+
+    /// Opens `url` and waits until it is loaded.
+    pub fn open(&mut self, url: &str) {
+        self.call("Page.navigate", json!({ "url": url }));
+        let want = serde_json::to_string(url).expect("JSON");
+        self.wait_for(&format!("location.href === {want}"), Duration::from_secs(60));
     }
 }
 

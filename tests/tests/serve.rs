@@ -323,7 +323,8 @@ fn a_live_run_page_agrees_with_itself_without_a_reload() {
     signal("-STOP");
     let server = serve(&dir, &["--results", "results"]);
     let port = server.port;
-    let mut page = e2e::cdp::Browser::open(&format!("http://127.0.0.1:{}/run/live", port), &dir);
+    let mut page = e2e::cdp::Browser::launch(&dir);
+    page.open(&format!("http://127.0.0.1:{}/run/live", port));
     let first = page.eval(PAGE_STATE);
     let at_load = read_games(&out).len();
     assert_eq!(first["heading"], format!("Games ({at_load})"), "{first}");
@@ -338,7 +339,7 @@ fn a_live_run_page_agrees_with_itself_without_a_reload() {
     signal("-STOP");
     let played = read_games(&out).len();
     let mut seen = serde_json::Value::Null;
-    page.wait_for("the page to show every game", Duration::from_secs(60), |p| {
+    page.poll("the page to show every game", Duration::from_secs(60), |p| {
         seen = p.eval(PAGE_STATE);
         seen["games"] == played.to_string()
     });

@@ -21,6 +21,7 @@ pub mod status;
 pub mod submit;
 pub mod sweep;
 pub mod tune;
+pub mod user;
 pub mod worker;
 pub mod worker_key;
 pub mod workers;

@@ -21,6 +21,15 @@ pub async fn run(args: &ServeArgs) -> Result<Exit> {
         (Some(c), Some(k)) => Some((c.clone(), k.clone())),
         _ => None,
     };
-    serve(Config { results: args.results.clone(), db, bind: args.bind, tls }).await?;
+    serve(Config {
+        results: args.results.clone(),
+        db,
+        bind: args.bind,
+        tls,
+        private: args.private,
+        public_url: args.public_url.clone(),
+        trusted_proxies: args.trusted_proxy.clone(),
+    })
+    .await?;
     Ok(Exit::Done)
 }

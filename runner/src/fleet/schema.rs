@@ -10,6 +10,10 @@
 //! engines built from source on the workers, and each worker's builds and bench speeds.
 //! Version 5 (`sql/v5_turns.sql`, `sql/v5_loads.sql`): runs take turns when they outnumber the
 //! workers' slots; a worker records engine loads only for a run it holds a lease on.
+//! Version 6 (`sql/v6_people.sql`): users, their API tokens, web sessions and the audit log,
+//! for the server that holds the rules; only new tables, so a version-5 server still running
+//! keeps working. From version 6 on, `fleet_schema.oldest` names the oldest binary version
+//! that may still use the database ([`OLDEST`]): such a binary accepts a newer schema.
 //! PostgreSQL 13 or newer
 //! (`gen_random_uuid`).
 
@@ -17,13 +21,20 @@ use anyhow::{Context, Result, bail};
 use tokio_postgres::Client;
 
 /// The schema version this binary reads and writes.
-pub const VERSION: i32 = 5;
+pub const VERSION: i32 = 6;
+
+/// The oldest binary version that may use a database at [`VERSION`]: version 6 only adds
+/// tables, so a version-5 binary still works on it.
+pub const OLDEST: i32 = 5;
 
 /// Advisory lock key held while migrating ("mpcfleet" as bytes).
 const MIGRATION_LOCK: i64 = 0x6d70_6366_6c65_6574;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5];
+const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6];
+
+/// Version 6: people (users, API tokens, web sessions) and the audit log.
+const V6: &str = include_str!("sql/v6_people.sql");
 
 /// Version 5: runs take turns when they outnumber the slots (a claim's ties go to the run
 /// served least recently); a worker records engine loads only for a run it holds a lease on.
@@ -210,9 +221,35 @@ async fn migrate(db: &mut Client) -> Result<i32> {
         tx.execute("DELETE FROM fleet_schema", &[]).await?;
         let v = i as i32 + 1;
         tx.execute("INSERT INTO fleet_schema (version) VALUES ($1)", &[&v]).await?;
+        if v == VERSION {
+            tx.batch_execute("ALTER TABLE fleet_schema ADD COLUMN IF NOT EXISTS oldest integer")
+                .await?;
+            tx.execute("UPDATE fleet_schema SET oldest = $1", &[&OLDEST]).await?;
+        }
         tx.commit().await?;
     }
     Ok(was)
+}
+
+/// The oldest binary version a newer schema still serves (`fleet_schema.oldest`), if it says.
+async fn oldest(db: &Client) -> Result<Option<i32>> {
+    let has: bool = db
+        .query_one(
+            "SELECT EXISTS (SELECT 1 FROM information_schema.columns \
+              WHERE table_name = 'fleet_schema' AND column_name = 'oldest')",
+            &[],
+        )
+        .await
+        .context("cannot read the schema version")?
+        .get(0);
+    if !has {
+        return Ok(None);
+    }
+    let row = db
+        .query_opt("SELECT oldest FROM fleet_schema", &[])
+        .await
+        .context("cannot read the schema version")?;
+    Ok(row.and_then(|r| r.get::<_, Option<i32>>(0)))
 }
 
 fn newer(v: i32) -> String {
@@ -228,6 +265,7 @@ pub async fn check(db: &Client) -> Result<()> {
     match v {
         0 => bail!("the database has no fleet tables: run `runner db init --db URL` first"),
         v if v == VERSION => Ok(()),
+        v if v > VERSION && oldest(db).await?.is_some_and(|o| o <= VERSION) => Ok(()),
         v if v > VERSION => bail!("{}", newer(v)),
         v => bail!(
             "the database's fleet schema is version {v}, older than this runner's ({VERSION}): \

@@ -93,7 +93,17 @@ async fn parts(app: &Arc<App>, id: &str) -> Result<Option<Parts>, Response> {
 /// digest of its games), with live counts while it goes, its files linked under
 /// `/run/ID/files/`, and links to its paged games instead of the inline list. A page is
 /// rendered again only when the run's counts or state changed.
-pub async fn run_page(State(app): AppState, Path(id): Path<String>) -> Response {
+pub async fn run_page(
+    State(app): AppState,
+    headers: axum::http::HeaderMap,
+    Path(id): Path<String>,
+) -> Response {
+    // The viewer's actions (people::web) are added to the kept page as it is sent.
+    let actions = super::people::web::actions(&app, &headers, &id).await;
+    let send = |page: &str| match &actions {
+        Some(a) => html_response(page.replacen("</body>", &format!("{a}</body>"), 1)),
+        None => html_response(page.to_owned()),
+    };
     let view = match app.run(&id).await {
         Ok(Some(v)) => v,
         Ok(None) => return no_run(&id),
@@ -101,7 +111,7 @@ pub async fn run_page(State(app): AppState, Path(id): Path<String>) -> Response 
     };
     let stamp = stamp_of(&view);
     if let Some(page) = app.pages.get(&id, &stamp) {
-        return html_response(page.as_str().to_owned());
+        return send(page.as_str());
     }
     let p = match parts(&app, &id).await {
         Ok(Some(p)) => p,
@@ -136,7 +146,7 @@ pub async fn run_page(State(app): AppState, Path(id): Path<String>) -> Response 
             if keep {
                 app.pages.put(&id, stamp, page.clone());
             }
-            html_response(page.as_str().to_owned())
+            send(page.as_str())
         }
         Err(e) => failed(e.into()),
     }

@@ -79,7 +79,7 @@ pub async fn serve_on(
             biased;
             _ = &mut stop => break,
             r = listener.accept() => match r {
-                Ok((s, _)) => s,
+                Ok(s) => s,
                 Err(_) => {
                     // Out of file descriptors, or a connection reset before it was accepted:
                     // wait a moment rather than spin.
@@ -88,8 +88,11 @@ pub async fn serve_on(
                 }
             },
         };
+        let (stream, peer) = stream;
         let _ = stream.set_nodelay(true);
-        let (router, tls, stopping) = (router.clone(), tls.clone(), stopping.clone());
+        // The peer's address, as `axum::serve`'s connect info gives it (login limits use it).
+        let router = router.clone().layer(axum::Extension(axum::extract::ConnectInfo(peer)));
+        let (tls, stopping) = (tls.clone(), stopping.clone());
         tokio::spawn(async move {
             let _permit = permit;
             match tls {

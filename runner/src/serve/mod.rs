@@ -1,8 +1,10 @@
 //! `runner serve`: one HTTP server for every run, local or in the fleet. Pages in maud
 //! ([`pages`]), a run's report page made by the report layer's renderer
 //! ([`crate::report::html::render_as`]), JSON for scripts, Prometheus metrics, and live counts
-//! over server-sent events ([`events`]). Read-only: nothing here writes a run folder or the
-//! database.
+//! over server-sent events ([`events`]). The pages and their API are read-only; what people
+//! change (approve, cancel, modify, purge, delete, worker keys) goes through [`people`] (a
+//! user's token or web session, the rights of `fleet::rights`, an audit row each), on the
+//! server's connection pool ([`pool`]). Nothing here writes a run folder.
 //!
 //! With `--db`, the server is also the fleet's door for workers: [`api`] is the worker API, on
 //! a pool of database connections ([`pool`]); [`listen`] serves connections (TLS, timeouts,
@@ -22,6 +24,7 @@ pub mod listen;
 pub mod local;
 pub mod metrics;
 pub mod pages;
+pub mod people;
 pub mod pool;
 pub mod tail;
 pub mod view;
@@ -47,6 +50,13 @@ pub struct Config {
     pub bind: SocketAddr,
     /// `--tls-cert FILE --tls-key FILE`: serve HTTPS.
     pub tls: Option<(PathBuf, PathBuf)>,
+    /// Reading needs a login too.
+    pub private: bool,
+    /// The address people reach the server at (`https://...` behind a TLS proxy: cookies are
+    /// Secure).
+    pub public_url: Option<String>,
+    /// Peers whose `X-Forwarded-For` is believed (a reverse proxy in front).
+    pub trusted_proxies: Vec<std::net::IpAddr>,
 }
 
 /// Connections of the worker API's pool.
@@ -63,8 +73,10 @@ pub struct App {
     pub pages: PageCache,
     /// The list last made, with the stamp it was made at (see [`App::list`]).
     pub listed: tokio::sync::Mutex<Option<(String, std::time::Instant, Arc<RunList>)>>,
-    /// The database connections of the worker API (`--db`).
+    /// The server's connections to the database (with `--db`), for what people change.
     pub pool: Option<deadpool_postgres::Pool>,
+    /// The people's side: `--private`, cookies, proxies, login limits.
+    pub people: people::Settings,
 }
 
 /// Every run of both sources, and the notes of a source that failed.
@@ -113,6 +125,7 @@ impl App {
             pages: PageCache::default(),
             listed: tokio::sync::Mutex::new(None),
             pool: None,
+            people: people::Settings::default(),
         })
     }
 
@@ -180,7 +193,7 @@ pub fn fleet_id(id: &str) -> Option<i64> {
 /// The routes of the server over `app`.
 pub fn router(app: Arc<App>) -> Router {
     let csp = app.csp.clone();
-    Router::new()
+    let router = Router::new()
         .route("/", get(handlers::index))
         .route("/run/{id}", get(handlers::run_page))
         .route("/run/{id}/games", get(handlers::games_page))
@@ -194,10 +207,9 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/api/run/{id}", get(handlers::api_run))
         .route("/metrics", get(metrics::metrics))
         .layer(tower_http::limit::RequestBodyLimitLayer::new(PAGE_BODY_MAX))
-        .merge(api::routes())
-        .fallback(handlers::not_found)
-        .with_state(app)
-        .layer(axum::middleware::map_response(move |mut res: Response| {
+        .merge(api::routes());
+    people::mount(router, &app).fallback(handlers::not_found).with_state(app).layer(
+        axum::middleware::map_response(move |mut res: Response| {
             let csp = csp.clone();
             async move {
                 let h = res.headers_mut();
@@ -207,7 +219,8 @@ pub fn router(app: Arc<App>) -> Router {
                 h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
                 res
             }
-        }))
+        }),
+    )
 }
 
 /// Serves until the process is stopped. Prints the address it listens on first (a test reads
@@ -225,11 +238,19 @@ pub async fn serve(cfg: Config) -> Result<()> {
         Some((cert, key)) => Some(listen::tls_acceptor(cert, key)?),
         None => None,
     };
+    app.people = people::Settings {
+        private: cfg.private,
+        secure_cookies: tls.is_some()
+            || cfg.public_url.as_deref().is_some_and(|u| u.starts_with("https://")),
+        trusted_proxies: cfg.trusted_proxies.clone(),
+        limiter: Default::default(),
+    };
+    let app = Arc::new(app);
     let listener = tokio::net::TcpListener::bind(cfg.bind)
         .await
         .with_context(|| format!("cannot listen on {}", cfg.bind))?;
     let addr = listener.local_addr().context("no local address")?;
     let scheme = if tls.is_some() { "https" } else { "http" };
     outln!("serving {scheme}://{addr}/ (results {})", cfg.results.display());
-    listen::serve_on(listener, router(Arc::new(app)), tls, listen::stop_signal()).await
+    listen::serve_on(listener, router(app), tls, listen::stop_signal()).await
 }

@@ -11,7 +11,9 @@
 //! (submit, approve, cancel, purge, worker keys), and [`share`] (priorities and throughputs:
 //! `runner modify`, each run's share now); [`builds`] the engines workers built and benched;
 //! [`read`] holds what status and pull read;
-//! [`workers`] what `runner workers` and the per-worker parts of status read, and `runner delete`.
+//! [`workers`] what `runner workers` and the per-worker parts of status read, and `runner delete`;
+//! [`users`] people, their tokens and web sessions (schema version 6), and [`people`] what people
+//! do through the server, with an explicit actor and an audit row each.
 //!
 //! The frequent statements (claim, report, heartbeat) run on a [`Db`]: a [`Conn`] prepares each
 //! of them once per connection (named prepared statements: no parsing and, with the generic
@@ -25,9 +27,11 @@ pub mod artifacts;
 pub mod builds;
 pub mod dashboard;
 pub mod lease;
+pub mod people;
 pub mod read;
 pub mod report;
 pub mod share;
+pub mod users;
 pub mod workers;
 
 use std::collections::HashMap;

@@ -1,0 +1,561 @@
+//! The server's people side end to end: users made with `runner user`, their JSON API with
+//! bearer tokens, the page's login, session cookie and CSRF-checked forms, `--private`, login
+//! limits, and an approver approving a pending run in headless Chromium. Each attack is a
+//! request that must be refused with the run unchanged; where today's direct-database path has
+//! the equivalent, the comment names it.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use e2e::pg::TempPg;
+use e2e::*;
+
+/// A `runner serve` process, killed when dropped.
+struct Server {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(dir: &Path, name: &str, args: &[&str]) -> Server {
+    use std::io::BufRead;
+    let err = dir.join(format!("{name}.err"));
+    let mut child = Command::new(runner_bin())
+        .current_dir(dir)
+        .arg("serve")
+        .args(["--bind", "127.0.0.1:0", "--results", "results"])
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(&err).expect("serve stderr"))
+        .spawn()
+        .expect("starting runner serve");
+    let out = child.stdout.take().expect("stdout");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = std::io::BufReader::new(out).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    let line = rx.recv_timeout(Duration::from_secs(60)).unwrap_or_default();
+    let port = line
+        .strip_prefix("serving http://127.0.0.1:")
+        .and_then(|r| r.split('/').next())
+        .and_then(|p| p.parse().ok());
+    let Some(port) = port else {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("runner serve did not say where it listens: {line:?}; {}", read_text(&err));
+    };
+    Server { child, port }
+}
+
+/// A response: status, header block (lower-cased names and values) and body.
+#[derive(Debug)]
+struct Reply {
+    status: u16,
+    head: String,
+    body: String,
+}
+
+impl Reply {
+    /// The value a `Set-Cookie` header gives cookie `name` (None: not set).
+    fn cookie(&self, name: &str) -> Option<String> {
+        self.head.lines().find_map(|l| {
+            let v = l.strip_prefix("set-cookie: ")?;
+            let (k, rest) = v.split_once('=')?;
+            (k == name).then(|| rest.split(';').next().unwrap_or("").to_string())
+        })
+    }
+
+    fn header(&self, name: &str) -> Option<&str> {
+        self.head.lines().find_map(|l| l.strip_prefix(&format!("{name}: ")))
+    }
+}
+
+/// One HTTP/1.0 request with `headers` and `body`.
+fn request(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Reply {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect to the server");
+    s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
+    let mut req = format!("{method} {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n");
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
+    s.write_all(req.as_bytes()).unwrap();
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).expect("read the reply");
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+    Reply { status, head: head.to_lowercase(), body: body.to_string() }
+}
+
+/// A JSON POST with a bearer token (None: no Authorization header).
+fn api_post(port: u16, path: &str, token: Option<&str>, body: &str) -> Reply {
+    let auth = token.map(|t| format!("Bearer {t}"));
+    let mut h = vec![("Content-Type", "application/json")];
+    if let Some(a) = &auth {
+        h.push(("Authorization", a));
+    }
+    request(port, "POST", path, &h, body)
+}
+
+fn api_get(port: u16, path: &str, token: &str) -> Reply {
+    request(port, "GET", path, &[("Authorization", &format!("Bearer {token}"))], "")
+}
+
+/// A form POST with cookies.
+fn form_post(port: u16, path: &str, cookies: &str, form: &str) -> Reply {
+    let mut h = vec![("Content-Type", "application/x-www-form-urlencoded")];
+    if !cookies.is_empty() {
+        h.push(("Cookie", cookies));
+    }
+    request(port, "POST", path, &h, form)
+}
+
+/// The value of the first `<input name="NAME" value="...">` of `html`.
+fn input_value(html: &str, name: &str) -> Option<String> {
+    let at = html.find(&format!("name=\"{name}\" value=\""))?;
+    let rest = &html[at + name.len() + 15..];
+    rest.split('"').next().map(String::from)
+}
+
+/// Percent-encodes a form value (letters and digits as they are).
+fn enc(s: &str) -> String {
+    s.bytes()
+        .map(
+            |b| {
+                if b.is_ascii_alphanumeric() {
+                    (b as char).to_string()
+                } else {
+                    format!("%{b:02X}")
+                }
+            },
+        )
+        .collect()
+}
+
+/// A fleet database with its roles, users alice and bob (submitters) and carol (approver),
+/// and two of alice's runs.
+struct Fixture {
+    dir: PathBuf,
+    pg: TempPg,
+    book: String,
+    alice: String,
+    bob: String,
+    carol: String,
+}
+
+fn runner_ok(dir: &Path, args: &[&str]) -> String {
+    let o = run_runner(dir, args);
+    assert!(o.status.success(), "runner {args:?}: {}", stderr(&o));
+    stdout(&o)
+}
+
+/// `runner user add NAME --db URL [--approver]`: the token on the last line.
+fn user_add(dir: &Path, url: &str, name: &str, approver: bool) -> String {
+    let mut args = vec!["user", "add", name, "--db", url];
+    if approver {
+        args.push("--approver");
+    }
+    let out = runner_ok(dir, &args);
+    let token = out.lines().last().unwrap_or_default().to_string();
+    assert!(token.starts_with("rt_") && token.len() == 67, "the token alone last: {out}");
+    token
+}
+
+fn user_passwd(dir: &Path, url: &str, name: &str, password: &str) {
+    let mut child = Command::new(runner_bin())
+        .current_dir(dir)
+        .args(["user", "passwd", name, "--db", url])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("runner user passwd");
+    child.stdin.take().unwrap().write_all(format!("{password}\n").as_bytes()).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "user passwd: {}", stderr(&o));
+    assert!(!stdout(&o).contains(password) && !stderr(&o).contains(password));
+}
+
+fn fixture(name: &str) -> Fixture {
+    let dir = scratch(name);
+    std::fs::create_dir_all(dir.join("results")).unwrap();
+    let book = write_book(&dir, 4);
+    let pg = TempPg::start(name);
+    runner_ok(&dir, &["db", "init", "--db", &pg.url()]);
+    let roles = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/fleet-worker-role.sql");
+    pg.psql_file(&roles).unwrap_or_else(|e| panic!("docs/fleet-worker-role.sql: {e}"));
+    let url = pg.url();
+    let alice = user_add(&dir, &url, "alice", false);
+    let bob = user_add(&dir, &url, "bob", false);
+    let carol = user_add(&dir, &url, "carol", true);
+    Fixture { dir, pg, book, alice, bob, carol }
+}
+
+impl Fixture {
+    /// A match run submitted as database role `role` (the fleet's owner: active at once).
+    fn submit_as(&self, url: &str) -> i64 {
+        let (a, b) = (bad_spec("A", "good", None), bad_spec("B", "good", None));
+        let mut args = vec!["submit", "--db", url];
+        let more = ["--book", self.book.as_str(), "--nodes", "1", "--games", "4"];
+        args.extend(match_args(&a, &b, "unused", &more));
+        args.truncate(args.len() - 4); // no --progress / --out for a submission
+        let out = runner_ok(&self.dir, &args);
+        out.lines()
+            .last()
+            .and_then(|l| l.strip_prefix("run "))
+            .and_then(|n| n.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no `run ID` line: {out}"))
+    }
+
+    /// A run of `owner` in `state` (submitted by the fleet's owner, then set so).
+    fn run_of(&self, owner: &str, state: &str) -> i64 {
+        let run = self.submit_as(&self.pg.url());
+        self.pg.psql(&format!(
+            "UPDATE runs SET owner = '{owner}', state = '{state}', approved_by = NULL, \
+             finished_at = CASE WHEN '{state}' IN ('pending', 'active') THEN NULL ELSE now() END \
+             WHERE id = {run}"
+        ));
+        run
+    }
+
+    fn state(&self, run: i64) -> String {
+        self.pg.psql(&format!("SELECT coalesce((SELECT state FROM runs WHERE id = {run}), 'gone')"))
+    }
+
+    fn row(&self, run: i64) -> String {
+        self.pg.psql(&format!(
+            "SELECT state, priority, throughput, owner, (SELECT count(*) FROM pairs p \
+               WHERE p.run_id = r.id AND p.state = 'pending') FROM runs r WHERE id = {run}"
+        ))
+    }
+}
+
+#[test]
+fn the_people_api_refuses_what_the_rights_table_refuses() {
+    let _w = watchdog("people-api", Duration::from_secs(900));
+    let f = fixture("people-api");
+    let pending = f.run_of("alice", "pending");
+    let ended = f.run_of("alice", "cancelled");
+    let server = serve(&f.dir, "serve", &["--db", &f.pg.url()]);
+    let port = server.port;
+    let before = f.row(pending);
+
+    // Anonymous: no token, no change. (Today's main: a connection without a role is refused
+    // by PostgreSQL itself; the page has no way to change anything.)
+    for action in ["approve", "cancel", "pulled"] {
+        let r = api_post(port, &format!("/api/v1/runs/{pending}/{action}"), None, "");
+        assert_eq!(r.status, 401, "anonymous {action}: {r:?}");
+    }
+    let r = api_post(port, &format!("/api/v1/runs/{pending}/modify"), None, r#"{"priority":-1}"#);
+    assert_eq!(r.status, 401, "{r:?}");
+    // A malformed or unknown token is refused, never taken as anonymous.
+    for bad in ["garbage", "rt_0000000000000000000000000000000000000000000000000000000000000000"] {
+        let r = api_post(port, &format!("/api/v1/runs/{pending}/cancel"), Some(bad), "");
+        assert_eq!(r.status, 401, "{bad}: {r:?}");
+    }
+
+    // Bob cancels, modifies, purges and deletes alice's runs: refused, nothing changes.
+    // (Today's main: `SELECT fleet_cancel(RUN)` / `fleet_modify` / `fleet_delete` as role bob,
+    // refused by fleet_may_change; `SELECT fleet_pulled(RUN)` as bob succeeds: no owner check.)
+    let bob = Some(f.bob.as_str());
+    let r = api_post(port, &format!("/api/v1/runs/{pending}/cancel"), bob, "");
+    assert_eq!(r.status, 403, "{r:?}");
+    assert!(r.body.contains("alice"), "names the owner: {}", r.body);
+    let r = api_post(port, &format!("/api/v1/runs/{pending}/modify"), bob, r#"{"games":2}"#);
+    assert_eq!(r.status, 403, "{r:?}");
+    let r = api_post(port, &format!("/api/v1/runs/{pending}/purge"), bob, r#"{"worker":"k"}"#);
+    assert_eq!(r.status, 403, "{r:?}");
+    let r = api_post(port, &format!("/api/v1/runs/{ended}/pulled"), bob, "");
+    assert_eq!(r.status, 403, "{r:?}");
+    let r = api_post(port, &format!("/api/v1/runs/{ended}/delete"), bob, r#"{"force":true}"#);
+    assert_eq!(r.status, 403, "{r:?}");
+    assert_eq!(f.row(pending), before);
+    assert_eq!(f.state(ended), "cancelled");
+    assert_eq!(f.pg.psql(&format!("SELECT pulled_by IS NULL FROM runs WHERE id = {ended}")), "t");
+
+    // Alice, a submitter, approves her own run, raises its priority, issues a worker key, reads
+    // the keys and the audit log: refused. (Today's main: `SELECT fleet_approve(RUN)`,
+    // `fleet_modify(RUN, 5, NULL, NULL)`, `fleet_key_add('k')` as role alice, all refused.)
+    let alice = Some(f.alice.as_str());
+    let r = api_post(port, &format!("/api/v1/runs/{pending}/approve"), alice, "");
+    assert_eq!(r.status, 403, "{r:?}");
+    let r = api_post(port, &format!("/api/v1/runs/{pending}/modify"), alice, r#"{"priority":5}"#);
+    assert_eq!(r.status, 403, "{r:?}");
+    let r = api_post(port, "/api/v1/worker-keys", alice, r#"{"name":"box1"}"#);
+    assert_eq!(r.status, 403, "{r:?}");
+    assert_eq!(api_get(port, "/api/v1/worker-keys", &f.alice).status, 403);
+    assert_eq!(api_get(port, "/api/v1/audit", &f.alice).status, 403);
+    assert_eq!(f.row(pending), before);
+    assert_eq!(f.pg.psql("SELECT count(*) FROM worker_keys"), "0");
+
+    // Bodies are typed and bounded: out of range, unknown fields, markup or control
+    // characters in a name, an oversized body. (Today's main: `fleet_key_add` takes any name
+    // up to 200 characters, markup and newlines included.)
+    let path = format!("/api/v1/runs/{pending}/modify");
+    let r = api_post(port, &path, alice, r#"{"throughput":0}"#);
+    assert_eq!(r.status, 400, "{r:?}");
+    let r = api_post(port, &path, alice, r#"{"priority":-1,"owner":"bob"}"#);
+    assert!((400..500).contains(&r.status), "unknown field: {r:?}");
+    let carol = Some(f.carol.as_str());
+    for name in ["<b>k</b>", "a\\nb", &"k".repeat(65)] {
+        let r = api_post(port, "/api/v1/worker-keys", carol, &format!(r#"{{"name":"{name}"}}"#));
+        assert!((400..500).contains(&r.status), "{name}: {r:?}");
+    }
+    let big = format!(r#"{{"name":"{}"}}"#, "k".repeat(20_000));
+    let r = api_post(port, "/api/v1/worker-keys", carol, &big);
+    assert!((400..500).contains(&r.status), "oversized body: {}", r.status);
+    assert_eq!(f.pg.psql("SELECT count(*) FROM worker_keys"), "0");
+
+    // What the owner may do, she does: lower her priority.
+    let r = api_post(port, &path, alice, r#"{"priority":-5,"throughput":50}"#);
+    assert_eq!(r.status, 200, "{r:?}");
+    assert_eq!(
+        f.pg.psql(&format!("SELECT priority, throughput FROM runs WHERE id = {pending}")),
+        "-5|50"
+    );
+
+    // The approver approves, issues a key (shown once, stored hashed) and reads the log.
+    let r = api_post(port, &format!("/api/v1/runs/{pending}/approve"), carol, "");
+    assert_eq!(r.status, 200, "{r:?}");
+    assert_eq!(f.state(pending), "active");
+    let r = api_post(port, "/api/v1/worker-keys", carol, r#"{"name":"box1"}"#);
+    assert_eq!(r.status, 200, "{r:?}");
+    let v: serde_json::Value = serde_json::from_str(&r.body).unwrap();
+    let key = v["key"].as_str().expect("the key").to_string();
+    let list = api_get(port, "/api/v1/worker-keys", &f.carol);
+    assert_eq!(list.status, 200);
+    assert!(list.body.contains("box1") && !list.body.contains(&key), "{}", list.body);
+    assert!(!f.pg.psql("SELECT key_hash FROM worker_keys").contains(&key));
+    let audit = api_get(port, "/api/v1/audit", &f.carol);
+    assert_eq!(audit.status, 200);
+    let log: serde_json::Value = serde_json::from_str(&audit.body).unwrap();
+    let did: Vec<(String, String)> = log["audit"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["actor"].as_str().unwrap().into(), e["action"].as_str().unwrap().into()))
+        .collect();
+    for want in [("carol", "key-add"), ("carol", "approve"), ("alice", "modify")] {
+        assert!(did.contains(&(want.0.into(), want.1.into())), "{want:?} in {did:?}");
+    }
+    assert!(!audit.body.contains(&key));
+
+    // Delete: the owner's finished run, not pulled, is refused without force, then removed.
+    let r = api_post(port, &format!("/api/v1/runs/{ended}/delete"), alice, "{}");
+    assert_eq!(r.status, 409, "{r:?}");
+    let r = api_post(port, &format!("/api/v1/runs/{ended}/delete"), alice, r#"{"force":true}"#);
+    assert_eq!(r.status, 200, "{r:?}");
+    assert_eq!(f.state(ended), "gone");
+
+    // A revoked token and a disabled user's token: refused. (Today's main: a revoked worker
+    // key is refused by fleet_worker_auth; people have PostgreSQL roles, revoked by hand.)
+    let second = runner_ok(&f.dir, &["user", "token", "alice", "--db", &f.pg.url()]);
+    let second = second.lines().last().unwrap().to_string();
+    assert_eq!(api_get(port, "/api/v1/me", &second).status, 200);
+    runner_ok(&f.dir, &["user", "revoke", "alice", "--db", &f.pg.url()]);
+    for t in [&f.alice, &second] {
+        let r = api_post(port, &format!("/api/v1/runs/{pending}/cancel"), Some(t), "");
+        assert_eq!(r.status, 401, "revoked: {r:?}");
+    }
+    runner_ok(&f.dir, &["user", "disable", "carol", "--db", &f.pg.url()]);
+    let r = api_post(port, &format!("/api/v1/runs/{pending}/cancel"), carol, "");
+    assert_eq!(r.status, 401, "disabled: {r:?}");
+    assert_eq!(f.state(pending), "active");
+    // Tokens are stored hashed only.
+    let stored = f.pg.psql("SELECT encode(token_hash, 'hex') FROM user_tokens");
+    for t in [&f.alice, &f.bob, &f.carol, &second] {
+        assert!(!stored.contains(&t[3..]), "a token stored as itself");
+    }
+}
+
+/// Logs `user` in through the form from client address `via` (an `X-Forwarded-For` the
+/// trusted proxy 127.0.0.1 passes on, or none); the reply of the POST.
+fn login(port: u16, user: &str, password: &str, via: Option<&str>) -> Reply {
+    let form = request(port, "GET", "/login", &[], "");
+    assert_eq!(form.status, 200, "{form:?}");
+    let csrf = input_value(&form.body, "csrf").expect("a csrf field");
+    let cookie = format!("runner_login={}", form.cookie("runner_login").expect("a login cookie"));
+    let body = format!("csrf={csrf}&username={}&password={}", enc(user), enc(password));
+    let mut h = vec![("Content-Type", "application/x-www-form-urlencoded"), ("Cookie", &cookie)];
+    if let Some(v) = via {
+        h.push(("X-Forwarded-For", v));
+    }
+    request(port, "POST", "/login", &h, &body)
+}
+
+#[test]
+fn forms_need_a_session_and_its_token_logins_are_limited_and_private_needs_a_login() {
+    let _w = watchdog("people-web", Duration::from_secs(900));
+    let f = fixture("people-web");
+    let url = f.pg.url();
+    user_passwd(&f.dir, &url, "carol", "carol's pw");
+    user_passwd(&f.dir, &url, "bob", "bob's pw");
+    let pending = f.run_of("alice", "pending");
+    let evil = f.run_of("<i>eve</i>", "active");
+    // Markup where only today's direct path could put it: a worker key's name (fleet_key_add
+    // takes any text) with a worker and counts in the run, and an audit detail.
+    f.pg.psql(&format!(
+        "INSERT INTO worker_keys (name) VALUES ('<b>k</b>');
+         INSERT INTO workers (host, pid, concurrency, lease_secs, key_id)
+           SELECT 'h', 1, 1, 60, id FROM worker_keys;
+         INSERT INTO tallies (run_id, pairing, worker_id) SELECT {evil}, 0, id FROM workers;
+         INSERT INTO audit (actor, action, detail) VALUES ('operator', 'user-add', '<script>x()</script>');"
+    ));
+    let server = serve(&f.dir, "serve", &["--db", &url, "--trusted-proxy", "127.0.0.1"]);
+    let port = server.port;
+    let run_path = format!("/run/fleet-{pending}");
+
+    // A login POST without the form's cookie (another site's form): refused.
+    let r = form_post(port, "/login", "", "csrf=x&username=carol&password=carol%27s+pw");
+    assert_eq!(r.status, 403, "{r:?}");
+    // The approver logs in: a session cookie, HttpOnly and SameSite=Strict (not Secure over
+    // plain HTTP without --public-url https://).
+    let r = login(port, "carol", "carol's pw", None);
+    assert_eq!(r.status, 303, "{r:?}");
+    let sid = r.cookie("runner_session").expect("a session cookie");
+    let line = r.head.lines().find(|l| l.starts_with("set-cookie: runner_session=")).unwrap();
+    assert!(line.contains("httponly") && line.contains("samesite=strict"), "{line}");
+    assert!(!line.contains("secure"), "{line}");
+    let carol = format!("runner_session={sid}");
+    assert!(!f.pg.psql("SELECT encode(id_hash, 'hex') FROM web_sessions").contains(&sid));
+
+    // The run page shows her the approve form with the session's CSRF token.
+    let page = request(port, "GET", &run_path, &[("Cookie", &carol)], "");
+    assert_eq!(page.status, 200);
+    let actions = html_section(&page.body, "actions");
+    assert!(actions.contains("id=\"approve\""), "{actions}");
+    let csrf = input_value(actions, "csrf").expect("the form's token");
+    // Anonymous readers see no form.
+    let anon = request(port, "GET", &run_path, &[], "");
+    assert!(!anon.body.contains("id=\"approve\"") && anon.body.contains("/login"));
+
+    // Forged posts: no token, a wrong token, the token without the session. (Today's main has
+    // no forms; the gap this closes is a change from another site through the cookie.)
+    let act = format!("{run_path}/act/approve");
+    assert_eq!(form_post(port, &act, &carol, "").status, 403);
+    let wrong = "0".repeat(64);
+    assert_eq!(form_post(port, &act, &carol, &format!("csrf={wrong}")).status, 403);
+    assert_eq!(form_post(port, &act, "", &format!("csrf={csrf}")).status, 401);
+    assert_eq!(form_post(port, &act, "runner_session=junk", &format!("csrf={csrf}")).status, 401);
+    assert_eq!(f.state(pending), "pending");
+    // Bob, logged in, posts his own valid token to approve and to cancel alice's run: refused.
+    let b = login(port, "bob", "bob's pw", None);
+    let bob = format!("runner_session={}", b.cookie("runner_session").expect("bob's session"));
+    let bob_page = request(port, "GET", &run_path, &[("Cookie", &bob)], "");
+    let bob_csrf = input_value(&bob_page.body, "csrf").expect("bob's token");
+    assert!(!bob_page.body.contains("id=\"approve\"") && !bob_page.body.contains("id=\"cancel\""));
+    assert_eq!(form_post(port, &act, &bob, &format!("csrf={bob_csrf}")).status, 403);
+    let cancel = format!("{run_path}/act/cancel");
+    assert_eq!(form_post(port, &cancel, &bob, &format!("csrf={bob_csrf}")).status, 403);
+    assert_eq!(f.state(pending), "pending");
+    // With her session and its token, carol approves.
+    let r = form_post(port, &act, &carol, &format!("csrf={csrf}"));
+    assert_eq!(r.status, 303, "{r:?}");
+    assert_eq!(f.state(pending), "active");
+
+    // Markup in an owner's name, a key's name and an audit detail is escaped on every page.
+    let page = request(port, "GET", &format!("/run/fleet-{evil}"), &[("Cookie", &carol)], "");
+    let audit = request(port, "GET", "/audit", &[("Cookie", &carol)], "");
+    let workers = request(port, "GET", "/workers?all=true", &[("Cookie", &carol)], "");
+    for (what, r) in [("run page", &page), ("audit", &audit), ("workers", &workers)] {
+        assert_eq!(r.status, 200, "{what}: {r:?}");
+        for raw in ["<i>eve</i>", "<b>k</b>", "<script>x()"] {
+            assert!(!r.body.contains(raw), "{what} holds {raw} unescaped");
+        }
+    }
+    assert!(html_section(&page.body, "actions").contains("&lt;i&gt;eve&lt;/i&gt;"));
+    assert!(html_section(&page.body, "actions").contains("&lt;b&gt;k&lt;/b&gt;"));
+    assert!(audit.body.contains("&lt;script&gt;x()"), "{}", audit.body);
+    // The audit page is for approvers.
+    assert_eq!(request(port, "GET", "/audit", &[("Cookie", &bob)], "").status, 403);
+    assert_eq!(request(port, "GET", "/audit", &[], "").status, 401);
+
+    // Brute force from one client address (behind the trusted proxy): 10 attempts, then 429
+    // even with the right password; another address is not held back.
+    for i in 0..10 {
+        let r = login(port, "carol", &format!("guess {i}"), Some("198.51.100.9"));
+        assert_eq!(r.status, 401, "attempt {i}: {r:?}");
+    }
+    let r = login(port, "carol", "carol's pw", Some("198.51.100.9"));
+    assert_eq!(r.status, 429, "{r:?}");
+    assert!(r.header("retry-after").is_some(), "{}", r.head);
+    assert_eq!(login(port, "carol", "carol's pw", Some("198.51.100.10")).status, 303);
+
+    // Log out: the session is gone.
+    let r = form_post(port, "/logout", &carol, &format!("csrf={csrf}"));
+    assert_eq!(r.status, 303, "{r:?}");
+    let page = request(port, "GET", &run_path, &[("Cookie", &carol)], "");
+    assert!(!html_section(&page.body, "actions").contains("csrf"));
+
+    // --private: reading needs a login too.
+    let private = serve(&f.dir, "private", &["--db", &url, "--private"]);
+    let p = private.port;
+    for path in ["/", "/workers", &run_path, "/metrics"] {
+        let r = request(p, "GET", path, &[], "");
+        assert_eq!((r.status, r.header("location")), (303, Some("/login")), "{path}: {r:?}");
+    }
+    for path in ["/api/runs", &format!("/api/run/fleet-{pending}")] {
+        assert_eq!(request(p, "GET", path, &[], "").status, 401, "{path}");
+    }
+    assert_eq!(request(p, "GET", "/login", &[], "").status, 200);
+    assert_eq!(api_get(p, "/api/runs", &f.bob).status, 200);
+    let r = login(p, "bob", "bob's pw", None);
+    let bob = format!("runner_session={}", r.cookie("runner_session").expect("a session"));
+    let index = request(p, "GET", "/", &[("Cookie", &bob)], "");
+    assert_eq!(index.status, 200);
+    assert!(index.body.contains(&format!("fleet-{pending}")), "the list");
+}
+
+#[test]
+fn an_approver_logs_in_and_approves_a_pending_run_in_chromium() {
+    let _w = watchdog("people-chromium", Duration::from_secs(900));
+    let f = fixture("people-chromium");
+    let url = f.pg.url();
+    // Alice submits as her own database role (a submitter): the run waits for approval.
+    f.pg.psql("CREATE ROLE alice LOGIN IN ROLE fleet_submitter");
+    let run = f.submit_as(&f.pg.url_as("alice"));
+    assert_eq!(f.state(run), "pending");
+    user_passwd(&f.dir, &url, "carol", "carol's pw");
+    let server = serve(&f.dir, "serve", &["--db", &url]);
+    let base = format!("http://127.0.0.1:{}", server.port);
+
+    let mut b = cdp::Browser::launch(&f.dir);
+    b.open(&format!("{base}/login"));
+    b.eval(
+        "document.querySelector('#login input[name=username]').value = 'carol';
+         document.querySelector('#login input[name=password]').value = \"carol's pw\";
+         document.querySelector('#login button').click(); true",
+    );
+    b.wait_for(&format!("location.href === '{base}/'"), Duration::from_secs(60));
+    b.open(&format!("{base}/run/fleet-{run}"));
+    b.wait_for("document.querySelector('#actions #approve button')", Duration::from_secs(60));
+    b.eval("document.querySelector('#actions #approve button').click(); true");
+    // The form posts, the server redirects to the run page, which no longer offers approval.
+    b.wait_for(
+        "document.querySelector('#actions') && !document.querySelector('#actions #approve')",
+        Duration::from_secs(60),
+    );
+    assert_eq!(f.state(run), "active");
+    assert_eq!(
+        f.pg.psql(&format!("SELECT approved_by FROM runs WHERE id = {run}")),
+        "carol",
+        "approved by the user, not the server's role"
+    );
+    assert_eq!(
+        f.pg.psql(&format!("SELECT actor, action FROM audit WHERE run_id = {run}")),
+        "carol|approve"
+    );
+}
