@@ -132,7 +132,9 @@ async fn submit_status_pull_report_and_cancel() {
 
     let sub = play_all(&url, id).await;
     let out = ok(runner(&dir, Some(&url), &["status", &id.to_string()]), "status");
-    assert!(out.contains(&format!("run {id} (match match")), "{out}");
+    // The kind, then the limits as the games were played (`RunPlan::limits_text`).
+    let head = out.lines().find(|l| l.starts_with(&format!("run {id} ("))).unwrap_or_default();
+    assert!(head.starts_with(&format!("run {id} (match, ")) && head.contains("depth=1"), "{out}");
     assert!(out.contains(": complete (every pair played)"), "{out}");
     assert!(
         out.contains("a vs b: 8 games, W-D-L 4-4-0, pentanomial [LL LD DD WD WW] = [0 0 0 4 0]"),
@@ -202,7 +204,7 @@ async fn submit_status_pull_report_and_cancel() {
     assert!(!o.status.success() && text(&o).1.contains("no run 999"), "{:?}", text(&o));
     let out = ok(runner(&dir, Some(&url), &["status"]), "status of all");
     assert!(
-        out.contains(&format!("run {sweep_id} (sweep sweep")) && out.contains(": cancelled"),
+        out.contains(&format!("run {sweep_id} (sweep, ")) && out.contains(": cancelled"),
         "{out}"
     );
     let _ = std::fs::remove_dir_all(&dir);

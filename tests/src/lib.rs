@@ -45,6 +45,20 @@ fn ensure_built() {
         if let Some(target) = bin_dir().parent() {
             cmd.env("CARGO_TARGET_DIR", target);
         }
+        // Cargo gives this test process the variables of its own package (CARGO_PKG_NAME=e2e,
+        // CARGO_MANIFEST_DIR, ...). Build scripts that watch them (ring's does) would see them
+        // change and rebuild, and everything above them with it: the runner, twice per test
+        // run. The build runs with the variables of the shell that started the tests.
+        for (name, _) in std::env::vars_os() {
+            let name = name.to_string_lossy();
+            let per_package = ["CARGO_PKG_", "CARGO_MANIFEST_", "CARGO_CRATE_", "CARGO_BIN_"]
+                .iter()
+                .any(|p| name.starts_with(p));
+            let per_run = ["CARGO_PRIMARY_PACKAGE", "CARGO_TARGET_TMPDIR", "OUT_DIR"];
+            if per_package || per_run.contains(&name.as_ref()) {
+                cmd.env_remove(name.as_ref());
+            }
+        }
         let status = cmd.status().expect("running cargo test --no-run");
         assert!(status.success(), "building runner and engine (cargo test --no-run) failed");
     });

@@ -194,7 +194,11 @@ fn a_worker_with_an_empty_cache_builds_the_submitted_commit_checks_its_bench_and
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .filter(|n| n.starts_with("build-"))
         .collect();
-    assert_eq!(built.len(), 1, "one build in the cache: {built:?}");
+    // The build and its recorded hash (`build-KEY.sha256`, checked before each use).
+    let (hashes, builds): (Vec<&String>, Vec<&String>) =
+        built.iter().partition(|n| n.ends_with(".sha256"));
+    assert_eq!(builds.len(), 1, "one build in the cache: {built:?}");
+    assert_eq!(hashes.len(), 1, "one recorded build hash: {built:?}");
     let leftovers = std::fs::read_dir(&cache)
         .unwrap()
         .flatten()

@@ -437,6 +437,9 @@ fn forms_need_a_session_and_its_token_logins_are_limited_and_private_needs_a_log
     assert_eq!(page.status, 200);
     let actions = html_section(&page.body, "actions");
     assert!(actions.contains("id=\"approve\""), "{actions}");
+    // Above the button, what she approves: each engine as workers will run it.
+    let what = actions.split("id=\"approve\"").next().unwrap_or_default();
+    assert!(what.contains("id=\"what-runs\"") && what.contains("command: "), "{actions}");
     let csrf = input_value(actions, "csrf").expect("the form's token");
     // Anonymous readers see no form.
     let anon = request(port, "GET", &run_path, &[], "");

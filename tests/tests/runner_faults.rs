@@ -31,6 +31,9 @@ fn play(
         "1.5",
         "--progress",
         "quiet",
+        // From the start position, so White moves first and a game's ply count says who moved.
+        "--book",
+        "startpos",
     ];
     args.extend_from_slice(limit);
     let out_s = out.to_string_lossy().into_owned();

@@ -196,5 +196,5 @@ fn cutechess_and_fastchess_output_lines_parse_with_their_regexes() {
     assert!(!out.contains("Score of"), "{out}");
     // Blocks every 10 games (none in 8) and at the end.
     assert_eq!(parse("fastchess", &out), "1 1 1 1 8 0.00 10.00", "{out}");
-    assert!(out.contains("Results of A vs B (2000 nodes, NULL, NULL):"), "{out}");
+    assert!(out.contains("Results of A vs B (2000 nodes, NULL, NULL, default.epd):"), "{out}");
 }

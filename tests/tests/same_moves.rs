@@ -29,10 +29,23 @@ fn a_deterministic_engine_against_itself_is_said_to_play_the_same_moves() {
     assert_eq!(read_games(&dir.join("out")).len(), 24);
     let note =
         "12 of 12 pairs: the engines played the same moves; they may not differ at this limit";
-    let warned: Vec<&str> =
-        err.lines().filter(|l| l.starts_with("warning:") && l.contains(note)).collect();
+    // While playing: once, when the share is first passed (after 10 pairs), with the label.
+    let warned: Vec<&str> = err
+        .lines()
+        .filter(|l| {
+            l.starts_with("warning: engine vs engine: ")
+                && l.ends_with(
+                    " pairs: the engines played the same moves; they may not differ at this limit",
+                )
+        })
+        .collect();
     assert_eq!(warned.len(), 1, "said once while playing:\n{err}");
-    assert!(err.lines().any(|l| l.trim() == format!("warning: {note}")), "in the summary:\n{err}");
+    // In the final summary, with the final count.
+    let out = e2e::stdout(&o);
+    assert!(
+        out.lines().chain(err.lines()).any(|l| l.trim() == format!("warning: {note}")),
+        "in the summary:\n{out}\n{err}"
+    );
     let summary = read_json(&dir.join("out/summary.json"));
     let same = &summary["pairings"][0]["same_moves"];
     assert_eq!(same["identical"].as_u64().unwrap() + same["alike"].as_u64().unwrap(), 12, "{same}");

@@ -281,7 +281,10 @@ fn a_local_run_s_counts_rise_live_and_its_stream_ends_with_it() {
         }
         name == "end"
     });
-    assert!(counts.len() >= 2 && counts.windows(2).all(|w| w[0] < w[1]), "{counts:?} {seen:?}");
+    // Counts never fall and do rise; one count may come twice (the stream also speaks when
+    // the verdict or state changes at equal games, e.g. the run's end).
+    assert!(counts.len() >= 2 && counts.windows(2).all(|w| w[0] <= w[1]), "{counts:?} {seen:?}");
+    assert!(counts.first() < counts.last(), "{counts:?} {seen:?}");
     assert_eq!(counts.last(), Some(&8), "{seen:?}");
     assert!(wait_exit(&mut run, "the match", Duration::from_secs(120)).success());
     let last = api_run(port, "live");
@@ -433,7 +436,10 @@ fn a_fleet_run_is_listed_counted_live_and_decided() {
             }
             name == "end"
         });
-    assert!(counts.len() >= 2 && counts.windows(2).all(|w| w[0] < w[1]), "{counts:?} {seen:?}");
+    // Counts never fall and do rise; one count may come twice (the stream also speaks when
+    // the verdict or state changes at equal games, e.g. the run's end).
+    assert!(counts.len() >= 2 && counts.windows(2).all(|w| w[0] <= w[1]), "{counts:?} {seen:?}");
+    assert!(counts.first() < counts.last(), "{counts:?} {seen:?}");
     assert_eq!(counts.last(), Some(&8), "{seen:?}");
     assert!(e2e::wait_exit(&mut worker, "the worker", Duration::from_secs(120)).success());
     let last = api_run(port, &id);

@@ -19,9 +19,9 @@
 
 pub mod api;
 pub mod artifacts;
-pub mod client;
-pub mod boxing;
 pub mod bounded;
+pub mod boxing;
+pub mod client;
 pub mod connect;
 pub mod credentials;
 pub mod decide;

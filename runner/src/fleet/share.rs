@@ -18,8 +18,8 @@ use stats::{Counts, SprtSpec};
 use super::decide::stats_counts;
 use super::queue::share::{Share, ShareRow};
 use super::queue::{PairingCounts, Progress};
-use stats::sprt_remaining::MIN_RANGE_PAIRS as MIN_PAIRS;
 use crate::store::formats::{FleetShare, TimeLeft};
+use stats::sprt_remaining::MIN_RANGE_PAIRS as MIN_PAIRS;
 
 /// Pairs per hour now: over the last hour once the run has reported for an hour, else since its
 /// first report (at least two pairs). None when there is no rate to speak of.

@@ -275,6 +275,47 @@ pub fn plan_differences(old: &RunPlan, new: &RunPlan) -> Vec<String> {
     if diffs.is_empty() { vec!["hash mismatch".into()] } else { diffs }
 }
 
+/// A small plan for the tests of this crate (two engines on 100 nodes, one opening).
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use super::*;
+
+    fn engine(name: &str) -> crate::plan::engine_spec::EngineSpec {
+        let (name, cmd) = (name.into(), "e".into());
+        let limits = Default::default();
+        crate::plan::engine_spec::EngineSpec {
+            name,
+            cmd,
+            args: vec![],
+            dir: None,
+            options: vec![],
+            limits,
+        }
+    }
+
+    pub(crate) fn plan() -> RunPlan {
+        RunPlan {
+            kind: crate::plan::run_plan::RunKind::Match,
+            engines: ["A", "B"].map(engine).to_vec(),
+            pairings: vec![Pairing { label: "A vs B".into(), first: 0, second: 1, tc: None }],
+            tc: TimeControl::Nodes { nodes: 100 },
+            timemargin_ms: 100,
+            book: BookInfo { path: None, sha256: None, openings: 1, plies: None },
+            book_order: BookOrder::Sequential,
+            seed: 1,
+            pairs: 2,
+            adjudication: Adjudication::default(),
+            sprt: None,
+            shard: None,
+            variant: Default::default(),
+            pgn: Default::default(),
+            nodes: None,
+            depth: None,
+            scheduling: Default::default(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -283,7 +324,7 @@ mod tests {
     /// described each with its own; engines alike once; a gauntlet's clocks together.
     #[test]
     fn limits_text_names_each_engines_own_limits() {
-        let mut plan = crate::store::tests::plan();
+        let mut plan = fixtures::plan();
         assert_eq!(plan.limits_text(), "nodes=100");
         plan.tc = TimeControl::parse_tc("10+0.1").unwrap();
         plan.nodes = Some(50);

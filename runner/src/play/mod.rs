@@ -11,8 +11,8 @@ pub mod orphans;
 pub mod pause;
 pub mod probe;
 pub mod probe_pool;
-pub mod tablebase;
 pub mod sandbox;
+pub mod tablebase;
 pub mod termination;
 pub mod uci;
 #[cfg(test)]

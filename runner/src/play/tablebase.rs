@@ -286,7 +286,7 @@ impl Tables {
                 }
                 other => other.to_string(),
             };
-            crate::errln!("warning: tablebase: {e}: {what}");
+            errln!("warning: tablebase: {e}: {what}");
         }
     }
 }

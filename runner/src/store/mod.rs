@@ -575,9 +575,6 @@ pub fn parse_games_numbered(bytes: &[u8]) -> Result<(Vec<(usize, GameRecord)>, u
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::plan::adjudication::Adjudication;
-    use crate::plan::openings::BookOrder;
-    use crate::plan::run_plan::BookInfo;
     use crate::play::termination::Termination;
 
     pub(crate) fn record(pair: usize, game: u8) -> GameRecord {
@@ -613,40 +610,7 @@ pub(crate) mod tests {
         }
     }
 
-    fn engine(name: &str) -> crate::plan::engine_spec::EngineSpec {
-        let (name, cmd) = (name.into(), "e".into());
-        let limits = Default::default();
-        crate::plan::engine_spec::EngineSpec {
-            name,
-            cmd,
-            args: vec![],
-            dir: None,
-            options: vec![],
-            limits,
-        }
-    }
-
-    pub(crate) fn plan() -> RunPlan {
-        RunPlan {
-            kind: crate::plan::run_plan::RunKind::Match,
-            engines: ["A", "B"].map(engine).to_vec(),
-            pairings: vec![Pairing { label: "A vs B".into(), first: 0, second: 1, tc: None }],
-            tc: TimeControl::Nodes { nodes: 100 },
-            timemargin_ms: 100,
-            book: BookInfo { path: None, sha256: None, openings: 1, plies: None },
-            book_order: BookOrder::Sequential,
-            seed: 1,
-            pairs: 2,
-            adjudication: Adjudication::default(),
-            sprt: None,
-            shard: None,
-            variant: Default::default(),
-            pgn: Default::default(),
-            nodes: None,
-            depth: None,
-            scheduling: Default::default(),
-        }
-    }
+    pub(crate) use crate::plan::run_plan::fixtures::plan;
 
     #[test]
     fn truncated_last_line_is_dropped_and_repaired() {

@@ -200,16 +200,13 @@ fn passing(what: String, retry_after: Option<Duration>) -> anyhow::Error {
     anyhow::Error::new(Passing { what, retry_after, foreign_status: None })
 }
 
-/// The TLS certificate error in `e`'s causes, if any (rustls's error sits inside an I/O error,
-/// whose `source` skips it).
+/// The TLS certificate error in `e`'s causes, if any. rustls's error sits inside an I/O error
+/// (sometimes an I/O error inside another), whose `source` skips what it wraps: each I/O
+/// error's own inner error is visited as well as its source.
 fn untrusted(e: &(dyn std::error::Error + 'static)) -> Option<String> {
-    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
-    while let Some(c) = cur {
-        let inner = c
-            .downcast_ref::<std::io::Error>()
-            .and_then(|io| io.get_ref())
-            .and_then(|i| i.downcast_ref::<rustls::Error>());
-        if let Some(r) = c.downcast_ref::<rustls::Error>().or(inner)
+    let mut todo: Vec<&(dyn std::error::Error + 'static)> = vec![e];
+    while let Some(c) = todo.pop() {
+        if let Some(r) = c.downcast_ref::<rustls::Error>()
             && matches!(
                 r,
                 rustls::Error::InvalidCertificate(_) | rustls::Error::NoCertificatesPresented
@@ -217,7 +214,10 @@ fn untrusted(e: &(dyn std::error::Error + 'static)) -> Option<String> {
         {
             return Some(r.to_string());
         }
-        cur = c.source();
+        if let Some(inner) = c.downcast_ref::<std::io::Error>().and_then(|io| io.get_ref()) {
+            todo.push(inner);
+        }
+        todo.extend(c.source());
     }
     None
 }
@@ -257,4 +257,24 @@ fn tls_config(ca: Option<&Path>) -> Result<rustls::ClientConfig> {
         .map_err(|e| anyhow!("TLS setup: {e}"))?
         .with_root_certificates(roots)
         .with_no_client_auth())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// reqwest's connect error holds rustls's inside two I/O errors
+    /// (`Custom { kind: Other, error: Custom { kind: InvalidData, error: InvalidCertificate } }`):
+    /// found, so a worker that does not trust the server stops instead of retrying.
+    #[test]
+    fn a_certificate_error_is_found_inside_nested_io_errors() {
+        use std::io::{Error, ErrorKind};
+        let bad = rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer);
+        let inner = Error::new(ErrorKind::InvalidData, bad);
+        let outer = Error::other(inner);
+        let why = untrusted(&outer).expect("the certificate error");
+        assert!(why.contains("UnknownIssuer"), "{why}");
+        let other = Error::other(Error::new(ErrorKind::InvalidData, "eof"));
+        assert_eq!(untrusted(&other), None);
+    }
 }

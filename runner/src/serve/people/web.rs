@@ -257,12 +257,22 @@ pub async fn actions(app: &App, headers: &HeaderMap, id: &str) -> Option<String>
     let open = facts.state.is_open();
     let modifiable =
         matches!(facts.state, RunState::Pending | RunState::Active | RunState::Complete);
+    // What an approver approves: every engine as workers will run it, above the button.
+    let approvable = facts.state == RunState::Pending && may(Action::Approve);
+    let what_runs = match approvable {
+        true => match crate::fleet::queue::run(&db, run).await {
+            Ok(Some(row)) => crate::fleet::status::engines_of(&db, &row).await.ok(),
+            _ => None,
+        },
+        false => None,
+    };
     Some(
         html! {
             section #actions {
                 h2 { "Actions" }
                 p { "Logged in as " strong { (name) } " (run of " (facts.owner) ", " (facts.state.as_str()) ")." }
-                @if facts.state == RunState::Pending && may(Action::Approve) {
+                @if approvable {
+                    @if let Some(w) = &what_runs { pre #what-runs { (w) } }
                     form #approve method="post" action=(url("approve")) {
                         input type="hidden" name="csrf" value=(csrf);
                         button type="submit" { "Approve" }
