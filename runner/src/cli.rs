@@ -209,6 +209,28 @@ pub struct DbArg {
     pub db: Option<String>,
 }
 
+/// Where a person's fleet command goes: the fleet's server (`--server`, or RUNNER_SERVER, with
+/// a user's token), or the database itself (`--db`, or RUNNER_DB: the operator's way, on the
+/// database's side).
+#[derive(Args, Debug, Clone, Default)]
+pub struct FleetDoorArg {
+    /// PostgreSQL connection string (the operator's way, on the database's side); default: the
+    /// RUNNER_DB environment variable when RUNNER_SERVER is not set
+    #[arg(long, value_name = "URL", conflicts_with = "server")]
+    pub db: Option<String>,
+    /// The fleet's server (https://fleet.example.org); default: the RUNNER_SERVER environment
+    /// variable
+    #[arg(long, value_name = "URL")]
+    pub server: Option<String>,
+    /// A file holding the user's API token, as `runner user add` printed it (mode 0600);
+    /// default: the RUNNER_TOKEN environment variable
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+    /// The CA certificate (PEM) that signed the server's (a private CA; default: Mozilla's roots)
+    #[arg(long, value_name = "FILE")]
+    pub ca: Option<PathBuf>,
+}
+
 /// `runner db` arguments.
 #[derive(Args, Debug, Clone)]
 pub struct DbArgs {
@@ -252,7 +274,7 @@ pub struct ShareArgs {
 #[derive(Args, Debug, Clone)]
 pub struct ModifyArgs {
     #[command(flatten)]
-    pub db: DbArg,
+    pub db: FleetDoorArg,
     /// The run's id.
     #[arg(value_name = "RUN")]
     pub run: i64,
@@ -297,7 +319,7 @@ pub struct PullArgs {
 #[derive(Args, Debug, Clone)]
 pub struct StatusArgs {
     #[command(flatten)]
-    pub db: DbArg,
+    pub db: FleetDoorArg,
     /// One run's id (default: the newest runs).
     #[arg(value_name = "RUN")]
     pub run: Option<i64>,
@@ -307,7 +329,7 @@ pub struct StatusArgs {
 #[derive(Args, Debug, Clone)]
 pub struct ApproveArgs {
     #[command(flatten)]
-    pub db: DbArg,
+    pub db: FleetDoorArg,
     /// The run to approve.
     #[arg(value_name = "RUN")]
     pub run: i64,
@@ -321,7 +343,7 @@ pub struct ApproveArgs {
 #[derive(Args, Debug, Clone)]
 pub struct WorkersArgs {
     #[command(flatten)]
-    pub db: DbArg,
+    pub db: FleetDoorArg,
     /// Every worker that ever registered (default: those alive, and those seen in the last
     /// hour or lost within a day).
     #[arg(long)]
@@ -332,7 +354,7 @@ pub struct WorkersArgs {
 #[derive(Args, Debug, Clone)]
 pub struct DeleteArgs {
     #[command(flatten)]
-    pub db: DbArg,
+    pub db: FleetDoorArg,
     /// The run's id.
     #[arg(value_name = "RUN")]
     pub run: i64,
@@ -345,7 +367,7 @@ pub struct DeleteArgs {
 #[derive(Args, Debug, Clone)]
 pub struct PurgeArgs {
     #[command(flatten)]
-    pub db: DbArg,
+    pub db: FleetDoorArg,
     /// The run's id.
     #[arg(value_name = "RUN")]
     pub run: i64,
@@ -368,14 +390,14 @@ pub enum WorkerKeyAction {
     /// Revoke a key: its workers' next call fails and their leased pairs go back to the queue.
     Revoke(KeyNameArgs),
     /// Every key: who issued it, when, revoked or not, its workers and pairs.
-    List(DbArg),
+    List(FleetDoorArg),
 }
 
 /// A worker key's name.
 #[derive(Args, Debug, Clone)]
 pub struct KeyNameArgs {
     #[command(flatten)]
-    pub db: DbArg,
+    pub db: FleetDoorArg,
     /// The key's name (a machine's or a contributor's).
     #[arg(value_name = "NAME")]
     pub name: String,
@@ -396,7 +418,7 @@ pub struct GcArgs {
 #[derive(Args, Debug, Clone)]
 pub struct CancelArgs {
     #[command(flatten)]
-    pub db: DbArg,
+    pub db: FleetDoorArg,
     /// The run's id.
     #[arg(value_name = "RUN")]
     pub run: i64,

@@ -562,3 +562,111 @@ fn an_approver_logs_in_and_approves_a_pending_run_in_chromium() {
         "carol|approve"
     );
 }
+
+/// `runner status|approve|cancel|modify|workers|worker-key --server URL` with a user's token
+/// (`--token-file FILE` or `RUNNER_TOKEN`): no database URL anywhere, the same words as the
+/// direct way. Another owner's cancel and a submitter's approval are refused in one line with
+/// the run unchanged (today's main: `runner cancel --db` as another role, refused by
+/// `fleet_cancel`'s owner check); a change without a token is refused before any request.
+#[test]
+fn the_commands_speak_to_the_server_with_a_users_token() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let _w = watchdog("people-cli", Duration::from_secs(900));
+    let f = fixture("people-cli");
+    let run = f.run_of("alice", "pending");
+    let server = serve(&f.dir, "serve", &["--db", &f.pg.url()]);
+    let url = format!("http://127.0.0.1:{}", server.port);
+    let token_file = |name: &str, token: &str, mode: u32| {
+        let p = f.dir.join(format!("{name}.token"));
+        std::fs::write(&p, format!("{token}\n")).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+        p.to_string_lossy().into_owned()
+    };
+    let (alice, bob) = (token_file("alice", &f.alice, 0o600), token_file("bob", &f.bob, 0o644));
+    let carol = token_file("carol", &f.carol, 0o600);
+    // A command of the user whose token is in `file`, with no database in its environment.
+    let cli = |file: Option<&str>, args: &[&str]| {
+        let mut cmd = Command::new(runner_bin());
+        cmd.current_dir(&f.dir).args(args).args(["--server", &url]).stdin(Stdio::null());
+        for var in ["RUNNER_DB", "RUNNER_SERVER", "RUNNER_TOKEN", "PGHOST", "PGPORT"] {
+            cmd.env_remove(var);
+        }
+        if let Some(file) = file {
+            cmd.args(["--token-file", file]);
+        }
+        cmd.output().expect("runner")
+    };
+    let ok = |o: std::process::Output, what: &str| {
+        assert!(o.status.success(), "{what}: {}", stderr(&o));
+        stdout(&o)
+    };
+    let refused = |o: std::process::Output, what: &str, needle: &str| {
+        assert!(!o.status.success(), "{what} was not refused: {}", stdout(&o));
+        let err = stderr(&o);
+        let lines: Vec<&str> = err.lines().filter(|l| !l.starts_with("warning:")).collect();
+        assert!(lines.len() == 1 && lines[0].contains(needle), "{what}: {err}");
+    };
+    let id = run.to_string();
+
+    // Reading: the run and its engines, without and with a token.
+    let out = ok(cli(None, &["status", &id]), "status");
+    assert!(out.contains(&format!("run {run} (match, ")) && out.contains("pending"), "{out}");
+    assert!(out.contains("command: "), "the engines as workers run them: {out}");
+    let out = ok(cli(None, &["workers"]), "workers");
+    assert!(out.contains("no worker"), "{out}");
+
+    // Bob's token file may be read by others: said, as ssh does, and used all the same.
+    let o = cli(Some(&bob), &["status"]);
+    assert!(stderr(&o).contains("may be read by others (mode 644)"), "{}", stderr(&o));
+    assert!(ok(o, "bob's status").contains(&format!("run {run} (match")));
+
+    // Refusals: no token for a change; bob cancels alice's run; alice approves her own.
+    refused(cli(None, &["cancel", &id]), "a change without a token", "--token-file FILE");
+    refused(cli(Some(&bob), &["cancel", &id]), "bob's cancel", "only its owner or an approver");
+    refused(cli(Some(&alice), &["approve", &id, "--yes"]), "alice's approve", "approver");
+    assert_eq!(f.state(run), "pending");
+    // Carol, an approver: not without a yes on a terminal, then with --yes.
+    refused(cli(Some(&carol), &["approve", &id]), "approve from a pipe", "not a terminal");
+    assert_eq!(f.state(run), "pending");
+    let out = ok(cli(Some(&carol), &["approve", &id, "--yes"]), "carol's approve");
+    assert!(out.contains("command: "), "the engines before the approval: {out}");
+    assert!(out.contains(&format!("run {run} approved: workers start on it")), "{out}");
+    assert_eq!(f.state(run), "active");
+
+    // Alice changes and cancels her run, with the direct way's words.
+    let out =
+        ok(cli(Some(&alice), &["modify", &id, "--priority", "-5", "--throughput", "50"]), "modify");
+    assert_eq!(out.trim(), format!("run {run} (active): priority -5, throughput 50"));
+    let out = ok(cli(Some(&alice), &["cancel", &id]), "cancel");
+    assert_eq!(out.trim(), format!("run {run} cancelled"));
+    let out = ok(cli(Some(&alice), &["cancel", &id]), "cancel again");
+    assert!(out.contains("already cancelled"), "{out}");
+
+    // Worker keys (approvers): issued with the key alone on the last line, listed, revoked.
+    refused(cli(Some(&alice), &["worker-key", "add", "m1"]), "alice's key", "approver");
+    let out = ok(cli(Some(&carol), &["worker-key", "add", "m1"]), "key add");
+    let key = out.lines().last().unwrap_or_default();
+    assert!(!key.is_empty() && !key.contains(' '), "{out}");
+    let out = ok(cli(Some(&carol), &["worker-key", "list"]), "key list");
+    assert!(out.contains("m1: valid; issued by carol"), "{out}");
+    assert!(!out.contains(key), "a key is shown once only");
+    let out = ok(cli(Some(&carol), &["worker-key", "revoke", "m1"]), "revoke");
+    assert_eq!(out.trim(), "worker key m1 revoked; 0 leased pair(s) went back to the queue");
+
+    // RUNNER_SERVER and RUNNER_TOKEN instead of flags.
+    let o = Command::new(runner_bin())
+        .current_dir(&f.dir)
+        .args(["status", &id])
+        .env_remove("RUNNER_DB")
+        .env("RUNNER_SERVER", &url)
+        .env("RUNNER_TOKEN", &f.alice)
+        .output()
+        .unwrap();
+    assert!(ok(o, "status by the environment").contains("cancelled"));
+
+    // Who did what: the audit log names each person.
+    let audit = f.pg.psql(&format!(
+        "SELECT string_agg(actor || ' ' || action, ', ' ORDER BY id) FROM audit WHERE run_id = {run}"
+    ));
+    assert_eq!(audit, "carol approve, alice modify, alice cancel", "{audit}");
+}

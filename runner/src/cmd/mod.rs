@@ -6,6 +6,7 @@ pub mod calibrate;
 pub mod cancel;
 pub mod db;
 pub mod delete;
+pub mod door;
 pub mod fastchess;
 pub mod gc;
 pub mod match_cmd;

@@ -1,24 +1,33 @@
-//! `runner purge --db URL RUN --worker NAME`: every pair worker key NAME stored in the run is
-//! taken back and played again, and the run decided anew (`crate::fleet::queue::purge`).
+//! `runner purge RUN --worker NAME (--server URL | --db URL)`: every pair worker key NAME stored
+//! in the run is taken back and played again, and the run decided anew
+//! (`crate::fleet::queue::purge`, or the server's `POST /api/v1/runs/RUN/purge`).
 
 use anyhow::Result;
+use serde_json::json;
 
+use super::door::{Via, open};
 use crate::cli::PurgeArgs;
 use crate::exit::Exit;
-use crate::fleet::connect::connect;
+use crate::fleet::client::people::field;
 use crate::fleet::queue::purge;
-use crate::fleet::schema;
 
 /// `runner purge`. Returns the process exit code.
 pub async fn run(args: &PurgeArgs) -> Result<Exit> {
-    let (_, mut db) = connect(args.db.db.as_deref()).await?;
-    schema::check(&db).await?;
-    let (n, settled) = purge(&mut db, args.run, &args.worker).await?;
+    let (n, state) = match open(&args.db, true).await? {
+        Via::Db(mut db) => {
+            let (n, settled) = purge(&mut db, args.run, &args.worker).await?;
+            (n.to_string(), settled.state.to_string())
+        }
+        Via::Server(s) => {
+            let body = json!({ "worker": args.worker });
+            let v = s.post(&format!("/api/v1/runs/{}/purge", args.run), body).await?;
+            (field(&v, "pairs"), field(&v, "state"))
+        }
+    };
     outln!(
-        "run {}: {n} pair(s) of worker key {} taken back and handed out again; the run is {}",
+        "run {}: {n} pair(s) of worker key {} taken back and handed out again; the run is {state}",
         args.run,
-        args.worker,
-        settled.state
+        args.worker
     );
     Ok(Exit::Done)
 }

@@ -1,17 +1,26 @@
-//! `runner status --db URL [RUN]`: the fleet's runs (`crate::fleet::status`).
+//! `runner status [RUN] (--server URL | --db URL)`: the fleet's runs (`crate::fleet::status`,
+//! or the server's `GET /api/v1/status` and `/api/v1/runs/RUN/status`, the same text).
 
 use anyhow::Result;
 
+use super::door::{Via, open};
 use crate::cli::StatusArgs;
 use crate::exit::Exit;
-use crate::fleet::connect::connect;
-use crate::fleet::schema;
+use crate::fleet::client::people::field;
 use crate::fleet::status::status;
 
 /// `runner status`. Returns the process exit code.
 pub async fn run(args: &StatusArgs) -> Result<Exit> {
-    let (_, db) = connect(args.db.db.as_deref()).await?;
-    schema::check(&db).await?;
-    out!("{}", status(&db, args.run).await?);
+    let text = match open(&args.db, false).await? {
+        Via::Db(db) => status(&db, args.run).await?,
+        Via::Server(s) => {
+            let path = match args.run {
+                Some(id) => format!("/api/v1/runs/{id}/status"),
+                None => "/api/v1/status".to_string(),
+            };
+            field(&s.get(&path).await?, "text")
+        }
+    };
+    out!("{text}");
     Ok(Exit::Done)
 }

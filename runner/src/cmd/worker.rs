@@ -185,16 +185,8 @@ fn box_hidden(args: &WorkerArgs, cache: &std::path::Path) -> Vec<std::path::Path
 /// The worker's key: `--key-file`, else `RUNNER_WORKER_KEY`, else none.
 fn worker_key(args: &WorkerArgs) -> Result<Option<String>> {
     if let Some(f) = &args.key_file {
-        let text = std::fs::read_to_string(f)
-            .with_context(|| format!("cannot read the key file {}", f.display()))?;
-        let key = text.trim();
-        if key.is_empty() || key.contains(char::is_whitespace) {
-            bail!(
-                "the key file {} holds no key (one line, as `runner worker-key add` printed it)",
-                f.display()
-            );
-        }
-        return Ok(Some(key.to_string()));
+        let made = "`runner worker-key add` printed it";
+        return crate::fleet::credentials::secret_file(f, "key", made).map(Some);
     }
     Ok(std::env::var(KEY_ENV).ok().map(|k| k.trim().to_string()).filter(|k| !k.is_empty()))
 }

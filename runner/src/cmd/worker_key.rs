@@ -1,25 +1,31 @@
-//! `runner worker-key add|revoke|list --db URL`: the fleet's worker keys (approvers;
-//! `crate::fleet::queue::{key_add, key_revoke, keys}`).
+//! `runner worker-key add|revoke|list (--server URL | --db URL)`: the fleet's worker keys
+//! (approvers; `crate::fleet::queue::{key_add, key_revoke, keys}`, or the server's
+//! `/api/v1/worker-keys`).
 
 use anyhow::Result;
+use serde_json::{Value, json};
 
+use super::door::{Via, open};
 use crate::cli::{WorkerKeyAction, WorkerKeyArgs};
 use crate::exit::Exit;
-use crate::fleet::connect::connect;
+use crate::fleet::client::people::field;
 use crate::fleet::queue::{key_add, key_revoke, keys};
-use crate::fleet::schema;
 
 /// `runner worker-key`. Returns the process exit code.
 pub async fn run(args: &WorkerKeyArgs) -> Result<Exit> {
-    let db_flag = match &args.action {
-        WorkerKeyAction::Add(k) | WorkerKeyAction::Revoke(k) => k.db.db.as_deref(),
-        WorkerKeyAction::List(db) => db.db.as_deref(),
+    let door = match &args.action {
+        WorkerKeyAction::Add(k) | WorkerKeyAction::Revoke(k) => &k.db,
+        WorkerKeyAction::List(db) => db,
     };
-    let (_, db) = connect(db_flag).await?;
-    schema::check(&db).await?;
+    let via = open(door, true).await?;
     match &args.action {
         WorkerKeyAction::Add(k) => {
-            let key = key_add(&db, &k.name).await?;
+            let key = match &via {
+                Via::Db(db) => key_add(db, &k.name).await?,
+                Via::Server(s) => {
+                    field(&s.post("/api/v1/worker-keys", json!({ "name": k.name })).await?, "key")
+                }
+            };
             errln!(
                 "worker key {} issued; it is shown once: give it to the worker's machine in a file \
                  (runner worker --key-file FILE, mode 0600) or as RUNNER_WORKER_KEY",
@@ -28,26 +34,55 @@ pub async fn run(args: &WorkerKeyArgs) -> Result<Exit> {
             outln!("{key}");
         }
         WorkerKeyAction::Revoke(k) => {
-            let n = key_revoke(&db, &k.name).await?;
+            let n = match &via {
+                Via::Db(db) => key_revoke(db, &k.name).await?.to_string(),
+                Via::Server(s) => {
+                    let path = format!("/api/v1/worker-keys/{}/revoke", k.name);
+                    field(&s.post(&path, json!({})).await?, "pairs")
+                }
+            };
             outln!("worker key {} revoked; {n} leased pair(s) went back to the queue", k.name);
         }
         WorkerKeyAction::List(_) => {
-            let rows = keys(&db).await?;
+            // Name, issuer, issued, revoked (empty: valid), workers, pairs stored.
+            let rows: Vec<[String; 6]> = match &via {
+                Via::Db(db) => keys(db)
+                    .await?
+                    .into_iter()
+                    .map(|k| {
+                        [
+                            k.name.to_string(),
+                            k.created_by.to_string(),
+                            k.created.to_string(),
+                            k.revoked.map(|r| r.to_string()).unwrap_or_default(),
+                            k.workers.to_string(),
+                            k.pairs.to_string(),
+                        ]
+                    })
+                    .collect(),
+                Via::Server(s) => {
+                    let v = s.get("/api/v1/worker-keys").await?;
+                    let list = v.get("keys").and_then(Value::as_array).cloned().unwrap_or_default();
+                    list.iter()
+                        .map(|k| {
+                            ["name", "created_by", "created", "revoked", "workers", "pairs"]
+                                .map(|f| field(k, f))
+                        })
+                        .collect()
+                }
+            };
             if rows.is_empty() {
                 outln!("no worker keys (issue one with `runner worker-key add NAME`)");
             }
-            for k in rows {
-                let state = match &k.revoked {
-                    Some(at) => format!("revoked {at}"),
-                    None => "valid".into(),
+            for [name, by, created, revoked, workers, pairs] in rows {
+                let state = if revoked.is_empty() {
+                    "valid".to_string()
+                } else {
+                    format!("revoked {revoked}")
                 };
                 outln!(
-                    "{}: {state}; issued by {} {}; {} worker(s), {} pair(s) stored",
-                    k.name,
-                    k.created_by,
-                    k.created,
-                    k.workers,
-                    k.pairs
+                    "{name}: {state}; issued by {by} {created}; {workers} worker(s), {pairs} \
+                     pair(s) stored"
                 );
             }
         }

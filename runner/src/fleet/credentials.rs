@@ -2,7 +2,9 @@
 //! system, stored as SHA-256 only), CSRF tokens, and passwords (argon2id, in the PHC string
 //! format). Nothing here touches the database; `queue/users.rs` stores what this makes.
 
-use anyhow::{Result, anyhow};
+use std::path::Path;
+
+use anyhow::{Context, Result, anyhow, bail};
 use argon2::Argon2;
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use rand::TryRng;
@@ -15,6 +17,30 @@ pub const TOKEN_PREFIX: &str = "rt_";
 
 /// Longest password taken (argon2 takes any length; a bound keeps a login cheap to refuse).
 pub const PASSWORD_MAX: usize = 1024;
+
+/// The secret in file `path` (one line), with a warning when others than its owner may read
+/// the file, as ssh warns of a private key. `what` names the secret ("key", "token"); `made`
+/// says where one comes from ("`runner worker-key add` printed it").
+pub fn secret_file(path: &Path, what: &str, made: &str) -> Result<String> {
+    let shown = path.display();
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read the {what} file {shown}"))?;
+    let secret = text.trim();
+    if secret.is_empty() || secret.contains(char::is_whitespace) {
+        bail!("the {what} file {shown} holds no {what} (one line, as {made})");
+    }
+    use std::os::unix::fs::PermissionsExt as _;
+    if let Ok(meta) = std::fs::metadata(path) {
+        let mode = meta.permissions().mode() & 0o777;
+        if mode & 0o077 != 0 {
+            errln!(
+                "warning: the {what} file {shown} may be read by others (mode {mode:03o}): \
+                 chmod 600 {shown}"
+            );
+        }
+    }
+    Ok(secret.to_string())
+}
 
 /// `n` random bytes from the operating system.
 fn random<const N: usize>() -> Result<[u8; N]> {

@@ -10,6 +10,7 @@
 //! Mozilla's roots, or only the CA of `--ca FILE`.
 
 mod calls;
+pub mod people;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -203,7 +204,7 @@ fn passing(what: String, retry_after: Option<Duration>) -> anyhow::Error {
 /// The TLS certificate error in `e`'s causes, if any. rustls's error sits inside an I/O error
 /// (sometimes an I/O error inside another), whose `source` skips what it wraps: each I/O
 /// error's own inner error is visited as well as its source.
-fn untrusted(e: &(dyn std::error::Error + 'static)) -> Option<String> {
+pub(super) fn untrusted(e: &(dyn std::error::Error + 'static)) -> Option<String> {
     let mut todo: Vec<&(dyn std::error::Error + 'static)> = vec![e];
     while let Some(c) = todo.pop() {
         if let Some(r) = c.downcast_ref::<rustls::Error>()
@@ -223,7 +224,7 @@ fn untrusted(e: &(dyn std::error::Error + 'static)) -> Option<String> {
 }
 
 /// An error and its causes on one line.
-fn chain(e: &dyn std::error::Error) -> String {
+pub(super) fn chain(e: &dyn std::error::Error) -> String {
     let mut s = e.to_string();
     let mut cur = e.source();
     while let Some(c) = cur {
@@ -235,7 +236,7 @@ fn chain(e: &dyn std::error::Error) -> String {
 }
 
 /// rustls with the ring provider, trusting `ca`'s certificates only, else Mozilla's roots.
-fn tls_config(ca: Option<&Path>) -> Result<rustls::ClientConfig> {
+pub(super) fn tls_config(ca: Option<&Path>) -> Result<rustls::ClientConfig> {
     let mut roots = rustls::RootCertStore::empty();
     match ca {
         Some(path) => {

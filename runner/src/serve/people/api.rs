@@ -280,3 +280,60 @@ pub async fn me(State(app): AppState, headers: HeaderMap) -> Response {
         Err(r) => r,
     }
 }
+
+/// A reading's refusal: the database's error as a 500.
+fn failed(e: anyhow::Error) -> Response {
+    refuse_json(StatusCode::INTERNAL_SERVER_ERROR, &format!("{e:#}"))
+}
+
+/// `GET /api/v1/status`: `{"text"}`, the newest runs as `runner status` prints them. Reading
+/// is open to whoever may read the pages (`--private`: a user's token).
+pub async fn status_all(State(app): AppState) -> Response {
+    let db = match client(&app).await {
+        Ok(db) => db,
+        Err(r) => return r,
+    };
+    match crate::fleet::status::status(&db, None).await {
+        Ok(text) => Json(json!({ "text": text })).into_response(),
+        Err(e) => failed(e),
+    }
+}
+
+/// `GET /api/v1/runs/{id}/status`: `{"run", "state", "text"}`, the text `runner status RUN`
+/// prints, with every engine as workers run it (what an approver approves).
+pub async fn run_status(State(app): AppState, Path(id): Path<i64>) -> Response {
+    let db = match client(&app).await {
+        Ok(db) => db,
+        Err(r) => return r,
+    };
+    let row = match crate::fleet::queue::run(&db, id).await {
+        Ok(Some(row)) => row,
+        Ok(None) => {
+            return refuse_json(StatusCode::NOT_FOUND, &format!("no run {id} in the database"));
+        }
+        Err(e) => return failed(e),
+    };
+    match crate::fleet::status::status(&db, Some(id)).await {
+        Ok(text) => Json(json!({ "run": id, "state": row.state, "text": text })).into_response(),
+        Err(e) => failed(e),
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkersQuery {
+    #[serde(default)]
+    pub all: bool,
+}
+
+/// `GET /api/v1/workers?all=BOOL`: `{"text"}`, the workers as `runner workers` lists them.
+pub async fn workers(State(app): AppState, Query(q): Query<WorkersQuery>) -> Response {
+    let db = match client(&app).await {
+        Ok(db) => db,
+        Err(r) => return r,
+    };
+    match crate::fleet::workers::list(&db, q.all).await {
+        Ok(text) => Json(json!({ "text": text })).into_response(),
+        Err(e) => failed(e),
+    }
+}

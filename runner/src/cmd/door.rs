@@ -1,0 +1,46 @@
+//! Which way a person's fleet command goes (`crate::cli::FleetDoorArg`): `--server URL` (or
+//! RUNNER_SERVER, unless `--db` is given) through the server's people API with the user's
+//! token; else `--db URL` (or RUNNER_DB) straight to the database, the operator's way.
+
+use anyhow::{Result, bail};
+
+use crate::cli::FleetDoorArg;
+use crate::fleet::client::people::{PeopleClient, SERVER_ENV, token};
+use crate::fleet::connect::connect;
+use crate::fleet::schema;
+
+/// The way chosen, opened.
+pub enum Via {
+    Db(tokio_postgres::Client),
+    Server(PeopleClient),
+}
+
+/// Opens the way `arg` names. `changes`: the command changes something, so a token is needed
+/// on the server's way (reading goes without one unless the server is `--private`).
+pub async fn open(arg: &FleetDoorArg, changes: bool) -> Result<Via> {
+    let server = match (&arg.server, &arg.db) {
+        (Some(s), _) => Some(s.clone()),
+        (None, Some(_)) => None,
+        (None, None) => std::env::var(SERVER_ENV).ok().filter(|s| !s.trim().is_empty()),
+    };
+    match server {
+        Some(url) => {
+            let token = token(arg.token_file.as_deref())?;
+            if changes && token.is_none() {
+                bail!(
+                    "give --token-file FILE or set RUNNER_TOKEN: the token `runner user add` \
+                     printed (the server at {url} says who may change what by it)"
+                );
+            }
+            Ok(Via::Server(PeopleClient::new(&url, arg.ca.as_deref(), token)?))
+        }
+        None => {
+            if arg.token_file.is_some() || arg.ca.is_some() {
+                bail!("--token-file and --ca go with --server URL (or RUNNER_SERVER), not --db");
+            }
+            let (_, db) = connect(arg.db.as_deref()).await?;
+            schema::check(&db).await?;
+            Ok(Via::Db(db))
+        }
+    }
+}

@@ -1,0 +1,98 @@
+//! A person's way to the fleet's server: `runner status|approve|cancel|modify|purge|delete|
+//! workers|worker-key --server URL` speak the people's JSON API (`serve/people/api.rs`) with
+//! the user's token (`--token-file FILE` or `RUNNER_TOKEN`), over rustls as the worker's client
+//! does (`--ca FILE` for a private CA). A refusal of the server is its one-line reason.
+
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{Result, anyhow, bail};
+use reqwest::Method;
+use serde_json::Value;
+
+/// The server when no `--server` is given.
+pub const SERVER_ENV: &str = "RUNNER_SERVER";
+/// The user's token when no `--token-file` is given.
+pub const TOKEN_ENV: &str = "RUNNER_TOKEN";
+
+/// How long one request may take.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The people's API of one server, as one user (or anonymous, for reading).
+pub struct PeopleClient {
+    http: reqwest::Client,
+    base: String,
+    token: Option<String>,
+}
+
+impl PeopleClient {
+    /// A client of `server` (`https://host[:port]`, or `http://` on a trusted network).
+    pub fn new(server: &str, ca: Option<&Path>, token: Option<String>) -> Result<PeopleClient> {
+        let base = server.trim_end_matches('/').to_string();
+        if !(base.starts_with("https://") || base.starts_with("http://")) {
+            bail!("--server {server}: give the server's address, https://HOST[:PORT]");
+        }
+        let http = reqwest::Client::builder()
+            .use_preconfigured_tls(super::tls_config(ca)?)
+            .timeout(REQUEST_TIMEOUT)
+            .build()
+            .map_err(|e| anyhow!("cannot set up the HTTP client: {e}"))?;
+        Ok(PeopleClient { http, base, token })
+    }
+
+    /// `GET path` (under the server's root, e.g. `/api/v1/status`).
+    pub async fn get(&self, path: &str) -> Result<Value> {
+        self.call(Method::GET, path, None).await
+    }
+
+    /// `POST path` with a JSON body.
+    pub async fn post(&self, path: &str, body: Value) -> Result<Value> {
+        self.call(Method::POST, path, Some(body)).await
+    }
+
+    async fn call(&self, method: Method, path: &str, body: Option<Value>) -> Result<Value> {
+        let url = format!("{}{path}", self.base);
+        let mut req = self.http.request(method, &url);
+        if let Some(t) = &self.token {
+            req = req.bearer_auth(t);
+        }
+        if let Some(b) = &body {
+            req = req.json(b);
+        }
+        let res = req.send().await.map_err(|e| match super::untrusted(&e) {
+            Some(why) => anyhow!("{}: TLS: {why} (a private CA: --ca FILE)", self.base),
+            None => anyhow!("{}: {}", self.base, super::chain(&e)),
+        })?;
+        let status = res.status();
+        let text = res.text().await.map_err(|e| anyhow!("{url}: {}", super::chain(&e)))?;
+        let json: Option<Value> = serde_json::from_str(&text).ok();
+        if status.is_success() {
+            return json
+                .ok_or_else(|| anyhow!("{url}: the answer is not JSON (not a runner server?)"));
+        }
+        match json.as_ref().and_then(|j| j.get("error")).and_then(Value::as_str) {
+            Some(reason) => bail!("{reason}"),
+            None => {
+                bail!("{url}: answered {status} (not a runner server, or a proxy's error page)")
+            }
+        }
+    }
+}
+
+/// The user's token: `file`'s one line, else `RUNNER_TOKEN`, else none.
+pub fn token(file: Option<&Path>) -> Result<Option<String>> {
+    if let Some(f) = file {
+        let made = "`runner user add` or `runner user token` printed it";
+        return super::super::credentials::secret_file(f, "token", made).map(Some);
+    }
+    Ok(std::env::var(TOKEN_ENV).ok().map(|t| t.trim().to_string()).filter(|t| !t.is_empty()))
+}
+
+/// A field of an answer as text: a string as it is, anything else as JSON ("" when missing).
+pub fn field(v: &Value, key: &str) -> String {
+    match v.get(key) {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Null) | None => String::new(),
+        Some(other) => other.to_string(),
+    }
+}
