@@ -353,7 +353,7 @@ async fn delete_takes_a_finished_run_and_its_games_owner_or_approver_only() {
 /// them, the database given as `--db`).
 #[tokio::test]
 async fn the_workers_and_delete_commands() {
-    use runner::cli::{CancelArgs, DbArg, DeleteArgs, WorkersArgs};
+    use runner::cli::{CancelArgs, DeleteArgs, FleetDoorArg, WorkersArgs};
     use runner::exit::Exit;
     let pg = TempPg::start("workers-cli");
     let db = fleet_common::db(&pg).await;
@@ -361,7 +361,7 @@ async fn the_workers_and_delete_commands() {
     let w = fleet_common::worker(&db, "cli-host").await;
     let c = queue::claim(&db, &w, Some(run), &[], 1, LEASE).await.unwrap();
     assert!(matches!(report(&db, &w, &c[0], ["W", "L"]).await, Reported::Stored { .. }));
-    let url = DbArg { db: Some(pg.url()) };
+    let url = FleetDoorArg { db: Some(pg.url()), ..Default::default() };
     for all in [false, true] {
         let args = WorkersArgs { db: url.clone(), all };
         assert_eq!(runner::cmd::workers::run(&args).await.unwrap(), Exit::Done);
