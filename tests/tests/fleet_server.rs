@@ -73,10 +73,15 @@ impl Fleet {
 
     /// A worker of the server: no database URL in its arguments or environment.
     fn worker(&self, name: &str, extra: &[&str]) -> Child {
+        self.worker_of(&self.url, name, extra)
+    }
+
+    /// A worker of the server at `url` (another server on the same database).
+    fn worker_of(&self, url: &str, name: &str, extra: &[&str]) -> Child {
         let bad = e2e::badengine_bin();
         let log = std::fs::File::create(self.dir.join(format!("{name}.log"))).unwrap();
         Command::new(runner_bin())
-            .args(["worker", "--server", &self.url, "--key-file"])
+            .args(["worker", "--server", url, "--key-file"])
             .arg(&self.key_file)
             .arg("--trust")
             .arg(bad.parent().unwrap())
@@ -345,4 +350,72 @@ fn a_worker_started_while_the_server_is_down_waits_for_it() {
     assert!(wait_exit(&mut w, Duration::from_secs(300), &log).success(), "{}", f.log("early"));
     assert_eq!(f.sql(&format!("SELECT state FROM runs WHERE id = {run}")), "complete");
     assert_eq!(f.stored(run), (8, 4));
+}
+
+/// Two servers on one database share its workers (the server keeps no run state of its own):
+/// two workers of each play one run; the first server is stopped with SIGTERM while its
+/// workers play (the second's paused), ends within seconds, and a new one takes its address. Nothing is lost or doubled,
+/// and the run ends as the database says.
+#[test]
+fn two_servers_on_one_database_share_the_workers_and_a_restart_loses_nothing() {
+    let mut f = Fleet::new("server-two", &[]);
+    let (second, url2) = spawn_server(&f.pg, &f.dir, "127.0.0.1:0", &[]);
+    struct Stop(Child);
+    impl Drop for Stop {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let _second = Stop(second);
+    let book = e2e::write_book(&f.dir, 8);
+    let (a, b) = (bad_spec("a", "slow", Some(20)), bad_spec("b", "slow", Some(20)));
+    let run = f.submit(&match_args(&a, &b, &book, "24"));
+    let one = ["--concurrency", "1", "--lease", "10"];
+    let url1 = f.url.clone();
+    let mut workers = vec![
+        ("w1", f.worker_of(&url1, "w1", &one)),
+        ("w2", f.worker_of(&url1, "w2", &one)),
+        ("w3", f.worker_of(&url2, "w3", &one)),
+        ("w4", f.worker_of(&url2, "w4", &one)),
+    ];
+    let some = || f.stored(run).0 >= 4;
+    assert!(wait_until(Duration::from_secs(120), some), "{}", f.log("w1"));
+    // The second server's workers wait (SIGSTOP) while the first server restarts, so the run
+    // cannot end meanwhile: the first server's workers must go on with the new one.
+    let signal = |w: &Child, s: i32| {
+        // SAFETY: a signal to our own child.
+        unsafe { libc::kill(w.id() as i32, s) };
+    };
+    for (_, w) in &workers[2..] {
+        signal(w, libc::SIGSTOP);
+    }
+    // SAFETY: a signal to our own child.
+    unsafe { libc::kill(f.server.id() as i32, libc::SIGTERM) };
+    let mut ended = None;
+    let stopped = wait_until(Duration::from_secs(20), || {
+        ended = f.server.try_wait().ok().flatten();
+        ended.is_some()
+    });
+    assert!(stopped, "the server did not stop within 20 s of SIGTERM");
+    let at_restart = f.stored(run).0;
+    f.start_server_again();
+    for (_, w) in &workers[2..] {
+        signal(w, libc::SIGCONT);
+    }
+    for (name, w) in workers.iter_mut() {
+        let log = f.log(name);
+        assert!(wait_exit(w, Duration::from_secs(300), &log).success(), "{}", f.log(name));
+    }
+    assert_eq!(f.sql(&format!("SELECT state FROM runs WHERE id = {run}")), "complete");
+    f.assert_nothing_doubled(run);
+    assert_eq!(f.stored(run), (24, 12));
+    // The restart came mid-run, so the first server's workers (which ended well) went on
+    // with the new one.
+    assert!(at_restart < 24, "the run ended before the restart");
+    let said: i64 = ["w1", "w2", "w3", "w4"].iter().map(|n| stored_by(&f.log(n))).sum();
+    assert_eq!(said, 12, "the workers' tallies are what the database stored");
+    for (name, url) in [("w1", &url1), ("w3", &url2)] {
+        assert!(f.log(name).contains(&format!("server {url}")), "{}", f.log(name));
+    }
 }
