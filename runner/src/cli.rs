@@ -107,7 +107,8 @@ pub enum Command {
     /// means, then runs it; options the runner lacks are refused one line each (exit 2).
     Fastchess(FastchessArgs),
     /// An HTTP server of every run's page: the run folders under --results and, with --db, the
-    /// fleet's runs and workers, live (read-only; binds to localhost unless told).
+    /// fleet's runs and workers, live; with --db also the fleet's one door, the workers' API
+    /// and the people's (login, actions, tokens). Binds to localhost unless told.
     Serve(ServeArgs),
     /// The server's people, on the server's machine (the database's own URL): add a user and
     /// print their API token, set a password for the web page, disable a user, issue or
@@ -160,8 +161,9 @@ pub struct UserNameArgs {
 /// `runner serve` arguments.
 #[derive(Args, Debug, Clone)]
 pub struct ServeArgs {
-    /// The fleet's database (a read-only role such as fleet_reader); default: RUNNER_DB when
-    /// set, else no fleet
+    /// The fleet's database, as the role that owns its tables (the server takes workers' and
+    /// people's calls; a read-only role such as fleet_reader serves the pages only); default:
+    /// RUNNER_DB when set, else no fleet
     #[arg(long, value_name = "URL")]
     pub db: Option<String>,
     /// The folder whose run folders are listed

@@ -91,7 +91,7 @@ fn walk_quantiles(
 /// being wide; it narrows as the pairs pin the drift down.
 pub fn remaining_pairs(penta: &Penta, spec: &SprtSpec, llr: f64, cap: f64) -> Option<Remaining> {
     let n = penta.pairs();
-    if n < MIN_RANGE_PAIRS || !(cap >= 0.0) {
+    if n < MIN_RANGE_PAIRS || cap.is_nan() || cap < 0.0 {
         return None;
     }
     let m = ScoreMoments::from_penta(penta)?;

@@ -373,7 +373,7 @@ fn two_servers_on_one_database_share_the_workers_and_a_restart_loses_nothing() {
     let run = f.submit(&match_args(&a, &b, &book, "24"));
     let one = ["--concurrency", "1", "--lease", "10"];
     let url1 = f.url.clone();
-    let mut workers = vec![
+    let mut workers = [
         ("w1", f.worker_of(&url1, "w1", &one)),
         ("w2", f.worker_of(&url1, "w2", &one)),
         ("w3", f.worker_of(&url2, "w3", &one)),

@@ -19,7 +19,8 @@ use super::queue::{
 };
 use crate::play::cancel::Cancel;
 
-/// The database or the server.
+/// The database or the server. (One per worker process: the variants' sizes do not matter.)
+#[allow(clippy::large_enum_variant)]
 pub enum Door {
     Db(Link),
     Http(WorkerClient),

@@ -300,8 +300,8 @@ pub fn materials(pieces: u32) -> Vec<(Vec<Role>, Vec<Role>)> {
             out.push(acc.clone());
             return;
         }
-        for i in from..ROLES.len() {
-            acc.push(ROLES[i]);
+        for (i, &role) in ROLES.iter().enumerate().skip(from) {
+            acc.push(role);
             multisets(k - 1, i, acc, out);
             acc.pop();
         }
