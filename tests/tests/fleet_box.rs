@@ -287,7 +287,7 @@ fn a_hostile_build_script_finds_nothing_writes_nothing_sends_nothing() {
 }
 
 #[test]
-fn stockfish_debug_log_file_pointing_at_a_workers_file_leaves_it_untouched() {
+fn stockfish_plays_in_the_box_and_its_debug_log_file_leaves_a_workers_file_untouched() {
     let sf = Path::new("/usr/games/stockfish");
     assert!(sf.is_file(), "this test needs Debian's stockfish (apt-get install stockfish)");
     let f = Fleet::new("fleet-box-stockfish");
@@ -306,6 +306,12 @@ fn stockfish_debug_log_file_pointing_at_a_workers_file_leaves_it_untouched() {
     let refused = format!("refusing run {run}: cannot start an engine: engine stockfish");
     assert!(log.contains(&refused), "{log}");
     assert_eq!(f.sql(&format!("SELECT state FROM runs WHERE id = {run}")), "active", "{log}");
+    // Without the option, Debian's Stockfish plays in the box to the run's end.
+    let plain = f.submit("name=stockfish", &b);
+    let log = f.worker(plain, None);
+    assert!(log.contains("engines and builds run in a box"), "{log}");
+    assert_eq!(f.sql(&format!("SELECT state FROM runs WHERE id = {plain}")), "complete", "{log}");
+    assert_eq!(f.sql(&format!("SELECT count(*) FROM games WHERE run_id = {plain}")), "4");
 }
 
 #[test]
