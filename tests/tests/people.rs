@@ -653,6 +653,17 @@ fn the_commands_speak_to_the_server_with_a_users_token() {
     let out = ok(cli(Some(&carol), &["worker-key", "revoke", "m1"]), "revoke");
     assert_eq!(out.trim(), "worker key m1 revoked; 0 leased pair(s) went back to the queue");
 
+    // Neither a server nor a database: one line naming both ways.
+    let o = Command::new(runner_bin())
+        .current_dir(&f.dir)
+        .args(["cancel", &id])
+        .env_remove("RUNNER_DB")
+        .env_remove("RUNNER_SERVER")
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("give --server URL (or set RUNNER_SERVER)"), "{}", stderr(&o));
+
     // RUNNER_SERVER and RUNNER_TOKEN instead of flags.
     let o = Command::new(runner_bin())
         .current_dir(&f.dir)

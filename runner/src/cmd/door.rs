@@ -38,6 +38,12 @@ pub async fn open(arg: &FleetDoorArg, changes: bool) -> Result<Via> {
             if arg.token_file.is_some() || arg.ca.is_some() {
                 bail!("--token-file and --ca go with --server URL (or RUNNER_SERVER), not --db");
             }
+            if arg.db.is_none() && std::env::var_os(crate::fleet::connect::DB_ENV).is_none() {
+                bail!(
+                    "no fleet: give --server URL (or set RUNNER_SERVER) with a user's token, or \
+                     --db URL (or set RUNNER_DB) on the database's side"
+                );
+            }
             let (_, db) = connect(arg.db.as_deref()).await?;
             schema::check(&db).await?;
             Ok(Via::Db(db))
