@@ -1,5 +1,5 @@
--- Least-privilege roles for the fleet's PostgreSQL database (see docs/fleet.md, "Who may do
--- what").
+-- Least-privilege roles for the fleet's PostgreSQL database (see docs/guide/fleet-how-it-works.md,
+-- "Who may do what").
 --
 --   fleet_owner      owns the tables and the functions: runs `runner db init` (DDL). An
 --                    administrator: approves runs, issues and revokes worker keys, may change
@@ -26,7 +26,8 @@
 --
 -- Connections: fleet_worker gets a connection limit below max_connections (here 80 of the
 -- default 100), so that a crowd of workers never locks out the people who run status or cancel.
--- Raise both together for a larger fleet, or put workers behind PgBouncer (docs/fleet.md).
+-- Raise both together for a larger fleet, or put workers behind PgBouncer
+-- (docs/guide/fleet-operator.md).
 --
 -- The roles are created without a password: set one yourself, never in a file under version
 -- control (`\password fleet_worker` in psql, or ALTER ROLE ... PASSWORD from a secret store).

@@ -1,8 +1,8 @@
 #!/bin/sh
-# runner serve's load figures (README, "Load"): a throwaway PostgreSQL cluster on a Unix socket
-# filled with 1,000 runs (one of 100,000 games), a local run folder of 100,000 games, a release
-# server over both, and runner/benches/serve_load.py against it. Localhost only; everything is
-# in one temporary folder, removed at the end.
+# runner serve's load figures (docs/measurements/serve-load.md): a throwaway PostgreSQL cluster on a
+# Unix socket filled with 1,000 runs (one of 100,000 games), a local run folder of 100,000 games, a
+# release server over both, and runner/benches/serve_load.py against it. Localhost only; everything
+# is in one temporary folder, removed at the end.
 #
 #   cargo build --release -p runner -p engine && sh runner/benches/serve_bench.sh
 set -eu

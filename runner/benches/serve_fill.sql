@@ -1,7 +1,7 @@
 -- Fills a fleet database for `runner serve`'s load figures (runner/benches/serve_load.py;
--- README "Load"). Run as the database's owner after `runner db init` and one `runner submit`
--- of a match with --games 100000 and an SPRT (run :big), with one game record of that run's
--- engines in :'record' (a games.jsonl line).
+-- docs/measurements/serve-load.md). Run as the database's owner after `runner db init` and one
+-- `runner submit` of a match with --games 100000 and an SPRT (run :big), with one game record of
+-- that run's engines in :'record' (a games.jsonl line).
 --
 --   psql -v big=1 -v record="$(head -1 results/x/games.jsonl)" -f runner/benches/serve_fill.sql
 --

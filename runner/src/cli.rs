@@ -923,6 +923,11 @@ pub struct WorkerArgs {
     /// /run and /tmp are hidden always.
     #[arg(long, value_name = "PATH")]
     pub box_hide: Vec<PathBuf>,
+    /// Show PATH (a folder or file) read-only to boxed engines and builds although it lies in
+    /// a hidden folder (repeatable): tables or books under a home, the program a wrapper script
+    /// starts. Refused when it holds the worker's key file, cache or logs.
+    #[arg(long, value_name = "PATH")]
+    pub box_show: Vec<PathBuf>,
 }
 
 fn lease_secs(s: &str) -> Result<f64, String> {

@@ -209,3 +209,22 @@ async fn submit_status_pull_report_and_cancel() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A database URL whose socket folder does not exist (a typo) is refused at once in one line
+/// that names the folder, never retried as a server that is starting (on an earlier main: 30 s
+/// of retries, then "No such file or directory" twice on one line).
+#[test]
+fn a_missing_socket_folder_is_said_at_once_in_one_line() {
+    let dir = scratch("fleet-missing-socket");
+    let url = "postgresql://fleet@/fleet?host=/nonexistent-runner-socket-folder";
+    let o = runner(&dir, Some(url), &["status"]);
+    let (_, err) = text(&o);
+    assert!(!o.status.success(), "{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(
+        err.contains("socket folder /nonexistent-runner-socket-folder does not exist"),
+        "{err}"
+    );
+    assert!(!err.contains("retrying"), "{err}");
+}

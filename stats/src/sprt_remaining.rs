@@ -14,7 +14,8 @@
 //! joined over the pair means of the observed mean's 95 % interval ([`remaining_pairs`]).
 //!
 //! How often the range holds the true length was measured on simulated SPRTs (the test
-//! `coverage_on_simulated_sprts` below; its figures are in the top-level README).
+//! `coverage_on_simulated_sprts` below; its figures are in
+//! docs/measurements/time-left-coverage.md).
 
 use rand::SeedableRng;
 use rand::rngs::ChaCha8Rng;
@@ -271,7 +272,7 @@ mod tests {
         }
     }
 
-    /// The figures of the README: 60 SPRTs per case
+    /// A longer run of docs/measurements/time-left-coverage.md's simulation: 60 SPRTs per case
     /// (`cargo test -p stats --lib coverage_long -- --ignored --nocapture`, a few minutes).
     #[test]
     #[ignore]

@@ -3,6 +3,7 @@
 //! (games.jsonl, JSON and text files, a small opening book).
 
 pub mod cdp;
+pub mod deadline;
 pub mod pg;
 pub mod python;
 
@@ -66,12 +67,14 @@ fn ensure_built() {
 
 /// Path of the `runner` binary.
 pub fn runner_bin() -> PathBuf {
+    deadline::time_this_test();
     ensure_built();
     bin_dir().join("runner")
 }
 
 /// Path of the bundled `engine` binary.
 pub fn engine_bin() -> PathBuf {
+    deadline::time_this_test();
     ensure_built();
     bin_dir().join("engine")
 }
@@ -92,15 +95,19 @@ pub fn bad_spec(name: &str, mode: &str, n: Option<u64>) -> String {
 
 /// A fresh scratch directory under the target directory.
 pub fn scratch(name: &str) -> PathBuf {
+    deadline::time_this_test();
     let d = bin_dir().join("e2e-scratch").join(format!("{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).expect("scratch dir");
     d
 }
 
-/// Runs `runner` with `args` in `cwd` and returns its output.
+/// Runs `runner` with `args` in `cwd` and returns its output; a run past
+/// [`deadline::COMMAND_LIMIT`] is killed and fails the test, naming the command.
 pub fn run_runner(cwd: &Path, args: &[&str]) -> Output {
-    Command::new(runner_bin()).current_dir(cwd).args(args).output().expect("running runner")
+    let what = format!("runner {}", args.join(" "));
+    let mut cmd = Command::new(runner_bin());
+    deadline::output_within(cmd.current_dir(cwd).args(args), &what, deadline::COMMAND_LIMIT)
 }
 
 /// Starts `runner` with `args` in `cwd`: stdout discarded, stderr piped (read it with

@@ -82,6 +82,10 @@ impl Fleet {
         }
         let mut child = cmd
             .args(["--cache", &cache.display().to_string()])
+            // The built script starts the test engine, which a checkout in a home or under
+            // /tmp would have inside a folder the box hides.
+            .arg("--box-show")
+            .arg(e2e::badengine_bin())
             .env_remove("RUNNER_WORKER_KEY")
             .current_dir(&self.dir)
             .stdin(Stdio::null())

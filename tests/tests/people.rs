@@ -647,6 +647,24 @@ fn the_commands_speak_to_the_server_with_a_users_token() {
     let out = ok(cli(Some(&carol), &["worker-key", "add", "m1"]), "key add");
     let key = out.lines().last().unwrap_or_default();
     assert!(!key.is_empty() && !key.contains(' '), "{out}");
+    // Each kind of secret where the other belongs says which it is, in one line: a worker key
+    // as a person's token (on today's main: "the token is not valid"), a person's token as a
+    // worker's key (on today's main: "unknown worker key"), by the command and by the server.
+    let key_file = token_file("m1-key", key, 0o600);
+    refused(cli(Some(&key_file), &["status"]), "a key as a token", "this is a worker key");
+    let r = api_get(server.port, "/api/v1/me", key);
+    assert!(r.status == 401 && r.body.contains("this is a worker key"), "{r:?}");
+    let o = Command::new(runner_bin())
+        .current_dir(&f.dir)
+        .args(["worker", "--server", &url, "--key-file", &carol])
+        .env_remove("RUNNER_DB")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    refused(o, "a token as a worker key", "this is a person's API token");
+    let body = r#"{"host":"h","pid":1,"concurrency":1,"lease_secs":60,"version":"0","cpu":null,"cores":null}"#;
+    let r = api_post(server.port, "/api/v1/worker/register", Some(&f.carol), body);
+    assert!(r.status == 401 && r.body.contains("this is a person's API token"), "{r:?}");
     let out = ok(cli(Some(&carol), &["worker-key", "list"]), "key list");
     assert!(out.contains("m1: valid; issued by carol"), "{out}");
     assert!(!out.contains(key), "a key is shown once only");

@@ -301,7 +301,9 @@ fn adaptive_sweep_drops_a_hopeless_point_and_report_agrees() {
     let after = points[0]["status"]["after_games"].as_u64().unwrap();
     assert!((8..32).contains(&after), "dropped after {after} games");
     assert!(points[0]["summary"]["games"].as_u64().unwrap() < 32);
-    assert_eq!(points[1]["status"]["state"], "active");
+    // The run has ended: a point that was not dropped says so, with its games.
+    assert_eq!(points[1]["status"]["state"], "ended");
+    assert_eq!(points[1]["status"]["after_games"], 32);
     assert_eq!(points[1]["summary"]["games"], 32);
     assert!(stdout.contains("dropped@"), "{stdout}");
     let before = fs::read_to_string(out.join("table.md")).unwrap();

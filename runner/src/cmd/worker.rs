@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use crate::cli::WorkerArgs;
 use crate::exit::Exit;
@@ -76,7 +76,7 @@ pub async fn run(args: &WorkerArgs) -> Result<Exit> {
         // Made now, so that the box can hide it.
         crate::store::files::create_dir_all(d)?;
     }
-    let boxing = EngineBox::for_worker(args.no_box, &box_hidden(args, &cache.dir));
+    let boxing = EngineBox::for_worker(args.no_box, &box_hidden(args, &cache.dir), &args.box_show);
     let load_opts = LoadOptions {
         log_dir: args.log_dir.clone(),
         trust: args.trust.clone(),
@@ -184,9 +184,15 @@ fn box_hidden(args: &WorkerArgs, cache: &std::path::Path) -> Vec<std::path::Path
 
 /// The worker's key: `--key-file`, else `RUNNER_WORKER_KEY`, else none.
 fn worker_key(args: &WorkerArgs) -> Result<Option<String>> {
+    use crate::fleet::credentials::{check_kind, secret_file};
     if let Some(f) = &args.key_file {
-        let made = "`runner worker-key add` printed it";
-        return crate::fleet::credentials::secret_file(f, "key", made).map(Some);
+        let key = secret_file(f, "key", "`runner worker-key add` printed it")?;
+        check_kind(&key, true).with_context(|| format!("the key file {}", f.display()))?;
+        return Ok(Some(key));
     }
-    Ok(std::env::var(KEY_ENV).ok().map(|k| k.trim().to_string()).filter(|k| !k.is_empty()))
+    let key = std::env::var(KEY_ENV).ok().map(|k| k.trim().to_string()).filter(|k| !k.is_empty());
+    if let Some(k) = &key {
+        check_kind(k, true).context(KEY_ENV)?;
+    }
+    Ok(key)
 }

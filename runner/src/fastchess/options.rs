@@ -62,8 +62,20 @@ impl State {
 
     /// Reads one option; an error is the one line that refuses it.
     pub fn apply(&mut self, o: &Opt, env: &Env) -> Result<(), String> {
+        let handled = self.apply_match(o)?
+            || self.apply_adjudication(o)?
+            || self.apply_output(o, env)?
+            || self.apply_rest(o, env)?;
+        match handled {
+            true => Ok(()),
+            false => Err(format!("{}: unknown fastchess option", o.name)),
+        }
+    }
+
+    /// The engines, the games, the openings, the schedule and the SPRT. `Ok(false)`: not one of
+    /// these options.
+    fn apply_match(&mut self, o: &Opt) -> Result<bool, String> {
         let name = o.name.as_str();
-        let refuse = |why: &str| Err(format!("{name}: not supported: {why}"));
         match name {
             "-engine" => {
                 let mut items = Vec::new();
@@ -109,6 +121,16 @@ impl State {
             }
             "-wait" => self.set("--wait", Some(number::<u64>(name, o.single()?)?.to_string())),
             "-sprt" => self.sprt(o)?,
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// Adjudication: draw, resign, move limit and Syzygy tables. `Ok(false)`: not one of these
+    /// options.
+    fn apply_adjudication(&mut self, o: &Opt) -> Result<bool, String> {
+        let name = o.name.as_str();
+        match name {
             "-draw" => {
                 let v =
                     adjudication(o, &[("movenumber", "0"), ("movecount", "1"), ("score", "0")])?;
@@ -136,6 +158,17 @@ impl State {
                 };
                 self.set("--tbadjudicate", Some(v.into()));
             }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// What is written and shown: PGN and EPD files, PGN tags, output lines, logs, saving.
+    /// `Ok(false)`: not one of these options.
+    fn apply_output(&mut self, o: &Opt, env: &Env) -> Result<bool, String> {
+        let name = o.name.as_str();
+        let refuse = |why: &str| Err(format!("{name}: not supported: {why}"));
+        match name {
             "-pgnout" => self.pgnout(o, env)?,
             "-epdout" => self.epdout(o, env)?,
             "-event" | "-site" => {
@@ -190,6 +223,17 @@ impl State {
                      and the run's in summary.json (runner_overhead)"
                 ));
             }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// Processes (timeouts, affinity), `-quick`, version and help, and what is refused.
+    /// `Ok(false)`: not one of these options.
+    fn apply_rest(&mut self, o: &Opt, env: &Env) -> Result<bool, String> {
+        let name = o.name.as_str();
+        let refuse = |why: &str| Err(format!("{name}: not supported: {why}"));
+        match name {
             "-testEnv" => return refuse("no OpenBench/Fishtest output mode"),
             "-strict" => return refuse("warnings never stop a run"),
             "-check-mate-pvs" => return refuse("mate PVs are not checked"),
@@ -224,9 +268,9 @@ impl State {
                 ));
             }
             "-help" | "--help" => self.print = Some(HELP.trim_end().to_string()),
-            _ => return Err(format!("{name}: unknown fastchess option")),
+            _ => return Ok(false),
         }
-        Ok(())
+        Ok(true)
     }
 
     fn openings(&mut self, o: &Opt) -> Result<(), String> {
@@ -610,6 +654,6 @@ from the runner's (concurrency 1, sequential book order, a time margin of 0 ms, 
 games, stopping at an engine's first crash without -recover), the command says so explicitly.
 An option the runner does not have is refused with one line naming it, before anything starts
 (exit 2). Options after `--` are runner match options, passed as they are (e.g. -- --out DIR).
-Every fastchess option and its runner equivalent: README.md, \"Coming from fastchess or
-cutechess-cli\".
+Every fastchess option and its runner equivalent: the guide's page
+\"Coming from fastchess or cutechess-cli\" (docs/guide/fastchess.md).
 ";

@@ -21,16 +21,16 @@ pub enum EngineBox {
 }
 
 impl EngineBox {
-    /// The box of a worker hiding `hide` (its key file, cache, logs, and `--box-hide`), or
-    /// `--no-box`; says on stderr what it will do.
-    pub fn for_worker(no_box: bool, hide: &[PathBuf]) -> EngineBox {
+    /// The box of a worker hiding `hide` (its key file, cache, logs, and `--box-hide`) and
+    /// showing `show` (`--box-show`), or `--no-box`; says on stderr what it will do.
+    pub fn for_worker(no_box: bool, hide: &[PathBuf], show: &[PathBuf]) -> EngineBox {
         if no_box {
             errln!(
                 "warning: --no-box: engines and builds of submitted runs run unboxed, as this user"
             );
             return EngineBox::Unboxed;
         }
-        match Sandbox::new(hide) {
+        match Sandbox::new(hide, show) {
             Ok(b) => {
                 errln!(
                     "engines and builds run in a box (bwrap: no network, no secrets, read-only files)"

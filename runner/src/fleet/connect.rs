@@ -215,23 +215,7 @@ fn take_our_keys(url: &str) -> (String, OurKeys) {
 
 /// `%XX` escapes of a URL query value decoded (a path such as `sslrootcert=%2Fetc%2Fca.pem`).
 fn percent_decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%'
-            && i + 2 < b.len()
-            && let Ok(v) =
-                u8::from_str_radix(std::str::from_utf8(&b[i + 1..i + 3]).unwrap_or(""), 16)
-        {
-            out.push(v);
-            i += 3;
-            continue;
-        }
-        out.push(b[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned()
 }
 
 /// The password of the first matching `host:port:database:username:password` line of the
@@ -314,6 +298,16 @@ impl DbTarget {
     /// A failure is a [`ConnectError`] (its source says whether it may pass).
     pub async fn connect(&self) -> Result<Client> {
         let unix = matches!(self.config.get_hosts().first(), Some(Host::Unix(_)));
+        // A socket folder that is not there is a mistyped URL, not a server starting: said at once.
+        if let Some(Host::Unix(dir)) = self.config.get_hosts().first()
+            && !dir.is_dir()
+        {
+            bail!(
+                "cannot connect to the database {self}: its socket folder {} does not exist \
+                 (the URL's host)",
+                dir.display()
+            );
+        }
         let failed = |e| ConnectError { target: self.to_string(), source: e };
         if self.tls == TlsMode::Disable || unix {
             let (client, conn) = self.config.connect(NoTls).await.map_err(failed)?;
@@ -383,9 +377,14 @@ impl fmt::Display for ConnectError {
     }
 }
 
-impl std::error::Error for ConnectError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.source)
+/// The driver's error is in the text already (a source would print it twice); [`Self::driver`]
+/// gives it to those that sort errors (`link::is_transient`).
+impl std::error::Error for ConnectError {}
+
+impl ConnectError {
+    /// The driver's error.
+    pub fn driver(&self) -> &tokio_postgres::Error {
+        &self.source
     }
 }
 

@@ -15,6 +15,28 @@ use crate::hex::hex;
 /// What a user's API token starts with (so a leaked one is recognisable in a log or a scan).
 pub const TOKEN_PREFIX: &str = "rt_";
 
+/// What a worker key starts with (`runner worker-key add` through the server).
+pub const WORKER_KEY_PREFIX: &str = "fk_";
+
+/// `Err` with the one line that says so when `secret`, given where a worker key belongs
+/// (`worker_key` true) or a person's API token belongs, is the other kind.
+pub fn check_kind(secret: &str, worker_key: bool) -> Result<()> {
+    if worker_key && secret.starts_with(TOKEN_PREFIX) {
+        bail!(
+            "this is a person's API token ({TOKEN_PREFIX}...), not a worker key: a worker needs a \
+             key an approver makes with `runner worker-key add NAME` ({WORKER_KEY_PREFIX}...)"
+        );
+    }
+    if !worker_key && secret.starts_with(WORKER_KEY_PREFIX) {
+        bail!(
+            "this is a worker key ({WORKER_KEY_PREFIX}...), not a person's API token: people's \
+             commands take the token `runner user add` or `runner user token` printed \
+             ({TOKEN_PREFIX}...)"
+        );
+    }
+    Ok(())
+}
+
 /// Longest password taken (argon2 takes any length; a bound keeps a login cheap to refuse).
 pub const PASSWORD_MAX: usize = 1024;
 

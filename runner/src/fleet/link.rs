@@ -57,6 +57,18 @@ pub struct Link {
 /// closed, I/O), or a server error of the classes that pass: connection exceptions (08),
 /// operator intervention (57: shutdown, restart, cannot connect now), insufficient resources
 /// (53: too many connections), transaction rollbacks (40: deadlock, serialization).
+/// Whether the driver's error `pg` passes: no answer from the server, or a connection,
+/// operator, resource or serialization class SQLSTATE.
+fn passing_pg(pg: &tokio_postgres::Error) -> bool {
+    match pg.as_db_error() {
+        None => true,
+        Some(db) => {
+            let code = db.code().code();
+            ["08", "57", "53", "40"].iter().any(|c| code.starts_with(c))
+        }
+    }
+}
+
 pub fn is_transient(e: &anyhow::Error) -> bool {
     for cause in e.chain() {
         // The worker API's client sorts its own failures (`fleet::client`).
@@ -69,14 +81,11 @@ pub fn is_transient(e: &anyhow::Error) -> bool {
         if cause.downcast_ref::<TimedOut>().is_some() {
             return true;
         }
+        if let Some(c) = cause.downcast_ref::<super::connect::ConnectError>() {
+            return passing_pg(c.driver());
+        }
         if let Some(pg) = cause.downcast_ref::<tokio_postgres::Error>() {
-            return match pg.as_db_error() {
-                None => true,
-                Some(db) => {
-                    let code = db.code().code();
-                    ["08", "57", "53", "40"].iter().any(|c| code.starts_with(c))
-                }
-            };
+            return passing_pg(pg);
         }
         if cause.downcast_ref::<std::io::Error>().is_some() {
             return true;

@@ -47,8 +47,19 @@ use crate::tune::run::{TuneState, finished_pairs};
 use crate::tune::spsa::{Iteration, Step};
 
 /// The state of a fleet run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::EnumString,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum RunState {
     /// Pairs are still handed out.
     Active,
@@ -66,28 +77,12 @@ pub enum RunState {
 
 impl RunState {
     pub fn as_str(self) -> &'static str {
-        match self {
-            RunState::Active => "active",
-            RunState::Decided => "decided",
-            RunState::Complete => "complete",
-            RunState::Cancelled => "cancelled",
-            RunState::Pending => "pending",
-            RunState::Failed => "failed",
-        }
+        self.into()
     }
 
     /// The state as the database stores it.
     pub fn parse(s: &str) -> Option<RunState> {
-        [
-            RunState::Active,
-            RunState::Decided,
-            RunState::Complete,
-            RunState::Cancelled,
-            RunState::Pending,
-            RunState::Failed,
-        ]
-        .into_iter()
-        .find(|r| r.as_str() == s)
+        s.parse().ok()
     }
 
     /// summary.json's `stopped_by` for a run in this state (a local run's words where there
@@ -199,13 +194,24 @@ pub fn write_folder(
             DroppedPairing { pairing: *p, label: label.into(), why: why.clone() }
         })
         .collect();
+    // An ended run's open points are `ended` with their games, never `active`.
+    let ended = !matches!(state.state, RunState::Active | RunState::Pending);
+    let points: Option<Vec<PointStatus>> = state.points.as_ref().map(|ps| {
+        ps.iter()
+            .enumerate()
+            .map(|(i, p)| match ended {
+                true => p.at_end(records.iter().filter(|r| r.pairing == i).count() as u64),
+                false => p.clone(),
+            })
+            .collect()
+    });
     let origin = Origin::Fleet(FleetOrigin {
         state: state.state.as_str().into(),
         stop_reason: state.stop_reason.clone(),
         games: records.len(),
         scheduled_games: scheduled,
         dropped,
-        points: state.points.clone(),
+        points: points.clone(),
         share: state.share.clone(),
     });
     let stopped_by = state.state.stopped_by();
@@ -228,7 +234,7 @@ pub fn write_folder(
             &records,
             (stopped_by, stopped_by),
             origin,
-            state.points.as_deref(),
+            points.as_deref(),
         )?,
         Experiment::Tune { .. } => {
             let tune = state.tune.unwrap_or_default();
@@ -432,6 +438,17 @@ mod tests {
     use serde_json::Value;
 
     use super::*;
+
+    #[test]
+    fn a_run_states_name_is_the_databases_and_serdes() {
+        let names = ["active", "decided", "complete", "cancelled", "pending", "failed"];
+        for name in names {
+            let state = RunState::parse(name).unwrap();
+            assert_eq!(state.as_str(), name);
+            assert_eq!(serde_json::to_string(&state).unwrap(), format!("\"{name}\""));
+        }
+        assert_eq!(RunState::parse("Active"), None);
+    }
     use crate::cli::Command;
     use crate::fleet::submission::tests::{fake_engine, match_submission, parse, rt, scratch};
     use crate::fleet::submission::{submission_of_sweep, submission_of_tune};
@@ -624,6 +641,10 @@ mod tests {
         assert_eq!(summary["fleet"]["dropped"][0]["label"], "X=3");
         assert_eq!(summary["fleet"]["stop_reason"], "racing");
         assert_eq!(summary["fleet"]["points"][2]["state"], "dropped");
+        // The run has ended: its open points are not `active`, here or in the table's rows.
+        assert_eq!(summary["fleet"]["points"][0]["state"], "ended");
+        assert_eq!(summary["fleet"]["points"][0]["after_games"], 4);
+        assert_eq!(summary["points"][1]["status"]["state"], "ended");
         assert_eq!(summary["points"].as_array().unwrap().len(), 3);
         // `runner report`'s sweep path over the folder.
         let sweep = crate::sweep::plan::SweepPlan::load(&out).unwrap().unwrap();

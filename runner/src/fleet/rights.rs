@@ -1,7 +1,7 @@
-//! Who may do what in the fleet, in one place (docs/fleet.md, "Who may do what"): pure
-//! functions of the principal (anonymous, a user, an approver, a worker key), the action, and
-//! the run it touches (its owner and state), giving `Ok` or a typed [`Refusal`]. The server's
-//! people handlers (`serve/people/`) and the people operations (`queue/people.rs`) ask
+//! Who may do what in the fleet, in one place (docs/guide/fleet-how-it-works.md, "Who may do
+//! what"): pure functions of the principal (anonymous, a user, an approver, a worker key), the
+//! action, and the run it touches (its owner and state), giving `Ok` or a typed [`Refusal`]. The
+//! server's people handlers (`serve/people/`) and the people operations (`queue/people.rs`) ask
 //! [`may`] before anything is written; nothing else decides rights.
 
 use serde::{Deserialize, Serialize};
@@ -37,7 +37,7 @@ impl Principal {
     }
 }
 
-/// The rows of the table in docs/fleet.md.
+/// The rows of the table in docs/guide/fleet-how-it-works.md.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Role {

@@ -7,9 +7,10 @@
 //! remaining pairs come from its current LLR and the drift of its pairs so far (Wald's walk
 //! started at the current LLR, `stats::expected_pairs_from`), with a predictive range from
 //! simulated walks (`stats::remaining_pairs`, from 30 pairs on; its coverage on simulated SPRTs
-//! is in the README), and the time range is widened by the rate's own uncertainty; each figure
-//! is capped by the pairs left in the schedule (the run never plays more). Nothing is claimed beyond the data: n/a without a rate, and an SPRT
-//! pairing with fewer than `MIN_RANGE_PAIRS` (30) pairs gives only the schedule's bound ("at most").
+//! is in docs/measurements/time-left-coverage.md), and the time range is widened by the rate's own
+//! uncertainty; each figure is capped by the pairs left in the schedule (the run never plays more).
+//! Nothing is claimed beyond the data: n/a without a rate, and an SPRT pairing with fewer than
+//! `MIN_RANGE_PAIRS` (30) pairs gives only the schedule's bound ("at most").
 
 use std::time::Duration;
 

@@ -13,11 +13,51 @@
 //! ```
 //! A later definition with the same name replaces an earlier one; unknown keys are warned about.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, anyhow, bail};
+use serde::Deserialize;
 
 use crate::plan::engine_spec::{EngineSpec, PartialSpec};
+
+/// An engine file: `[[engine]]` entries; other top-level keys are warned about.
+#[derive(Deserialize)]
+struct EngineFile {
+    #[serde(default)]
+    engine: Vec<EngineEntry>,
+    #[serde(flatten)]
+    extra: BTreeMap<String, toml::Value>,
+}
+
+/// One `[[engine]]` entry; keys not named here are warned about.
+#[derive(Deserialize)]
+struct EngineEntry {
+    name: String,
+    cmd: String,
+    #[serde(default)]
+    args: Vec<String>,
+    dir: Option<PathBuf>,
+    #[serde(default)]
+    options: BTreeMap<String, Scalar>,
+    tc: Option<Scalar>,
+    st: Option<Scalar>,
+    nodes: Option<Scalar>,
+    depth: Option<Scalar>,
+    timemargin: Option<Scalar>,
+    #[serde(flatten)]
+    extra: BTreeMap<String, toml::Value>,
+}
+
+/// A value an option or a limit may take.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Scalar {
+    Text(String),
+    Whole(i64),
+    Real(f64),
+    Flag(bool),
+}
 
 /// The default location of the user's engine file, relative to the working directory.
 pub const DEFAULT_ENGINES_FILE: &str = "configs/engines.toml";
@@ -53,22 +93,24 @@ impl EngineCatalog {
         self.layer_str(&text, &path.display().to_string())
     }
 
-    /// Layers TOML text (`source` names it in messages).
+    /// Layers TOML text (`source` names it in messages; toml's own errors name the line).
     pub fn layer_str(&mut self, text: &str, source: &str) -> Result<()> {
-        let table: toml::Table =
-            toml::from_str(text).with_context(|| format!("{source}: invalid TOML"))?;
-        for key in table.keys().filter(|k| *k != "engine") {
+        let file: EngineFile = toml::from_str(text).map_err(|e| {
+            // One line: toml's message and the line it points at.
+            match e.span() {
+                Some(at) => {
+                    let line = text[..at.start.min(text.len())].matches('\n').count() + 1;
+                    anyhow!("{source}: line {line}: {}", e.message().trim())
+                }
+                None => anyhow!("{source}: {}", e.message().trim()),
+            }
+        })?;
+        for key in file.extra.keys() {
             self.warnings.push(format!("{source}: unknown top-level key {key:?} ignored"));
         }
-        let Some(list) = table.get("engine") else { return Ok(()) };
-        let list = list
-            .as_array()
-            .ok_or_else(|| anyhow!("{source}: `engine` must be an array of tables ([[engine]])"))?;
-        for (i, item) in list.iter().enumerate() {
-            let t = item
-                .as_table()
-                .ok_or_else(|| anyhow!("{source}: engine #{} is not a table", i + 1))?;
-            let spec = self.parse_entry(t, &format!("{source}: engine #{}", i + 1))?;
+        for (i, entry) in file.engine.into_iter().enumerate() {
+            let ctx = format!("{source}: engine #{} ({})", i + 1, entry.name);
+            let spec = self.entry_spec(entry, &ctx)?;
             match self.engines.iter_mut().find(|e| e.name == spec.name) {
                 Some(slot) => *slot = spec,
                 None => self.engines.push(spec),
@@ -77,74 +119,33 @@ impl EngineCatalog {
         Ok(())
     }
 
-    fn parse_entry(&mut self, t: &toml::Table, ctx: &str) -> Result<EngineSpec> {
-        let string = |key: &str| -> Result<Option<String>> {
-            match t.get(key) {
-                None => Ok(None),
-                Some(toml::Value::String(s)) => Ok(Some(s.clone())),
-                Some(_) => bail!("{ctx}: `{key}` must be a string"),
-            }
-        };
-        let name = string("name")?.ok_or_else(|| anyhow!("{ctx}: missing `name`"))?;
-        let ctx = format!("{ctx} ({name})");
-        let cmd = string("cmd")?.ok_or_else(|| anyhow!("{ctx}: missing `cmd`"))?;
-        let dir = string("dir")?.map(PathBuf::from);
-        let args = match t.get("args") {
-            None => Vec::new(),
-            Some(toml::Value::Array(a)) => a
-                .iter()
-                .map(|v| v.as_str().map(str::to_string))
-                .collect::<Option<Vec<_>>>()
-                .ok_or_else(|| anyhow!("{ctx}: `args` must be a list of strings"))?,
-            Some(_) => bail!("{ctx}: `args` must be a list of strings"),
-        };
+    fn entry_spec(&mut self, e: EngineEntry, ctx: &str) -> Result<EngineSpec> {
+        for key in e.extra.keys() {
+            self.warnings.push(format!("{ctx}: unknown key {key:?} ignored"));
+        }
         let mut options = Vec::new();
-        match t.get("options") {
-            None => {}
-            Some(toml::Value::Table(o)) => {
-                for (k, v) in o {
-                    let v = match v {
-                        toml::Value::String(s) => s.clone(),
-                        toml::Value::Integer(i) => i.to_string(),
-                        toml::Value::Float(f) => f.to_string(),
-                        toml::Value::Boolean(b) => b.to_string(),
-                        _ => bail!("{ctx}: option {k:?} must be a string, number or boolean"),
-                    };
-                    options.push((k.clone(), v));
-                }
-            }
-            Some(_) => bail!("{ctx}: `options` must be a table"),
+        for (k, v) in e.options {
+            let v = match v {
+                Scalar::Text(s) => s,
+                Scalar::Whole(i) => i.to_string(),
+                Scalar::Real(f) => f.to_string(),
+                Scalar::Flag(b) => b.to_string(),
+            };
+            options.push((k, v));
         }
         let mut limits = crate::plan::limits::EngineLimits::default();
-        for key in ["tc", "st", "nodes", "depth", "timemargin"] {
-            let text = match t.get(key) {
+        let given = [("tc", e.tc), ("st", e.st), ("nodes", e.nodes), ("depth", e.depth)];
+        for (key, value) in given.into_iter().chain([("timemargin", e.timemargin)]) {
+            let text = match value {
                 None => continue,
-                Some(toml::Value::String(s)) => s.clone(),
-                Some(toml::Value::Integer(i)) => i.to_string(),
-                Some(toml::Value::Float(f)) if key == "st" => f.to_string(),
+                Some(Scalar::Text(s)) => s,
+                Some(Scalar::Whole(i)) => i.to_string(),
+                Some(Scalar::Real(f)) if key == "st" => f.to_string(),
                 Some(_) => bail!("{ctx}: `{key}` must be a string or a whole number"),
             };
             limits.set(key, &text).map_err(|e| anyhow!("{ctx}: {e}"))?;
         }
-        for key in t.keys() {
-            if ![
-                "name",
-                "cmd",
-                "dir",
-                "args",
-                "options",
-                "tc",
-                "st",
-                "nodes",
-                "depth",
-                "timemargin",
-            ]
-            .contains(&key.as_str())
-            {
-                self.warnings.push(format!("{ctx}: unknown key {key:?} ignored"));
-            }
-        }
-        Ok(EngineSpec { name, cmd, args, dir, options, limits })
+        Ok(EngineSpec { name: e.name, cmd: e.cmd, args: e.args, dir: e.dir, options, limits })
     }
 
     /// Looks an engine up by name.
@@ -319,10 +320,17 @@ mod tests {
     #[test]
     fn bad_files_are_errors_naming_the_entry() {
         let mut cat = EngineCatalog::default();
-        let e = cat.layer_str("[[engine]]\nname = \"x\"\n", "f").unwrap_err();
-        assert!(e.to_string().contains("missing `cmd`"), "{e}");
-        let e = cat.layer_str("engine = 3", "f").unwrap_err();
-        assert!(e.to_string().contains("array"), "{e}");
+        // toml's errors name the line and the field.
+        let e = cat.layer_str("[[engine]]\nname = \"x\"\n", "f").unwrap_err().to_string();
+        assert!(e.contains("missing field `cmd`") && e.contains("line 1"), "{e}");
+        assert_eq!(e.lines().count(), 1, "{e}");
+        let e = cat.layer_str("engine = 3", "f").unwrap_err().to_string();
+        assert!(e.contains("invalid type") && e.contains("line 1"), "{e}");
+        let text = "[[engine]]\nname = \"x\"\ncmd = \"/x\"\nargs = [1]\n";
+        let e = cat.layer_str(text, "f").unwrap_err().to_string();
+        assert!(e.starts_with("f: ") && e.contains("line 4"), "{e}");
+        let e = cat.layer_str("[[engine]]\nname = \"x\"\ncmd = \"/x\"\ntc = true\n", "f");
+        assert!(e.unwrap_err().to_string().contains("`tc` must be a string"));
         assert!(cat.layer_str("[[engine", "f").is_err());
     }
 }

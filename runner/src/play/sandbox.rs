@@ -21,7 +21,9 @@
 //! What remains: a worker running as root runs boxed processes as root without capabilities,
 //! who can still read the root-owned files the box leaves visible (`/etc/shadow` and
 //! `/etc/gshadow` are hidden; others a worker hides with `--box-hide`); a worker running as a
-//! user of its own is the better setup.
+//! user of its own is the better setup. What engines need from a hidden folder (a tablebase
+//! folder in a home, the program a wrapper script starts) the worker's operator shows read-only
+//! with `--box-show`; never a folder holding the worker's key file, cache or logs.
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
@@ -59,6 +61,8 @@ pub struct Sandbox {
     bwrap: PathBuf,
     hidden_dirs: Vec<PathBuf>,
     hidden_files: Vec<PathBuf>,
+    /// Shown read-only inside hidden folders (`--box-show`).
+    shown: Vec<PathBuf>,
     toolchain: Toolchain,
 }
 
@@ -125,11 +129,25 @@ pub fn which(program: &Path) -> Option<PathBuf> {
 
 impl Sandbox {
     /// The box of this machine hiding `hide` too (the worker's key file, cache, logs, config:
-    /// folders or files); `Err` is one line saying why this machine cannot box (no bwrap, or
-    /// bwrap cannot make its namespaces here).
-    pub fn new(hide: &[PathBuf]) -> Result<Sandbox, String> {
+    /// folders or files) and showing `show` read-only (files or folders that must not hold
+    /// anything of `hide`); `Err` is one line saying why this machine cannot box (no bwrap, or
+    /// bwrap cannot make its namespaces here) or why a shown path is refused.
+    pub fn new(hide: &[PathBuf], show: &[PathBuf]) -> Result<Sandbox, String> {
         let bwrap = which(Path::new("bwrap"))
             .ok_or_else(|| "no bwrap on PATH (Debian: apt-get install bubblewrap)".to_string())?;
+        let own: Vec<PathBuf> = hide.iter().filter_map(|p| real(p)).collect();
+        let mut shown = Vec::new();
+        for p in show {
+            let r = real(p).ok_or_else(|| format!("--box-show {}: no such file", p.display()))?;
+            if let Some(o) = own.iter().find(|o| under(o, &r)) {
+                return Err(format!(
+                    "--box-show {} would show {}, which the worker hides from engines",
+                    p.display(),
+                    o.display()
+                ));
+            }
+            shown.push(r);
+        }
         let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
         let xdg = ["XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"];
         let libpq = ["PGPASSFILE", "PGSSLKEY", "PGSERVICEFILE"];
@@ -163,6 +181,7 @@ impl Sandbox {
             toolchain: toolchain(&outer),
             hidden_dirs: outer,
             hidden_files: files,
+            shown,
         };
         boxed.probe()?;
         Ok(boxed)
@@ -237,6 +256,7 @@ impl Sandbox {
         if i.toolchain {
             show.extend(self.toolchain.show.iter().cloned());
         }
+        show.extend(self.shown.iter().cloned());
         for s in &show {
             arg(&["--ro-bind".as_ref(), s.as_os_str(), s.as_os_str()]);
         }
@@ -363,9 +383,10 @@ mod tests {
         std::fs::write(cache.join("other"), "CACHE-SECRET-2").unwrap();
         let work = d.join("work");
         std::fs::create_dir_all(&work).unwrap();
-        let b = Sandbox::new(&[key.clone(), cache.clone()])
+        let b = Sandbox::new(&[key.clone(), cache.clone()], &[])
             .unwrap_or_else(|e| panic!("this test needs a working bwrap: {e}"));
-        assert!(b.hidden().any(|p| p == key) && b.hidden().any(|p| p == cache));
+        // Hidden by name, or as part of the private /tmp when the checkout is under /tmp.
+        assert!(b.is_hidden(&key) && b.is_hidden(&cache));
         let script = format!(
             "cat {k} /proc/$PPID/environ /proc/1/environ {c}/other; echo; env; \
              echo x > {d}/outside; echo y > work.txt; echo z > /tmp/t && echo tmp-ok; \
@@ -387,12 +408,39 @@ mod tests {
     }
 
     #[test]
+    fn a_shown_file_is_seen_read_only_and_a_shown_folder_may_not_hold_the_key() {
+        let d = scratch("shown");
+        let key = d.join("worker.key");
+        std::fs::write(&key, "KEY-SECRET-3").unwrap();
+        let tables = d.join("tables");
+        std::fs::create_dir_all(&tables).unwrap();
+        std::fs::write(tables.join("KQvK.rtbw"), "TABLE").unwrap();
+        // The scratch folder hidden as a home would be: the tables shown inside it.
+        let b = Sandbox::new(&[d.clone(), key.clone()], std::slice::from_ref(&tables))
+            .unwrap_or_else(|e| panic!("this test needs a working bwrap: {e}"));
+        let script = format!(
+            "cat {t}/KQvK.rtbw; echo; cat {k}; echo x > {t}/new || echo read-only",
+            t = tables.display(),
+            k = key.display()
+        );
+        let (_, text) = boxed_sh(&b, &script, None);
+        assert!(text.contains("TABLE") && text.contains("read-only"), "{text}");
+        assert!(!text.contains("KEY-SECRET-3") && !tables.join("new").exists(), "{text}");
+        // Showing the folder that holds the key file, or a missing path, is refused.
+        let e = Sandbox::new(std::slice::from_ref(&key), std::slice::from_ref(&d)).unwrap_err();
+        assert!(e.contains("would show") && e.contains("worker.key"), "{e}");
+        let e = Sandbox::new(&[], &[d.join("nope")]).unwrap_err();
+        assert!(e.contains("no such file"), "{e}");
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
     fn a_boxed_process_has_no_network_unless_asked() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = l.local_addr().unwrap().port();
         l.set_nonblocking(true).unwrap();
-        let b =
-            Sandbox::new(&[]).unwrap_or_else(|e| panic!("this test needs a working bwrap: {e}"));
+        let b = Sandbox::new(&[], &[])
+            .unwrap_or_else(|e| panic!("this test needs a working bwrap: {e}"));
         let bash = which(Path::new("bash")).expect("bash");
         let i = Inside {
             program: &bash,

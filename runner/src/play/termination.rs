@@ -3,8 +3,22 @@
 use serde::{Deserialize, Serialize};
 
 /// Why a game ended. Each kind has one PGN `Termination` string and one JSON string.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::EnumString,
+)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum Termination {
     Checkmate,
     Stalemate,
@@ -45,25 +59,9 @@ impl Termination {
         Termination::GarbageOutput,
     ];
 
-    /// The key used in games.jsonl and summary.json.
+    /// The key used in games.jsonl and summary.json (serde's name).
     pub fn json_str(self) -> &'static str {
-        match self {
-            Termination::Checkmate => "checkmate",
-            Termination::Stalemate => "stalemate",
-            Termination::Threefold => "threefold",
-            Termination::FiftyMove => "fifty-move",
-            Termination::InsufficientMaterial => "insufficient-material",
-            Termination::AdjudicationDraw => "adjudication-draw",
-            Termination::AdjudicationResign => "adjudication-resign",
-            Termination::AdjudicationTablebase => "adjudication-tablebase",
-            Termination::MaxMoves => "max-moves",
-            Termination::TimeForfeit => "time-forfeit",
-            Termination::IllegalMove => "illegal-move",
-            Termination::Crash => "crash",
-            Termination::Stall => "stall",
-            Termination::Disconnect => "disconnect",
-            Termination::GarbageOutput => "garbage-output",
-        }
+        self.into()
     }
 
     /// The PGN `Termination` tag value (standard values where the PGN spec has one).
@@ -135,7 +133,7 @@ impl Termination {
 
     /// Parses the JSON string form.
     pub fn from_json_str(s: &str) -> Option<Termination> {
-        Termination::ALL.into_iter().find(|t| t.json_str() == s)
+        s.parse().ok()
     }
 }
 

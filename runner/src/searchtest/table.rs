@@ -1,6 +1,7 @@
 //! The search-test tables: Markdown (columns chosen by the test kind) and CSV (every column).
 
 use super::summary::VariantSummary;
+use crate::report::figures::csv_field;
 
 fn opt(x: Option<f64>, places: usize) -> String {
     x.map_or_else(|| "-".to_string(), |v| format!("{v:.places$}"))
@@ -68,14 +69,6 @@ pub fn markdown(rows: &[VariantSummary], fixed_time: bool) -> String {
         s.push_str(&line(columns.iter().map(|(_, cell)| cell(r)).collect()));
     }
     s
-}
-
-fn csv_field(text: &str) -> String {
-    if text.contains([',', '"', '\n']) {
-        format!("\"{}\"", text.replace('"', "\"\""))
-    } else {
-        text.to_string()
-    }
 }
 
 /// CSV with a header and one row per variant (every column, empty when unknown).

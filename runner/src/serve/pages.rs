@@ -161,17 +161,12 @@ fn pager(f: &Filters, from: usize, to: usize, total: usize) -> Markup {
     }
 }
 
-/// `s` for a URL's query value.
+/// `s` for a URL's query value: every byte but RFC 3986's unreserved ones percent-encoded.
 pub fn url_escape(s: &str) -> String {
-    let mut out = String::new();
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+    const QUERY_VALUE: &AsciiSet =
+        &NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'~');
+    utf8_percent_encode(s, QUERY_VALUE).to_string()
 }
 
 /// The list's table: a row per run, each cell a small block of stacked lines (as the anchors'

@@ -9,8 +9,11 @@ use stats::{Penta, Summary, Verdict, Wdl};
 use crate::report::summary::PairingTally;
 
 /// Where a run is in its life, as the list groups runs.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, strum::IntoStaticStr, strum::EnumString,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum State {
     /// Waiting for an approver (the fleet only).
     Pending,
@@ -21,15 +24,11 @@ pub enum State {
 
 impl State {
     pub fn name(self) -> &'static str {
-        match self {
-            State::Pending => "pending",
-            State::Active => "active",
-            State::Finished => "finished",
-        }
+        self.into()
     }
 
     pub fn parse(s: &str) -> Option<State> {
-        [State::Pending, State::Active, State::Finished].into_iter().find(|x| x.name() == s)
+        s.parse().ok()
     }
 }
 

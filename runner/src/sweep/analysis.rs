@@ -45,14 +45,28 @@ impl PointStatus {
         }
     }
 
-    /// Short text for tables: `dropped@48 (vs t_mid=0.9)`, `decided@300`, `active`.
+    /// Short text for tables: `dropped@48 (vs t_mid=0.9)`, `decided@300`, `ended@64`, `active`.
     pub fn short(&self) -> String {
         match self {
             PointStatus::Active => "active".into(),
+            PointStatus::Ended { after_games } => format!("ended@{after_games}"),
             PointStatus::Dropped { after_games, best, .. } => {
                 format!("dropped@{after_games} (vs {best})")
             }
             PointStatus::Decided { after_games } => format!("decided@{after_games}"),
+        }
+    }
+
+    /// A point's own decision: dropped by racing or decided by its SPRT.
+    pub fn is_decision(&self) -> bool {
+        matches!(self, PointStatus::Dropped { .. } | PointStatus::Decided { .. })
+    }
+
+    /// The status once the run has ended after `games` of this point: an open point is `Ended`.
+    pub fn at_end(&self, games: u64) -> PointStatus {
+        match self {
+            PointStatus::Active => PointStatus::Ended { after_games: games },
+            other => other.clone(),
         }
     }
 }

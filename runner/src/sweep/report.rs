@@ -118,11 +118,18 @@ pub fn write_sweep_stopped_by(
         Some(d) if d.len() == tracker.status().len() => d,
         _ => tracker.status(),
     };
+    // A run that has ended leaves no point "active" (summary.json says `ended` with its games).
+    let ended = matches!(stopped_by, "complete" | "sprt" | "cancelled" | "failed");
+    let status: Vec<PointStatus> = status
+        .iter()
+        .zip(tracker.counts())
+        .map(|(s, c)| if ended { s.at_end(c.wdl.games()) } else { s.clone() })
+        .collect();
     let mut a = analyze(
         &sweep.param_names(),
         &sweep.points,
         tracker.counts(),
-        status,
+        &status,
         &sweep.analysis_options(),
     )?;
     a.surface = Some(surface::of_analysis(&a, plan.seed));
@@ -313,5 +320,54 @@ mod tests {
         assert!(svg.contains("fill=\"#E67800\"") || svg.contains("opacity=\"0.15\""), "band");
         eprintln!("{sf:?}");
         let _ = fs::remove_dir_all(&dir);
+    }
+
+    /// What racing (`--adaptive` at its defaults) and a per-point SPRT would have done on a
+    /// stored sweep that played every game: the games each point would have played (in the
+    /// store's order, a point stops getting games at its decision) and their share of the
+    /// games' summed durations. A measurement on real games, not a test:
+    /// `SWEEP_DIR=results/<run> [SWEEP_SPRT=elo0=0,elo1=10] cargo test -p runner --lib
+    /// stopping_rules_replayed_on_a_stored_sweep -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn stopping_rules_replayed_on_a_stored_sweep() {
+        let dir = std::path::PathBuf::from(std::env::var_os("SWEEP_DIR").expect("SWEEP_DIR"));
+        let spec = std::env::var("SWEEP_SPRT").unwrap_or_else(|_| "elo0=0,elo1=10".into());
+        let plan = crate::store::read_run_file(&dir).unwrap().plan;
+        let records = crate::store::read_records(&dir, &plan).unwrap();
+        let labels: Vec<String> = plan.pairings.iter().map(|p| p.label.clone()).collect();
+        let all_ms: u64 = records.iter().map(|r| r.duration_ms).sum();
+        let rules = [
+            ("racing (--adaptive)", Some(crate::sweep::racing::RaceConfig::default()), None),
+            ("SPRT per point", None, Some(stats::SprtSpec::parse(&spec).unwrap())),
+        ];
+        for (name, race, sprt) in rules {
+            let mut t = Tracker::new(labels.clone(), race, sprt);
+            let mut stopped = vec![false; labels.len()];
+            let (mut games, mut ms) = (vec![0u64; labels.len()], 0u64);
+            for r in &records {
+                if stopped[r.pairing] {
+                    continue;
+                }
+                games[r.pairing] += 1;
+                ms += r.duration_ms;
+                for i in t.record_game(r).unwrap() {
+                    stopped[i] = true;
+                }
+            }
+            let total: u64 = games.iter().sum();
+            eprintln!(
+                "{name}: {total} of {} games, {:.1} % of the games' time; per point: {}",
+                records.len(),
+                100.0 * ms as f64 / all_ms.max(1) as f64,
+                labels
+                    .iter()
+                    .zip(&games)
+                    .zip(t.status())
+                    .map(|((l, g), s)| format!("{l} {g} ({})", s.short()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
     }
 }

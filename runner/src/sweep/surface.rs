@@ -121,21 +121,7 @@ pub fn fit(
     let q = match Quadratic::fit(obs, ranges) {
         Ok(q) => q,
         Err(e) => {
-            let why = match e {
-                QuadraticError::Dimension(_) | QuadraticError::MixedDimensions { .. } => {
-                    "a fit needs one or two numeric parameters".to_string()
-                }
-                QuadraticError::TooFewPoints { need, have } => {
-                    format!("a quadratic needs at least {need} points, {have} available")
-                }
-                QuadraticError::NonFinite => "a point has no finite Elo or error".to_string(),
-                QuadraticError::Singular if dim == 1 => {
-                    "a quadratic needs at least 3 distinct values".to_string()
-                }
-                QuadraticError::Singular => "the points do not determine a quadratic surface \
-                     (each parameter needs at least 3 distinct values, and the grid 6 points)"
-                    .to_string(),
-            };
+            let why = no_fit_why(&e, dim);
             return Surface::absent(params, model, why);
         }
     };
@@ -197,39 +183,14 @@ pub fn fit(
     };
     // Outside the box, in words, with the side the curve rises towards.
     for k in 0..dim {
-        let [lo, hi] = ranges[k];
-        let ([a, c], x, n) = (ends[k], xs[k], name(k));
-        let why = if x > hi {
-            format!(
-                "the fitted maximum lies beyond {n} {} (the curve still rises there)",
-                fmt(k, hi)
-            )
-        } else if x < lo {
-            format!(
-                "the fitted maximum lies below {n} {} (the curve still rises there)",
-                fmt(k, lo)
-            )
-        } else if a < lo && c > hi {
-            format!(
-                "its 95 % interval is wider than the swept range of {n} ({without_max} of {draws} \
-                 draws without a maximum); play more games"
-            )
-        } else if c > hi {
-            format!(
-                "its 95 % interval reaches beyond {n} {} (the curve may still rise there)",
-                fmt(k, hi)
-            )
-        } else if a < lo {
-            format!(
-                "its 95 % interval reaches below {n} {} (the curve may still rise there)",
-                fmt(k, lo)
-            )
-        } else {
-            continue;
-        };
-        s.status = Status::NotBracketed;
-        s.note = format!("optimum not bracketed: {why}");
-        return s;
+        let f = |v: f64| fmt(k, v);
+        if let Some(why) =
+            unbracketed_why(&name(k), xs[k], ranges[k], ends[k], &f, without_max, draws)
+        {
+            s.status = Status::NotBracketed;
+            s.note = format!("optimum not bracketed: {why}");
+            return s;
+        }
     }
     s.optimum = Some(loc(&xs));
     s.ci = Some(if dim == 1 { Interval::One(ends[0]) } else { Interval::Two([ends[0], ends[1]]) });
@@ -257,6 +218,54 @@ pub fn fit(
         s.elo_at_optimum.unwrap_or(0.0)
     );
     s
+}
+
+/// Why no quadratic could be fitted, in words.
+fn no_fit_why(e: &QuadraticError, dim: usize) -> String {
+    match e {
+        QuadraticError::Dimension(_) | QuadraticError::MixedDimensions { .. } => {
+            "a fit needs one or two numeric parameters".to_string()
+        }
+        QuadraticError::TooFewPoints { need, have } => {
+            format!("a quadratic needs at least {need} points, {have} available")
+        }
+        QuadraticError::NonFinite => "a point has no finite Elo or error".to_string(),
+        QuadraticError::Singular if dim == 1 => {
+            "a quadratic needs at least 3 distinct values".to_string()
+        }
+        QuadraticError::Singular => "the points do not determine a quadratic surface (each \
+             parameter needs at least 3 distinct values, and the grid 6 points)"
+            .to_string(),
+    }
+}
+
+/// Why the optimum `x` of coordinate `n` (swept over `[lo, hi]`, its interval `[a, c]`) is not
+/// bracketed by the sweep, in words, with the side the curve rises towards; None when it is.
+fn unbracketed_why(
+    n: &str,
+    x: f64,
+    [lo, hi]: [f64; 2],
+    [a, c]: [f64; 2],
+    fmt: &dyn Fn(f64) -> String,
+    without_max: usize,
+    draws: usize,
+) -> Option<String> {
+    Some(if x > hi {
+        format!("the fitted maximum lies beyond {n} {} (the curve still rises there)", fmt(hi))
+    } else if x < lo {
+        format!("the fitted maximum lies below {n} {} (the curve still rises there)", fmt(lo))
+    } else if a < lo && c > hi {
+        format!(
+            "its 95 % interval is wider than the swept range of {n} ({without_max} of {draws} \
+             draws without a maximum); play more games"
+        )
+    } else if c > hi {
+        format!("its 95 % interval reaches beyond {n} {} (the curve may still rise there)", fmt(hi))
+    } else if a < lo {
+        format!("its 95 % interval reaches below {n} {} (the curve may still rise there)", fmt(lo))
+    } else {
+        return None;
+    })
 }
 
 fn short_p(p: f64) -> String {

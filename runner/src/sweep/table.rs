@@ -25,7 +25,7 @@ fn penta_text(r: &PointRow) -> String {
 }
 
 fn shows_status(a: &SweepAnalysis) -> bool {
-    a.rows.iter().any(|r| r.status != PointStatus::Active) || a.options.sprt.is_some()
+    a.rows.iter().any(|r| r.status.is_decision()) || a.options.sprt.is_some()
 }
 
 /// Headers and cells of the human tables (Markdown and terminal share them).
@@ -348,6 +348,7 @@ pub fn csv(a: &SweepAnalysis) -> String {
         );
         let (state, after) = match &r.status {
             PointStatus::Active => ("active", String::new()),
+            PointStatus::Ended { after_games } => ("ended", after_games.to_string()),
             PointStatus::Dropped { after_games, .. } => ("dropped", after_games.to_string()),
             PointStatus::Decided { after_games } => ("decided", after_games.to_string()),
         };

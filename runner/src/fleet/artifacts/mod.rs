@@ -1,10 +1,11 @@
 //! Engines delivered through the database. `runner submit` stores each engine binary it
 //! resolves as an artifact: content-addressed by SHA-256, deduplicated (a sealed artifact is
-//! never uploaded again), in chunks of [`CHUNK_SIZE`], at most [`MAX_SIZE`] (docs/fleet.md
-//! says why), and names the run's artifacts in the transaction that stores the run. A worker
-//! lists the artifacts of a run it loads (the database lists them only for an approved, active
-//! run), fetches those it lacks into its [`cache`] once, and starts the cached file in place of
-//! the submitter's path: no identical paths, no copying binaries by hand.
+//! never uploaded again), in chunks of [`CHUNK_SIZE`], at most [`MAX_SIZE`]
+//! (docs/guide/fleet-how-it-works.md says why), and names the run's artifacts in the transaction
+//! that stores the run. A worker lists the artifacts of a run it loads (the database lists them
+//! only for an approved, active run), fetches those it lacks into its [`cache`] once, and starts
+//! the cached file in place of the submitter's path: no identical paths, no copying binaries by
+//! hand.
 
 pub mod cache;
 

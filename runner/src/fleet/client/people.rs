@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use anyhow::{Result, anyhow, bail};
+use anyhow::{Context, Result, anyhow, bail};
 use reqwest::Method;
 use serde_json::Value;
 
@@ -81,11 +81,18 @@ impl PeopleClient {
 
 /// The user's token: `file`'s one line, else `RUNNER_TOKEN`, else none.
 pub fn token(file: Option<&Path>) -> Result<Option<String>> {
+    use super::super::credentials::{check_kind, secret_file};
     if let Some(f) = file {
-        let made = "`runner user add` or `runner user token` printed it";
-        return super::super::credentials::secret_file(f, "token", made).map(Some);
+        let token = secret_file(f, "token", "`runner user add` or `runner user token` printed it")?;
+        check_kind(&token, false).with_context(|| format!("the token file {}", f.display()))?;
+        return Ok(Some(token));
     }
-    Ok(std::env::var(TOKEN_ENV).ok().map(|t| t.trim().to_string()).filter(|t| !t.is_empty()))
+    let token =
+        std::env::var(TOKEN_ENV).ok().map(|t| t.trim().to_string()).filter(|t| !t.is_empty());
+    if let Some(t) = &token {
+        check_kind(t, false).context(TOKEN_ENV)?;
+    }
+    Ok(token)
 }
 
 /// A field of an answer as text: a string as it is, anything else as JSON ("" when missing).

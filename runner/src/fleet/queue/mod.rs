@@ -89,9 +89,9 @@ impl Conn {
     /// [`Conn::new`] for a worker: with prepared statements, the session also asks PostgreSQL
     /// for generic plans (`plan_cache_mode = force_generic_plan`), which the functions' own
     /// statements use too: left to itself PostgreSQL plans the claim anew at every call, which
-    /// was a third of the server's CPU per pair (docs/fleet.md, "The goal, on an idle machine").
-    /// Every statement a worker runs is shaped so that its plan does not depend on its
-    /// parameters. Without prepared statements (a transaction pooler) nothing is set: a setting
+    /// was a third of the server's CPU per pair (docs/measurements/fleet-load.md, "The goal, on an
+    /// idle machine"). Every statement a worker runs is shaped so that its plan does not depend on
+    /// its parameters. Without prepared statements (a transaction pooler) nothing is set: a setting
     /// would stay on a shared server connection.
     pub async fn open(client: Client, prepare: bool) -> Result<Conn, tokio_postgres::Error> {
         if prepare {

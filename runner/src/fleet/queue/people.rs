@@ -18,7 +18,7 @@ use super::report::{Settled, settle_as_owner};
 use super::share::{Change, Modified, Share};
 use super::{one, opt, rows};
 use crate::fleet::bounded::Name;
-use crate::fleet::credentials::new_secret;
+use crate::fleet::credentials::{WORKER_KEY_PREFIX, new_secret};
 use crate::fleet::rights::{self, Action, Principal, Refusal, RunFacts, RunState};
 use crate::hex::sha256_hex;
 
@@ -434,7 +434,7 @@ pub async fn pulled(db: &mut Client, who: &Principal, run: i64) -> Out<()> {
 /// is stored, as `fleet_key_hash` makes it).
 pub async fn key_add(db: &mut Client, who: &Principal, name: &Name) -> Out<String> {
     rights::may(who, Action::ManageKeys, None, false)?;
-    let key = format!("fk_{}", new_secret()?);
+    let key = format!("{WORKER_KEY_PREFIX}{}", new_secret()?);
     let tx = db.transaction().await?;
     let made = opt(
         &tx,

@@ -2,9 +2,11 @@
 //! folder, run the build command there (`sh -c`, in a process group of its own, killed at the
 //! timeout, with an environment without the fleet's secrets), take the binary. On a worker the
 //! binary is kept in the artifact cache under a key of what makes two builds the same
-//! ([`build_key`]: the commit, the build command, the binary's path, the compilers' versions,
-//! the CPU), so a second run of the same engine, or a second worker sharing the cache, builds
-//! nothing; the cache's cap and least-recently-used eviction count these files too.
+//! ([`build_key`]: the commit and its archive's SHA-256, the build command, the binary's path,
+//! the compilers' versions, the CPU), so a second run of the same engine (also one submitted by
+//! another person: `git archive` of one commit makes the same archive), or a second worker
+//! sharing the cache, builds nothing, while an archive that only claims a commit never reaches
+//! another run's games; the cache's cap and least-recently-used eviction count these files too.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -77,8 +79,8 @@ pub fn toolchain() -> &'static str {
 pub fn build_key(src: &SourceIdentity, toolchain: &str) -> String {
     sha256_hex(
         format!(
-            "runner build 1\ncommit: {}\nbuild: {}\nbin: {}\n{toolchain}",
-            src.commit, src.build, src.bin
+            "runner build 2\ncommit: {}\narchive: {}\nbuild: {}\nbin: {}\n{toolchain}",
+            src.commit, src.archive_sha, src.build, src.bin
         )
         .as_bytes(),
     )
@@ -280,10 +282,13 @@ mod tests {
     }
 
     #[test]
-    fn the_build_key_holds_commit_command_and_compilers() {
+    fn the_build_key_holds_commit_archive_command_and_compilers() {
         let a = build_key(&src("c1", "make"), "cc: gcc 12\narch: x86_64\n");
         assert_eq!(a, build_key(&src("c1", "make"), "cc: gcc 12\narch: x86_64\n"));
         assert_ne!(a, build_key(&src("c2", "make"), "cc: gcc 12\narch: x86_64\n"));
+        // An archive claiming the same commit with other contents is another build.
+        let other = SourceIdentity { archive_sha: "1".repeat(64), ..src("c1", "make") };
+        assert_ne!(a, build_key(&other, "cc: gcc 12\narch: x86_64\n"));
         assert_ne!(a, build_key(&src("c1", "make -j"), "cc: gcc 12\narch: x86_64\n"));
         assert_ne!(a, build_key(&src("c1", "make"), "cc: gcc 13\narch: x86_64\n"));
         assert_ne!(a, build_key(&src("c1", "make"), "cc: gcc 12\narch: aarch64\n"));

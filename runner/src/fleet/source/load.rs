@@ -7,9 +7,10 @@
 //! worker's async loop.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use super::SourceIdentity;
 use super::bench::{BenchSpec, run_bench};
 use super::build::{BuildBox, BuildHow, cached_build};
 use super::submit::BENCH_TIMEOUT;
@@ -105,27 +106,7 @@ pub fn build_run_engines(
                     load.build = Some("cached");
                 }
             }
-            let checked =
-                run_bench(&built.path, &src.bench, &cache.dir, BENCH_TIMEOUT, boxed.sandbox)
-                    .map_err(|why| {
-                        format!("engine {}: bench of the build of {}: {why}", e.name, src.short())
-                    })
-                    .and_then(|r| {
-                        load.nodes = i64::try_from(r.nodes).ok();
-                        load.nps = r.nps.and_then(|n| i64::try_from(n).ok());
-                        if r.nodes == src.nodes {
-                            Ok(())
-                        } else {
-                            Err(format!(
-                                "engine {}: bench of the build of {} differs: {} nodes here, {} \
-                             submitted",
-                                e.name,
-                                src.short(),
-                                r.nodes,
-                                src.nodes
-                            ))
-                        }
-                    });
+            let checked = check_bench(&e.name, src, &built.path, &cache.dir, boxed, &mut load);
             if let Err(line) = checked {
                 load.error = Some(line.clone());
                 record(load);
@@ -160,4 +141,30 @@ pub fn build_run_engines(
         }
     }
     Ok(out)
+}
+
+/// Benches `binary`, the build of `src` for engine `name`, in `work` (boxed as `boxed`), and
+/// records its node count and speed in `load`; `Err` is the line refusing the run when the bench
+/// fails or its node count is not the submitted one.
+fn check_bench(
+    name: &str,
+    src: &SourceIdentity,
+    binary: &Path,
+    work: &Path,
+    boxed: BuildBox<'_>,
+    load: &mut EngineLoad,
+) -> Result<(), String> {
+    let r = run_bench(binary, &src.bench, work, BENCH_TIMEOUT, boxed.sandbox)
+        .map_err(|why| format!("engine {name}: bench of the build of {}: {why}", src.short()))?;
+    load.nodes = i64::try_from(r.nodes).ok();
+    load.nps = r.nps.and_then(|n| i64::try_from(n).ok());
+    if r.nodes != src.nodes {
+        return Err(format!(
+            "engine {name}: bench of the build of {} differs: {} nodes here, {} submitted",
+            src.short(),
+            r.nodes,
+            src.nodes
+        ));
+    }
+    Ok(())
 }

@@ -468,8 +468,8 @@ END $$;
 -- game `p_game` of pair (`p_pairing`, `p_pair`) between the pairing's engines; raises otherwise.
 -- The fields are read in one pass (json_to_record): each `->>` on a json value parses the whole
 -- text again, which for two 4 KB records was about 1.3 ms of server time per report (the load
--- test's 2026-11-27 figures, docs/fleet.md). json_to_record's text columns give what `->>` gives
--- (the value's text; for duplicate keys the last one).
+-- test's 2026-11-27 figures, docs/measurements/fleet-load.md). json_to_record's text columns give
+-- what `->>` gives (the value's text; for duplicate keys the last one).
 CREATE FUNCTION fleet_record_score(p_rec json, p_pairing int, p_pair int, p_game int,
     p_first text, p_second text) RETURNS numeric
 LANGUAGE plpgsql IMMUTABLE AS $$

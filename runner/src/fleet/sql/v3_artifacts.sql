@@ -1,13 +1,13 @@
 -- Schema version 3, part: engines delivered through the database: content-addressed artifacts, sources at a commit, builds.
 --
--- An artifact is a file (an engine binary, or a source archive) stored by its SHA-256 in
--- chunks of at most 1 MiB, at most 128 MiB in all (docs/fleet.md says why). A submitter
--- uploads its chunks (fleet_artifact_put), then seals it (fleet_artifact_seal): the database
--- hashes the chunks itself, so an artifact stored under a hash is the file of that hash, and
--- nobody can park other bytes under a hash another submitter will use. A sealed artifact is
--- shared by every run that names it (deduplicated); a run names its artifacts in the
--- transaction that submits it (fleet_run_artifacts). Workers read chunks only of artifacts
--- of a run that is approved and active (fleet_artifact_chunk): nothing else reaches them.
+-- An artifact is a file (an engine binary, or a source archive) stored by its SHA-256 in chunks of
+-- at most 1 MiB, at most 128 MiB in all (docs/guide/fleet-how-it-works.md says why). A submitter
+-- uploads its chunks (fleet_artifact_put), then seals it (fleet_artifact_seal): the database hashes
+-- the chunks itself, so an artifact stored under a hash is the file of that hash, and nobody can
+-- park other bytes under a hash another submitter will use. A sealed artifact is shared by every
+-- run that names it (deduplicated); a run names its artifacts in the transaction that submits it
+-- (fleet_run_artifacts). Workers read chunks only of artifacts of a run that is approved and active
+-- (fleet_artifact_chunk): nothing else reaches them.
 
 CREATE TABLE artifacts (
     sha         text PRIMARY KEY CHECK (sha ~ '^[0-9a-f]{64}$'),

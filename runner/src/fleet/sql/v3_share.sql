@@ -3,9 +3,9 @@
 -- A run has a priority (a claim serves the highest priority present first) and a throughput
 -- (its weight among the runs of that priority, 100 by default). Within a priority, a run's
 -- weight is its throughput divided by the number of runs its owner has at that priority, so
--- one owner's ten runs together weigh what one run of theirs would (docs/fleet.md, "Sharing
--- the fleet"). What a run holds now is its leased pairs whose lease is alive: one pair is one
--- slot of a worker's --concurrency playing for it.
+-- one owner's ten runs together weigh what one run of theirs would
+-- (docs/guide/fleet-how-it-works.md, "Sharing the fleet"). What a run holds now is its leased pairs
+-- whose lease is alive: one pair is one slot of a worker's --concurrency playing for it.
 
 ALTER TABLE runs
     ADD COLUMN priority   integer NOT NULL DEFAULT 0 CHECK (priority BETWEEN -1000 AND 1000),

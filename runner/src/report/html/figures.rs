@@ -47,15 +47,19 @@ pub fn section(files: &RunFiles, base: &str) -> String {
 
 /// A relative href for a file name (percent-encoding what a URL cannot hold), escaped.
 pub fn href(name: &str) -> String {
-    let mut out = String::new();
-    for b in name.bytes() {
-        if b.is_ascii_alphanumeric() || b"-_.~/=,+@".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    esc(&out)
+    use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+    // A path's bytes that need no encoding: RFC 3986's unreserved, `/` and a few sub-delims.
+    const PATH: &AsciiSet = &NON_ALPHANUMERIC
+        .remove(b'-')
+        .remove(b'_')
+        .remove(b'.')
+        .remove(b'~')
+        .remove(b'/')
+        .remove(b'=')
+        .remove(b',')
+        .remove(b'+')
+        .remove(b'@');
+    esc(&utf8_percent_encode(name, PATH).to_string())
 }
 
 /// Links to the files beside the page (`base` as in [`section`]).

@@ -129,7 +129,8 @@ fn a_killed_run_without_summary_does_not_reload() {
     assert_eq!(input::liveness(&files), Liveness::Ended("sprt".into()));
 }
 
-/// The figures of the README: size and writing time of a 1000-game match page
+/// The figures of docs/measurements/report-page.md: size and writing time of a 1000-game
+/// match page
 /// (`cargo test -p runner --lib report::html::tests::thousand -- --nocapture`).
 #[test]
 fn thousand_games_page_size_and_time() {

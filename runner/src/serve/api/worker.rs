@@ -69,6 +69,9 @@ async fn register(
     Key(key): Key,
     Body(r): Body<RegisterRequest>,
 ) -> Answer<Registered> {
+    // A person's token where a key belongs says so (it would be "unknown worker key").
+    crate::fleet::credentials::check_kind(&key, true)
+        .map_err(|e| ApiError::new(Code::Unauthorized, e.to_string()))?;
     let db = conn(&app).await?;
     let m = Machine { host: r.host, cpu: r.cpu, cores: r.cores };
     // Bounded by validate(): 1 to 1,024.

@@ -85,6 +85,9 @@ pub async fn api_caller(app: &App, headers: &HeaderMap) -> Result<Caller, Respon
         )
     };
     let Ok(token) = token else { return Err(refused()) };
+    if let Err(e) = crate::fleet::credentials::check_kind(token, false) {
+        return Err(refuse_json(StatusCode::UNAUTHORIZED, &e.to_string()));
+    }
     if !plausible(token, TOKEN_PREFIX) {
         return Err(refused());
     }

@@ -134,8 +134,11 @@ impl Default for AnalysisOptions {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", tag = "state")]
 pub enum PointStatus {
-    /// Still getting games (or the run ended at its game cap).
+    /// Still getting games.
     Active,
+    /// Had no decision of its own when the run ended (every scheduled game played, the run's
+    /// SPRT decided, or the run was cancelled) after this many games.
+    Ended { after_games: u64 },
     /// Dropped by racing (`--adaptive`): `best` is the label of the best point at that time.
     Dropped { after_games: u64, best: String, z: f64 },
     /// Its SPRT reached a decision after this many games.
