@@ -195,7 +195,7 @@ pub fn write_folder(
         })
         .collect();
     // An ended run's open points are `ended` with their games, never `active`.
-    let ended = !matches!(state.state, RunState::Active | RunState::Pending);
+    let ended = crate::sweep::report::has_ended(state.state.stopped_by());
     let points: Option<Vec<PointStatus>> = state.points.as_ref().map(|ps| {
         ps.iter()
             .enumerate()

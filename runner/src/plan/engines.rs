@@ -134,8 +134,14 @@ impl EngineCatalog {
             options.push((k, v));
         }
         let mut limits = crate::plan::limits::EngineLimits::default();
-        let given = [("tc", e.tc), ("st", e.st), ("nodes", e.nodes), ("depth", e.depth)];
-        for (key, value) in given.into_iter().chain([("timemargin", e.timemargin)]) {
+        let given = [
+            ("tc", e.tc),
+            ("st", e.st),
+            ("nodes", e.nodes),
+            ("depth", e.depth),
+            ("timemargin", e.timemargin),
+        ];
+        for (key, value) in given {
             let text = match value {
                 None => continue,
                 Some(Scalar::Text(s)) => s,

@@ -135,19 +135,6 @@ impl Sandbox {
     pub fn new(hide: &[PathBuf], show: &[PathBuf]) -> Result<Sandbox, String> {
         let bwrap = which(Path::new("bwrap"))
             .ok_or_else(|| "no bwrap on PATH (Debian: apt-get install bubblewrap)".to_string())?;
-        let own: Vec<PathBuf> = hide.iter().filter_map(|p| real(p)).collect();
-        let mut shown = Vec::new();
-        for p in show {
-            let r = real(p).ok_or_else(|| format!("--box-show {}: no such file", p.display()))?;
-            if let Some(o) = own.iter().find(|o| under(o, &r)) {
-                return Err(format!(
-                    "--box-show {} would show {}, which the worker hides from engines",
-                    p.display(),
-                    o.display()
-                ));
-            }
-            shown.push(r);
-        }
         let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
         let xdg = ["XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"];
         let libpq = ["PGPASSFILE", "PGSSLKEY", "PGSERVICEFILE"];
@@ -176,6 +163,21 @@ impl Sandbox {
         files.sort();
         files.dedup();
         files.retain(|f| !under(f, Path::new("/tmp")) && !outer.iter().any(|d| under(f, d)));
+        // A shown path may lie inside a hidden folder, but may not hold one, nor a hidden file
+        // (the key, `/etc/shadow`), nor any of the worker's own paths.
+        let own: Vec<PathBuf> = hide.iter().filter_map(|p| real(p)).collect();
+        let mut shown = Vec::new();
+        for p in show {
+            let r = real(p).ok_or_else(|| format!("--box-show {}: no such file", p.display()))?;
+            if let Some(o) = own.iter().chain(&outer).chain(&files).find(|o| under(o, &r)) {
+                return Err(format!(
+                    "--box-show {} would show {}, which the worker hides from engines",
+                    p.display(),
+                    o.display()
+                ));
+            }
+            shown.push(r);
+        }
         let boxed = Sandbox {
             bwrap,
             toolchain: toolchain(&outer),
@@ -429,6 +431,11 @@ mod tests {
         // Showing the folder that holds the key file, or a missing path, is refused.
         let e = Sandbox::new(std::slice::from_ref(&key), std::slice::from_ref(&d)).unwrap_err();
         assert!(e.contains("would show") && e.contains("worker.key"), "{e}");
+        let e = Sandbox::new(&[], &[PathBuf::from("/etc")]).unwrap_err();
+        assert!(
+            e.contains("would show /etc/shadow") || e.contains("would show /etc/gshadow"),
+            "{e}"
+        );
         let e = Sandbox::new(&[], &[d.join("nope")]).unwrap_err();
         assert!(e.contains("no such file"), "{e}");
         let _ = std::fs::remove_dir_all(&d);

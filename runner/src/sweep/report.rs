@@ -89,6 +89,12 @@ fn replay(
     Ok(t)
 }
 
+/// Whether a run stopped by `stopped_by` (summary.json's word) has ended: its open points are
+/// then `ended`, not `active`.
+pub fn has_ended(stopped_by: &str) -> bool {
+    matches!(stopped_by, "complete" | "sprt" | "cancelled" | "failed")
+}
+
 /// Writes a sweep's table.md, table.csv, summary.json, plot.svg and points/*/summary.json from
 /// the stored games (in store order); returns the terminal table.
 pub fn write_sweep(
@@ -119,7 +125,7 @@ pub fn write_sweep_stopped_by(
         _ => tracker.status(),
     };
     // A run that has ended leaves no point "active" (summary.json says `ended` with its games).
-    let ended = matches!(stopped_by, "complete" | "sprt" | "cancelled" | "failed");
+    let ended = has_ended(stopped_by);
     let status: Vec<PointStatus> = status
         .iter()
         .zip(tracker.counts())
