@@ -421,6 +421,22 @@ pub fn browse(url: &str, work: &Path, screenshot: Option<&Path>) -> Browsed {
     Browsed { dom: std::fs::read_to_string(&out).unwrap_or_default(), console }
 }
 
+/// The SVG drawings shown in `html` as `<img class="CLASS">` images of base64 `data:` URLs (the
+/// run page's own figures), decoded, without line breaks.
+pub fn drawings(html: &str, class: &str) -> Vec<String> {
+    use base64::Engine;
+    let start = format!("<img class=\"{class}\" src=\"data:image/svg+xml;base64,");
+    html.split(&start)
+        .skip(1)
+        .map(|rest| {
+            let b64 = &rest[..rest.find('"').expect("the data URL ends")];
+            let bytes = base64::engine::general_purpose::STANDARD.decode(b64).expect("base64");
+            // plotters writes a text element's words on a line of their own.
+            String::from_utf8(bytes).expect("an SVG drawing is UTF-8").replace('\n', "")
+        })
+        .collect()
+}
+
 /// The part of `html` from `<section id="ID"` to its `</section>` (empty when absent).
 pub fn html_section<'a>(html: &'a str, id: &str) -> &'a str {
     let Some(start) = html.find(&format!("<section id=\"{id}\"")) else { return "" };

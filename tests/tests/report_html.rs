@@ -1,6 +1,7 @@
 //! The run's page (`runner report DIR --html`) of small real runs (a match with an SPRT, a
 //! gauntlet of three engines, a two-point sweep), opened in headless Chromium:
-//! what a person would see — the verdict, the table's rows, an SVG plot with its axes, one
+//! what a person would see — the verdict, the table's rows, the plots (drawn by plotters, shown
+//! as images) with their axes, one
 //! games-list entry per game with a game's PGN when it is opened, and no console errors. A
 //! screenshot of each page is kept as report.png in the run's folder.
 
@@ -69,12 +70,11 @@ fn match_page_in_a_browser() {
     assert!(table.contains("<td>A vs B</td>"), "{table}");
     let plan = html_section(&dom, "plan");
     assert!(plan.contains("LMR=false") && plan.contains("nodes=2000"), "{plan}");
-    let trace = html_section(&dom, "trace");
-    assert!(trace.contains("<svg class=\"plot\""), "{trace}");
+    let trace = drawings(html_section(&dom, "trace"), "plot").concat();
     for axis in [">games played</text>", ">LLR</text>", "H1 accepted 2.94", "H0 accepted -2.94"] {
         assert!(trace.contains(axis), "{axis} in {trace}");
     }
-    let elo = html_section(&dom, "elo");
+    let elo = drawings(html_section(&dom, "elo"), "penta").concat();
     assert!(elo.contains(">LL</text>") && elo.contains(">WW</text>"), "pentanomial bars: {elo}");
     assert!(html_section(&dom, "terminations").contains("By engine"));
     assert!(html_section(&dom, "files").contains("<a href=\"games.pgn\">games.pgn</a>"));
@@ -99,7 +99,7 @@ fn sweep_page_in_a_browser() {
         "plot.svg shown as an image: {figures}"
     );
     assert!(figures.contains("alt=\"plot plot.svg\""), "{figures}");
-    let trace = html_section(&dom, "trace");
+    let trace = drawings(html_section(&dom, "trace"), "plot").concat();
     assert!(trace.contains(">games played</text>") && trace.contains(">Elo</text>"), "{trace}");
 }
 
@@ -124,7 +124,7 @@ fn gauntlet_page_in_a_browser() {
     let table = html_section(&dom, "table");
     assert!(table.contains("<h4>Ratings (nodes=1000; anchor A = 0)</h4>"), "{table}");
     assert!(table.contains("Table 4 layout"), "{table}");
-    let trace = html_section(&dom, "trace");
+    let trace = drawings(html_section(&dom, "trace"), "plot").concat();
     assert!(trace.contains(">A vs B</text>") && trace.contains(">A vs C</text>"), "{trace}");
 }
 

@@ -12,8 +12,8 @@ use maud::html;
 
 use crate::report::html::digest::Digest;
 use crate::report::html::input::{self, Liveness, RunFiles};
-use crate::report::html::page::Served;
-use crate::report::html::render_digest;
+use crate::report::html::page::{self, Served, Viewer};
+use crate::report::html::render_page;
 use crate::store::GameRecord;
 
 use super::view::{LiveCounts, RunView, State as RunState};
@@ -50,7 +50,7 @@ struct Parts {
     files: RunFiles,
     digest: Digest,
     live: Liveness,
-    extra: String,
+    extra: maud::Markup,
     /// (games in the digest, games stored) while a fleet run's digest is still gathered.
     partial: Option<(i64, i64)>,
 }
@@ -68,8 +68,7 @@ async fn parts(app: &Arc<App>, id: &str) -> Result<Option<Parts>, Response> {
             _ => Liveness::Running(page.view.state_note.clone()),
         };
         let extra =
-            pages::fleet_sections(n, &page.keys, &page.refusals, &page.artifacts, &page.builds)
-                .into_string();
+            pages::fleet_sections(n, &page.keys, &page.refusals, &page.artifacts, &page.builds);
         return Ok(Some(Parts {
             view: page.view,
             files: page.files,
@@ -82,7 +81,7 @@ async fn parts(app: &Arc<App>, id: &str) -> Result<Option<Parts>, Response> {
     let (app2, name) = (app.clone(), id.to_string());
     match tokio::task::spawn_blocking(move || app2.local.page(&name)).await {
         Ok(Some((view, files, digest, live))) => {
-            Ok(Some(Parts { view, files, digest, live, extra: String::new(), partial: None }))
+            Ok(Some(Parts { view, files, digest, live, extra: maud::html! {}, partial: None }))
         }
         Ok(None) => Ok(None),
         Err(e) => Err(failed(e.into())),
@@ -100,9 +99,9 @@ pub async fn run_page(
 ) -> Response {
     // The viewer's actions (people::web) are added to the kept page as it is sent.
     let actions = super::people::web::actions(&app, &headers, &id).await;
-    let send = |page: &str| match &actions {
-        Some(a) => html_response(page.replacen("</body>", &format!("{a}</body>"), 1)),
-        None => html_response(page.to_owned()),
+    let send = |page: &page::Page| {
+        let viewer = Viewer { script: assets::SCRIPT, actions: actions.clone() };
+        html_response(page::document(page, Some(&viewer)).into_string())
     };
     let view = match app.run(&id).await {
         Ok(Some(v)) => v,
@@ -111,7 +110,7 @@ pub async fn run_page(
     };
     let stamp = stamp_of(&view);
     if let Some(page) = app.pages.get(&id, &stamp) {
-        return send(page.as_str());
+        return send(&page);
     }
     let p = match parts(&app, &id).await {
         Ok(Some(p)) => p,
@@ -127,26 +126,20 @@ pub async fn run_page(
             @if p.view.state != RunState::Finished { (pages::run_banner(&p.view, &events)) }
             @if let Some((held, stored)) = p.partial { (pages::gathering(held, stored)) }
             (pages::games_link(&p.view.id, p.view.games))
-        }
-        .into_string();
-        let base = format!("/run/{}/files/", pages::url_escape(&p.view.id));
-        let served = Served {
-            banner: &banner,
-            script: assets::SCRIPT,
-            files_base: &base,
-            extra: &p.extra,
-            live_id: Some(&p.view.id),
         };
-        render_digest(&p.files, &p.digest, &p.live, Some(&served))
+        let base = format!("/run/{}/files/", pages::url_escape(&p.view.id));
+        let served =
+            Served { banner, files_base: &base, extra: p.extra, live_id: Some(&p.view.id) };
+        render_page(&p.files, &p.digest, &p.live, Some(&served))
     })
     .await;
     match rendered {
-        Ok(html) => {
-            let page = Arc::new(html);
+        Ok(page) => {
+            let page = Arc::new(page);
             if keep {
                 app.pages.put(&id, stamp, page.clone());
             }
-            send(page.as_str())
+            send(&page)
         }
         Err(e) => failed(e.into()),
     }

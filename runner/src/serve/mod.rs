@@ -1,6 +1,6 @@
 //! `runner serve`: one HTTP server for every run, local or in the fleet. Pages in maud
 //! ([`pages`]), a run's report page made by the report layer's renderer
-//! ([`crate::report::html::render_as`]), JSON for scripts, Prometheus metrics, and live counts
+//! ([`crate::report::html::render_page`]), JSON for scripts, Prometheus metrics, and live counts
 //! over server-sent events ([`events`]). The pages and their API are read-only; what people
 //! change (approve, cancel, modify, purge, delete, worker keys) goes through [`people`] (a
 //! user's token or web session, the rights of `fleet::rights`, an audit row each), on the
@@ -86,18 +86,22 @@ pub type RunList = (Vec<RunView>, Vec<String>);
 /// run's counts or state changed (a finished run's page is rendered once). At most
 /// [`PageCache::KEEP`] pages are kept; past that the cache starts afresh.
 #[derive(Default)]
-pub struct PageCache(std::sync::Mutex<std::collections::HashMap<String, (String, Arc<String>)>>);
+pub struct PageCache(
+    std::sync::Mutex<
+        std::collections::HashMap<String, (String, Arc<crate::report::html::page::Page>)>,
+    >,
+);
 
 impl PageCache {
     pub const KEEP: usize = 64;
 
     /// The page of `id` rendered at `stamp`, if kept.
-    pub fn get(&self, id: &str, stamp: &str) -> Option<Arc<String>> {
+    pub fn get(&self, id: &str, stamp: &str) -> Option<Arc<crate::report::html::page::Page>> {
         let map = self.0.lock().unwrap_or_else(|p| p.into_inner());
         map.get(id).filter(|(s, _)| s == stamp).map(|(_, page)| page.clone())
     }
 
-    pub fn put(&self, id: &str, stamp: String, page: Arc<String>) {
+    pub fn put(&self, id: &str, stamp: String, page: Arc<crate::report::html::page::Page>) {
         let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
         if map.len() >= Self::KEEP && !map.contains_key(id) {
             map.clear();

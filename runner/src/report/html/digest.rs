@@ -15,8 +15,8 @@ use std::time::Duration;
 
 use stats::SprtSpec;
 
+use super::charts::Series;
 use super::games::loser;
-use super::svg::Series;
 use super::timing::side_times;
 use crate::plan::run_plan::RunPlan;
 use crate::plan::time_control::TimeControl;
@@ -200,9 +200,9 @@ impl Digest {
                 if let Some(f) = &r.forfeit {
                     why.push_str(&format!(
                         ": thought {} ms with {} ms on the clock (margin {} ms)",
-                        super::escape::num(Some(f.think_ms), 1),
-                        super::escape::num(Some(f.clock_ms), 1),
-                        super::escape::num(Some(f.margin_ms), 0)
+                        super::text::num(Some(f.think_ms), 1),
+                        super::text::num(Some(f.clock_ms), 1),
+                        super::text::num(Some(f.margin_ms), 0)
                     ));
                 }
                 self.faults.push(Fault {

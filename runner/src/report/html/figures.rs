@@ -9,43 +9,38 @@
 //! change the page. The runner's plots carry their own colours and fonts (plotters writes them as
 //! attributes), so they look the same outside the page's stylesheet.
 
+use maud::{Markup, html};
+
 use super::data_url::svg_data_url;
-use super::escape::esc;
 use super::input::RunFiles;
 
 /// The `<img>` showing an SVG file's drawing, or `None` when the text holds no `<svg` element.
-pub fn svg_image(name: &str, text: &str) -> Option<String> {
-    text.contains("<svg").then(|| {
-        format!("<img src=\"{}\" alt=\"{}\">", svg_data_url(text), esc(&format!("plot {name}")))
-    })
+pub fn svg_image(name: &str, text: &str) -> Option<Markup> {
+    text.contains("<svg").then(|| html! { img src=(svg_data_url(text)) alt={ "plot " (name) }; })
 }
 
 /// The figures section (empty when there is no SVG file).
 /// `base` is put before each file's relative link (empty in report.html, beside its files; a
 /// server's route to the run's files otherwise).
-pub fn section(files: &RunFiles, base: &str) -> String {
+pub fn section(files: &RunFiles, base: &str) -> Option<Markup> {
     if files.svgs.is_empty() {
-        return String::new();
+        return None;
     }
-    let mut s = String::from("<section id=\"figures\"><h2>Plots</h2>");
-    for (name, text) in &files.svgs {
-        let href = format!("{}{}", esc(base), href(name));
-        match svg_image(name, text) {
-            Some(img) => s.push_str(&format!(
-                "<figure class=\"plotfile\">{img}<figcaption><a href=\"{href}\">{}</a></figcaption></figure>",
-                esc(name)
-            )),
-            None => s.push_str(&format!(
-                "<p><a href=\"{href}\">{}</a>: not shown (not an SVG drawing).</p>",
-                esc(name)
-            )),
+    Some(html! {
+        section #figures {
+            h2 { "Plots" }
+            @for (name, text) in &files.svgs {
+                @let link = html! { a href={ (base) (href(name)) } { (name) } };
+                @match svg_image(name, text) {
+                    Some(img) => figure.plotfile { (img) figcaption { (link) } },
+                    None => p { (link) ": not shown (not an SVG drawing)." },
+                }
+            }
         }
-    }
-    s.push_str("</section>");
-    s
+    })
 }
 
-/// A relative href for a file name (percent-encoding what a URL cannot hold), escaped.
+/// A relative href for a file name (percent-encoding what a URL cannot hold).
 pub fn href(name: &str) -> String {
     use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
     // A path's bytes that need no encoding: RFC 3986's unreserved, `/` and a few sub-delims.
@@ -59,17 +54,17 @@ pub fn href(name: &str) -> String {
         .remove(b',')
         .remove(b'+')
         .remove(b'@');
-    esc(&utf8_percent_encode(name, PATH).to_string())
+    utf8_percent_encode(name, PATH).to_string()
 }
 
 /// Links to the files beside the page (`base` as in [`section`]).
-pub fn files_section(files: &RunFiles, base: &str) -> String {
-    let mut s = String::from("<section id=\"files\"><h2>Files</h2><ul class=\"files\">");
-    for f in &files.files {
-        s.push_str(&format!("<li><a href=\"{}{}\">{}</a></li>", esc(base), href(f), esc(f)));
+pub fn files_section(files: &RunFiles, base: &str) -> Markup {
+    html! {
+        section #files {
+            h2 { "Files" }
+            ul.files { @for f in &files.files { li { a href={ (base) (href(f)) } { (f) } } } }
+        }
     }
-    s.push_str("</ul></section>");
-    s
 }
 
 #[cfg(test)]
@@ -92,9 +87,13 @@ mod tests {
             "<svg><foreignObject><iframe src=\"x\"></iframe></foreignObject></svg>",
         ];
         for attack in attacks {
-            let img = svg_image("plot.svg", attack).expect("an SVG drawing is shown");
+            let img = svg_image("plot.svg", attack).expect("an SVG drawing is shown").into_string();
             let url = svg_data_url(attack);
-            assert_eq!(img, format!("<img src=\"{url}\" alt=\"plot plot.svg\">"), "{attack}");
+            assert_eq!(
+                img,
+                ["<img src=\"", &url, "\" alt=\"plot plot.svg\">"].concat(),
+                "{attack}"
+            );
             let payload = &url["data:image/svg+xml;base64,".len()..];
             assert!(
                 payload.bytes().all(|b| b.is_ascii_alphanumeric() || b"+/=".contains(&b)),
@@ -104,9 +103,9 @@ mod tests {
                 assert!(!img.contains(bad), "{bad} in the page from {attack}");
             }
         }
-        assert_eq!(svg_image("x.svg", "not svg"), None);
+        assert!(svg_image("x.svg", "not svg").is_none());
         // A hostile file name is escaped in the alt text.
-        let img = svg_image("\"><script>.svg", "<svg/>").unwrap();
+        let img = svg_image("\"><script>.svg", "<svg/>").unwrap().into_string();
         assert!(img.contains("alt=\"plot &quot;&gt;&lt;script&gt;.svg\""), "{img}");
     }
 

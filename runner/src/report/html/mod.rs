@@ -6,12 +6,14 @@
 //! One file per section: [`plan`] (command and plan), [`results`] (verdict, score table, Elo and
 //! pentanomial), [`trace`] (LLR or Elo against games), [`figures`] (the runner's plots, links),
 //! [`games`] (terminations, faults, the games list), [`timing`] (time use); [`page`] is the
-//! document around them, [`input`] reads the folder leniently, [`escape`] escapes, [`live`]
-//! rewrites the page of a running run in the background.
+//! document around them, [`input`] reads the folder leniently, [`live`] rewrites the page of a
+//! running run in the background. Every section is a maud template, so every value from the
+//! folder is escaped by the template itself; [`charts`] draws the page's own figures with
+//! plotters and [`markdown`] shows table.md through pulldown-cmark.
 
+pub mod charts;
 pub mod data_url;
 pub mod digest;
-pub mod escape;
 pub mod figures;
 pub mod games;
 pub mod input;
@@ -20,13 +22,14 @@ pub mod markdown;
 pub mod page;
 pub mod plan;
 pub mod results;
-pub mod svg;
+pub mod text;
 pub mod timing;
 pub mod trace;
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
+use maud::html;
 
 use self::digest::Digest;
 use self::input::{Kind, Liveness, RunFiles};
@@ -56,71 +59,67 @@ pub fn write_report_noting(dir: &Path) -> Result<(PathBuf, Vec<String>)> {
     Ok((path, files.notes))
 }
 
-/// The page of `files`.
+/// The page of `files` (report.html).
 pub fn render(files: &RunFiles, live: &Liveness) -> String {
-    render_as(files, live, None)
-}
-
-/// [`render`], or with `served` the page as a server sends it ([`page::document_as`]): its
-/// games list is the server's paged one (linked from the banner), not the last games inline.
-pub fn render_as(files: &RunFiles, live: &Liveness, served: Option<&page::Served>) -> String {
-    render_digest(files, &Digest::of_files(files), live, served)
+    let page = render_page(files, &Digest::of_files(files), live, None);
+    page::document(&page, None).into_string()
 }
 
 /// The page of `files` with its games' figures taken from `digest` rather than from
 /// `files.records` (a server gathers the digest as it reads the games, and does not keep
-/// them). The inline games list is `files.records`' (report.html only).
-pub fn render_digest(
+/// them). With `served`, the page as a server shows it: its games list is the server's paged
+/// one (linked from the banner), not the last games inline (report.html only).
+pub fn render_page(
     files: &RunFiles,
     digest: &Digest,
     live: &Liveness,
     served: Option<&page::Served>,
-) -> String {
+) -> page::Page {
     let rows = results::rows(digest);
     let base = served.map_or("", |s| s.files_base);
-    let mut body = String::new();
     let running = matches!(live, Liveness::Running(_));
-    if running && served.is_none() {
-        body.push_str(&format!(
-            "<p class=\"live\">Live: this page reloads every {} s while the run goes on.</p>",
-            page::REFRESH_S
-        ));
-    }
+    let games_kind = !matches!(files.kind, Kind::Calibrate | Kind::Searchtest);
+    let trace = if files.sprt().is_some() { "LLR" } else { "Elo trace" };
+    let figures = figures::section(files, base);
     let mut nav: Vec<(&str, &str)> =
         vec![("verdict", "Verdict"), ("plan", "Plan"), ("table", "Table")];
-    let live_id = served.and_then(|s| s.live_id);
-    body.push_str(&results::verdict_section(files, &rows, live, live_id));
-    body.push_str(&plan::section(files));
-    body.push_str(&results::table_section(files, &rows));
-    let games_kind = !matches!(files.kind, Kind::Calibrate | Kind::Searchtest);
     if games_kind {
-        nav.extend([
-            ("elo", "Elo"),
-            ("trace", if files.sprt().is_some() { "LLR" } else { "Elo trace" }),
-        ]);
-        body.push_str(&results::elo_section(&rows));
-        body.push_str(&trace::section(digest));
+        nav.extend([("elo", "Elo"), ("trace", trace)]);
     }
-    let figs = figures::section(files, base);
-    if !figs.is_empty() {
+    if figures.is_some() {
         nav.push(("figures", "Plots"));
-        body.push_str(&figs);
     }
     if games_kind {
         nav.extend([("terminations", "Terminations"), ("time", "Time"), ("faults", "Faults")]);
-        body.push_str(&games::terminations_section(digest));
-        body.push_str(&timing::section(files, digest));
-        body.push_str(&games::faults_section(files, digest));
         if served.is_none() {
             nav.push(("games", "Games"));
-            body.push_str(&games::list_section(files));
         }
     }
     nav.push(("files", "Files"));
-    body.push_str(&figures::files_section(files, base));
+    let main = html! {
+        @if running && served.is_none() {
+            p.live { "Live: this page reloads every " (page::REFRESH_S) " s while the run goes on." }
+        }
+        @if let Some(s) = served { (s.banner) }
+        (results::verdict_section(files, &rows, live, served.and_then(|s| s.live_id)))
+        (plan::section(files))
+        (results::table_section(files, &rows))
+        @if games_kind {
+            (results::elo_section(&rows))
+            (trace::section(digest))
+        }
+        @if let Some(f) = figures { (f) }
+        @if games_kind {
+            (games::terminations_section(digest))
+            (timing::section(files, digest))
+            (games::faults_section(files, digest))
+            @if served.is_none() { (games::list_section(files)) }
+        }
+        (figures::files_section(files, base))
+        @if let Some(s) = served { (s.extra) }
+    };
     let name = files.dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let title = format!("{} {name}", files.kind.name());
-    page::document_as(&title, running, &nav, &body, served)
+    page::Page { title: format!("{} {name}", files.kind.name()), reload: running, nav, main }
 }
 
 #[cfg(test)]

@@ -6,8 +6,9 @@
 //! SHA-256 digests) and `data:` images (the plots): no other script, style, frame, object, font,
 //! connection or form target, and no `<base>`.
 
+use maud::{DOCTYPE, Markup, PreEscaped, html};
+
 use super::data_url::csp_hash;
-use super::escape::esc;
 
 /// Seconds between reloads of a live run's page.
 pub const REFRESH_S: u32 = 10;
@@ -81,23 +82,37 @@ pub fn csp() -> String {
     )
 }
 
-/// What a page served over HTTP has instead of report.html's own policy and reload: a script
-/// of the server's (live counts over server-sent events) and the policy that allows it, sent
-/// as a header by the server rather than as a `<meta>` element here.
+/// What a page served over HTTP shows besides the run's sections: a server's live counts, its
+/// routes to the run's files, its own sections. Part of the page a server keeps between visits
+/// ([`Page`]); what differs by viewer goes in [`Viewer`].
 pub struct Served<'a> {
-    /// HTML put first in the body (the server's live counts), escaped by its maker.
-    pub banner: &'a str,
-    /// A script added after the page's own; its digest must be in the server's policy.
-    pub script: &'a str,
+    /// Put first in the body (the server's live counts).
+    pub banner: Markup,
     /// Put before the relative links to the run's files (the server's route to them, e.g.
     /// `/run/ID/files/`), so they resolve under the server's URL.
     pub files_base: &'a str,
-    /// HTML put after the sections (a fleet run's workers, refusals and artifacts), escaped by
-    /// its maker.
-    pub extra: &'a str,
+    /// Put after the sections (a fleet run's workers, refusals and artifacts).
+    pub extra: Markup,
     /// The run's id in the server's live stream: the lines it keeps current are marked with it
     /// (see `results::verdict_section`); `None` for a page without a stream.
     pub live_id: Option<&'a str>,
+}
+
+/// What a served page adds for one request: the server's script (live counts over server-sent
+/// events; its digest must be in the server's policy, sent as a header) and the viewer's
+/// actions (forms for an owner or approver).
+pub struct Viewer<'a> {
+    pub script: &'a str,
+    pub actions: Option<Markup>,
+}
+
+/// A run's page before its document: its title, whether it reloads itself (a live report.html),
+/// its navigation and its sections.
+pub struct Page {
+    pub title: String,
+    pub reload: bool,
+    pub nav: Vec<(&'static str, &'static str)>,
+    pub main: Markup,
 }
 
 /// The page's stylesheet and script, for a server's policy that allows them by digest.
@@ -105,66 +120,67 @@ pub fn own_assets() -> (&'static str, &'static str) {
     (CSS, SCRIPT)
 }
 
-/// The whole document around `body`. A live page reloads itself every [`REFRESH_S`] seconds.
-pub fn document(title: &str, live: bool, nav: &[(&str, &str)], body: &str) -> String {
-    document_as(title, live, nav, body, None)
-}
-
-/// [`document`], or with `served` the page as a server sends it: no reload, no `<meta>`
-/// policy (the server's header holds it), the server's banner and script added.
-pub fn document_as(
-    title: &str,
-    live: bool,
-    nav: &[(&str, &str)],
-    body: &str,
-    served: Option<&Served>,
-) -> String {
-    let refresh = if live && served.is_none() {
-        format!("<meta http-equiv=\"refresh\" content=\"{REFRESH_S}\">\n")
-    } else {
-        String::new()
-    };
-    let policy = match served {
-        None => format!("<meta http-equiv=\"Content-Security-Policy\" content=\"{}\">\n", csp()),
-        Some(_) => String::new(),
-    };
-    let (banner, after, extra) = match served {
-        Some(s) => (s.banner, s.extra, format!("<script>{}</script>\n", s.script)),
-        None => ("", "", String::new()),
-    };
-    let mut links = String::new();
-    for (id, text) in nav {
-        links.push_str(&format!("<li><a href=\"#{id}\">{text}</a></li>"));
+/// The whole document of `page`: report.html's, with its own `<meta>` policy and (while the
+/// run is live) a reload every [`REFRESH_S`] seconds; or with `viewer` the page as a server
+/// sends it: no reload, no `<meta>` policy (the server's header holds it), the server's script
+/// and the viewer's actions added.
+pub fn document(page: &Page, viewer: Option<&Viewer>) -> Markup {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                @if viewer.is_none() { meta http-equiv="Content-Security-Policy" content=(csp()); }
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                @if page.reload && viewer.is_none() { meta http-equiv="refresh" content=(REFRESH_S); }
+                title { (page.title) }
+                style { (PreEscaped(CSS)) }
+            }
+            body {
+                main {
+                    h1 { (page.title) }
+                    nav aria-label="sections" {
+                        ul { @for (id, text) in &page.nav { li { a href={ "#" (id) } { (text) } } } }
+                    }
+                    (page.main)
+                    @if let Some(a) = viewer.and_then(|v| v.actions.as_ref()) { (a) }
+                }
+                script { (PreEscaped(SCRIPT)) }
+                @if let Some(v) = viewer { script { (PreEscaped(v.script)) } }
+            }
+        }
     }
-    format!(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         {policy}<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n{refresh}\
-         <title>{t}</title>\n<style>{CSS}</style>\n</head>\n<body>\n<main>\n<h1>{t}</h1>\n\
-         <nav aria-label=\"sections\"><ul>{links}</ul></nav>\n{banner}{body}{after}\n</main>\n<script>{SCRIPT}</script>\n{extra}</body>\n</html>\n",
-        t = esc(title),
-    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn page(title: &str, reload: bool, nav: Vec<(&'static str, &'static str)>) -> Page {
+        Page { title: title.into(), reload, nav, main: html! { p { "x" } } }
+    }
+
     #[test]
     fn live_pages_reload_and_ended_pages_do_not() {
-        let live = document("run <1>", true, &[], "");
-        assert!(live.contains("<meta http-equiv=\"refresh\" content=\"10\">"));
+        let live = document(&page("run <1>", true, vec![]), None).into_string();
+        assert!(live.contains("<meta http-equiv=\"refresh\" content=\"10\">"), "{live}");
         assert!(live.contains("<title>run &lt;1&gt;</title>"));
-        let ended = document("run", false, &[("games", "Games")], "<p>x</p>");
+        let ended = document(&page("run", false, vec![("games", "Games")]), None).into_string();
         assert!(!ended.contains("http-equiv=\"refresh\""));
         assert!(ended.contains("<a href=\"#games\">Games</a>"));
         assert!(ended.contains("name=\"viewport\"") && ended.contains("@media print"));
+        let viewer = Viewer { script: "s()", actions: Some(html! { section #actions {} }) };
+        let served = document(&page("run", true, vec![]), Some(&viewer)).into_string();
+        assert!(!served.contains("http-equiv"), "{served}");
+        assert!(served.contains("<section id=\"actions\"></section></main>"), "{served}");
+        assert!(served.contains("<script>s()</script></body>"), "{served}");
     }
 
     #[test]
     fn the_policy_allows_only_the_pages_own_script_and_style() {
-        let page = document("run", false, &[], "");
+        let doc = document(&page("run", false, vec![]), None).into_string();
         let policy = csp();
-        assert!(page.contains(&format!(
+        assert!(doc.contains(&format!(
             "<meta http-equiv=\"Content-Security-Policy\" content=\"{policy}\">"
         )));
         assert!(policy.starts_with("default-src 'none'; "), "{policy}");
@@ -173,7 +189,7 @@ mod tests {
         assert!(policy.contains("img-src data:;") && policy.contains("base-uri 'none'"));
         assert!(!policy.contains("unsafe"), "{policy}");
         // The digests are of exactly what the page holds.
-        assert!(page.contains(&format!("<script>{SCRIPT}</script>")));
-        assert!(page.contains(&format!("<style>{CSS}</style>")));
+        assert!(doc.contains(&["<script>", SCRIPT, "</script>"].concat()));
+        assert!(doc.contains(&["<style>", CSS, "</style>"].concat()));
     }
 }

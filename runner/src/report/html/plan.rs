@@ -2,10 +2,11 @@
 //! SPRT and adjudication, from run.json (and sweep.json for a sweep). run.json holds the plan,
 //! not the command line, so the command shown is one rebuilt from the plan that replays it.
 
+use maud::{Markup, html};
 use serde::Serialize;
 
-use super::escape::{esc, plain, table};
 use super::input::{Kind, RunFiles, SummaryFile};
+use super::text::{plain, table};
 use crate::plan::engine_spec::EngineSpec;
 use crate::plan::openings::{STARTPOS_BOOK, is_builtin_book};
 use crate::plan::run_plan::RunPlan;
@@ -116,19 +117,10 @@ pub fn command(files: &RunFiles) -> Option<String> {
 }
 
 /// The section.
-pub fn section(files: &RunFiles) -> String {
-    let mut s = String::from("<section id=\"plan\"><h2>Command and plan</h2>");
+pub fn section(files: &RunFiles) -> Markup {
     let Some(plan) = files.plan() else {
-        s.push_str(&other_plan(files));
-        s.push_str("</section>");
-        return s;
+        return html! { section #plan { h2 { "Command and plan" } (other_plan(files)) } };
     };
-    if let Some(cmd) = command(files) {
-        s.push_str(&format!(
-            "<p>A command that plays this plan again (rebuilt from run.json):</p><pre class=\"cmd\">{}</pre>",
-            esc(&cmd)
-        ));
-    }
     let mut engines: Vec<EngineSpec> = plan.engines.clone();
     if let Some(sw) = &files.sweep {
         engines = vec![sw.engine.clone(), sw.baseline.clone()];
@@ -139,17 +131,25 @@ pub fn section(files: &RunFiles) -> String {
             let opts: Vec<String> = e.options.iter().map(|(k, v)| format!("{k}={v}")).collect();
             let own = e.limits.spec_keys().join(" ");
             let own = if own.is_empty() { "the run's".to_string() } else { own };
-            vec![
-                esc(&e.name),
-                esc(&e.cmd),
-                esc(&e.args.join(" ")),
-                esc(&opts.join(", ")),
-                esc(&own),
-            ]
+            vec![e.name.clone(), e.cmd.clone(), e.args.join(" "), opts.join(", "), own]
         })
         .collect();
     let head = ["engine", "command", "arguments", "options", "limits"];
-    s.push_str(&table("engines", &head, &rows));
+    html! {
+        section #plan {
+            h2 { "Command and plan" }
+            @if let Some(cmd) = command(files) {
+                p { "A command that plays this plan again (rebuilt from run.json):" }
+                pre.cmd { (cmd) }
+            }
+            (table("engines", &head, &rows))
+            (facts_list(&plan_facts(files, plan)))
+        }
+    }
+}
+
+/// The plan's facts: kind, limits, book, seed, pairs, SPRT, shard, adjudication, creation.
+fn plan_facts(files: &RunFiles, plan: &RunPlan) -> Vec<(&'static str, String)> {
     let sprt = files.sprt().map_or("none".to_string(), |x| {
         format!("elo0 {} elo1 {} alpha {} beta {} ({})", x.elo0, x.elo1, x.alpha, x.beta, x.model)
     });
@@ -179,9 +179,7 @@ pub fn section(files: &RunFiles) -> String {
     if let Some(run) = &files.run {
         facts.push(("created", run.created.clone()));
     }
-    s.push_str(&facts_list(&facts));
-    s.push_str("</section>");
-    s
+    facts
 }
 
 fn adjudication(a: &crate::plan::adjudication::Adjudication) -> String {
@@ -197,18 +195,13 @@ fn adjudication(a: &crate::plan::adjudication::Adjudication) -> String {
     if parts.is_empty() { "none".into() } else { parts.join("; ") }
 }
 
-/// A `<dl>` of label/value pairs (values escaped here).
-pub fn facts_list(facts: &[(&str, String)]) -> String {
-    let mut s = String::from("<dl class=\"facts\">");
-    for (k, v) in facts {
-        s.push_str(&format!("<dt>{}</dt><dd>{}</dd>", esc(k), esc(v)));
-    }
-    s.push_str("</dl>");
-    s
+/// A `<dl>` of label/value pairs.
+pub fn facts_list(facts: &[(&str, String)]) -> Markup {
+    html! { dl.facts { @for (k, v) in facts { dt { (k) } dd { (v) } } } }
 }
 
 /// Calibrate and searchtest folders have no run.json: their summary.json's engine and inputs.
-fn other_plan(files: &RunFiles) -> String {
+fn other_plan(files: &RunFiles) -> Markup {
     // What both tools write, then what only one of them does.
     let ((engine, file, positions, faults, partial), own) = match &files.summary {
         Some(SummaryFile::Calibrate(c)) => (
@@ -224,7 +217,7 @@ fn other_plan(files: &RunFiles) -> String {
             (&s.engine, &s.positions_file, s.positions, s.faults, s.partial),
             [("limit", json_text(&s.limit)), ("searches", s.searches.to_string())].to_vec(),
         ),
-        _ => return "<p>n/a: no run.json and no summary.json (yet).</p>".into(),
+        _ => return html! { p { "n/a: no run.json and no summary.json (yet)." } },
     };
     let mut facts: Vec<(&str, String)> = vec![
         ("kind", files.kind.name().to_string()),

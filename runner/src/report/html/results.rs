@@ -4,11 +4,13 @@
 
 use stats::{SprtSpec, Summary, Verdict};
 
+use maud::{Markup, html};
+
+use super::charts::penta_bars;
 use super::digest::Digest;
-use super::escape::{esc, num, signed, table};
 use super::input::{Kind, Liveness, RunFiles, SummaryFile};
 use super::markdown;
-use super::svg::penta_bars;
+use super::text::{num, signed, table};
 use crate::report::figures::{format_p, prob_pct};
 use crate::report::summary::PairingTally;
 use crate::store::RunSummary;
@@ -89,7 +91,7 @@ pub fn verdict_section(
     rows: &[Row],
     live: &Liveness,
     live_id: Option<&str>,
-) -> String {
+) -> Markup {
     let state = match live {
         Liveness::Running(why) => format!("Running ({why})."),
         Liveness::Ended(how) => format!("Ended: {how}."),
@@ -140,21 +142,17 @@ pub fn verdict_section(
         rows.iter()
             .filter_map(|r| Some(format!("{}: warning: {}", r.label, r.tally.same_moves_note()?))),
     );
-    let mut s =
-        format!("<section id=\"verdict\"><h2>Verdict</h2><p class=\"state\">{}</p>", esc(&state));
-    s.push_str("<ul class=\"verdict\">");
     // The first pairing's line: after a sweep's best point, else first.
     let lead = (verdict_rows && !rows.is_empty()).then_some(usize::from(files.kind == Kind::Sweep));
-    for (i, l) in lines.iter().enumerate() {
-        match live_id {
-            Some(id) if lead == Some(i) => {
-                s.push_str(&format!("<li data-live=\"{}.verdict_line\">{}</li>", esc(id), esc(l)))
-            }
-            _ => s.push_str(&format!("<li>{}</li>", esc(l))),
+    let live_of =
+        |i: usize| live_id.filter(|_| lead == Some(i)).map(|id| format!("{id}.verdict_line"));
+    html! {
+        section #verdict {
+            h2 { "Verdict" }
+            p.state { (state) }
+            ul.verdict { @for (i, l) in lines.iter().enumerate() { li data-live=[live_of(i)] { (l) } } }
         }
     }
-    s.push_str("</ul></section>");
-    s
 }
 
 fn gauntlet_leader(sum: Option<&RunSummary>) -> Option<String> {
@@ -176,26 +174,28 @@ fn gauntlet_leader(sum: Option<&RunSummary>) -> Option<String> {
 }
 
 /// The score table: table.md as the runner wrote it, else one built from the games.
-pub fn table_section(files: &RunFiles, rows: &[Row]) -> String {
+pub fn table_section(files: &RunFiles, rows: &[Row]) -> Markup {
     let heading = match files.kind {
         Kind::Calibrate | Kind::Searchtest => "Tables",
         _ => "Score table",
     };
-    let mut s = format!("<section id=\"table\"><h2>{heading}</h2>");
-    if let Some(md) = &files.table_md {
-        s.push_str("<p class=\"note\">From table.md.</p>");
-        s.push_str(&markdown::to_html(md));
-    } else if !rows.is_empty() {
-        s.push_str("<p class=\"note\">From games.jsonl (no table.md: <code>runner report DIR</code> writes one).</p>");
-        s.push_str(&own_table(rows));
-    } else {
-        s.push_str("<p>n/a: no table.md and no games.</p>");
+    html! {
+        section #table {
+            h2 { (heading) }
+            @if let Some(md) = &files.table_md {
+                p.note { "From table.md." }
+                (markdown::to_html(md))
+            } @else if !rows.is_empty() {
+                p.note { "From games.jsonl (no table.md: " code { "runner report DIR" } " writes one)." }
+                (own_table(rows))
+            } @else {
+                p { "n/a: no table.md and no games." }
+            }
+        }
     }
-    s.push_str("</section>");
-    s
 }
 
-fn own_table(rows: &[Row]) -> String {
+fn own_table(rows: &[Row]) -> Markup {
     let body: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
@@ -203,14 +203,14 @@ fn own_table(rows: &[Row]) -> String {
             let s = r.summary.as_ref();
             let p = r.tally.penta;
             vec![
-                esc(&r.label),
+                r.label.clone(),
                 w.games().to_string(),
                 format!("{}-{}-{}", w.wins, w.draws, w.losses),
                 format!("{}-{}-{}-{}-{}", p.ll, p.ld, p.dd, p.wd, p.ww),
                 num(s.and_then(|s| s.score).map(|x| x * 100.0), 1),
                 interval(s.and_then(|s| s.elo), s.and_then(|s| s.elo_ci)),
                 interval(s.and_then(|s| s.nelo), s.and_then(|s| s.nelo_ci)),
-                esc(&prob_pct(s.and_then(|s| s.los))),
+                prob_pct(s.and_then(|s| s.los)),
                 s.and_then(|s| s.sprt.as_ref())
                     .map_or("-".into(), |r| format!("{} ({})", num(Some(r.llr), 2), r.verdict)),
             ]
@@ -241,29 +241,36 @@ pub fn interval(v: Option<f64>, ci: Option<[f64; 2]>) -> String {
 }
 
 /// Elo, nElo and the pentanomial bars, one card per pairing.
-pub fn elo_section(rows: &[Row]) -> String {
-    let mut s = String::from("<section id=\"elo\"><h2>Elo and pentanomial</h2>");
-    if rows.len() > MAX_CARDS {
-        s.push_str(&format!(
-            "<p>{} pairings: the table above has each one.</p></section>",
-            rows.len()
-        ));
-        return s;
+pub fn elo_section(rows: &[Row]) -> Markup {
+    html! {
+        section #elo {
+            h2 { "Elo and pentanomial" }
+            @if rows.len() > MAX_CARDS {
+                p { (rows.len()) " pairings: the table above has each one." }
+            } @else {
+                div.cards { @for r in rows { (card(r)) } }
+                p.note {
+                    "Game pairs (the same opening, colours swapped) from the first engine's side: \
+                     LL lost both … WW won both; DD includes one win and one loss."
+                }
+            }
+        }
     }
-    s.push_str("<div class=\"cards\">");
-    for r in rows {
-        let sm = r.summary.as_ref();
-        let p = r.tally.penta;
-        s.push_str(&format!(
-            "<figure class=\"card\"><figcaption><strong>{}</strong><br>Elo {}<br>nElo {}<br>{} pairs, LOS {} %</figcaption>{}</figure>",
-            esc(&r.label),
-            esc(&interval(sm.and_then(|s| s.elo), sm.and_then(|s| s.elo_ci))),
-            esc(&interval(sm.and_then(|s| s.nelo), sm.and_then(|s| s.nelo_ci))),
-            p.pairs(),
-            esc(&prob_pct(sm.and_then(|s| s.los))),
-            penta_bars(&format!("pentanomial of {}", r.label), p.ascending())
-        ));
+}
+
+/// One pairing's card: its Elo, nElo, pairs and LOS, and its pentanomial bars.
+fn card(r: &Row) -> Markup {
+    let sm = r.summary.as_ref();
+    let p = r.tally.penta;
+    html! {
+        figure.card {
+            figcaption {
+                strong { (r.label) } br;
+                "Elo " (interval(sm.and_then(|s| s.elo), sm.and_then(|s| s.elo_ci))) br;
+                "nElo " (interval(sm.and_then(|s| s.nelo), sm.and_then(|s| s.nelo_ci))) br;
+                (p.pairs()) " pairs, LOS " (prob_pct(sm.and_then(|s| s.los))) " %"
+            }
+            (penta_bars(&format!("pentanomial of {}", r.label), p.ascending()))
+        }
     }
-    s.push_str("</div><p class=\"note\">Game pairs (the same opening, colours swapped) from the first engine's side: LL lost both … WW won both; DD includes one win and one loss.</p></section>");
-    s
 }

@@ -91,7 +91,8 @@ fn a_finished_match_page_escapes_and_does_not_reload() {
     assert!(html.contains("games.jsonl line 7: not a game record"), "the bad line is named");
     assert_eq!(html.matches("<li class=\"game\"").count(), 7);
     assert!(html.contains("w &lt;1&gt;"), "warnings are shown, escaped");
-    assert!(html.contains("<svg class=\"plot\"") && html.contains(">games played</text>"));
+    assert!(html.contains("<img class=\"plot\" src=\"data:image/svg+xml;base64,"), "the LLR plot");
+    assert!(html.contains("alt=\"LLR against games played: A&lt;script&gt; vs B "), "its numbers");
     assert!(!d.join("report.html.tmp").exists());
 }
 

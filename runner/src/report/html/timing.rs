@@ -4,9 +4,11 @@
 
 use std::collections::BTreeMap;
 
+use maud::{Markup, html};
+
 use super::digest::Digest;
-use super::escape::{esc, num, table};
 use super::input::RunFiles;
+use super::text::{num, table};
 use crate::store::GameRecord;
 
 /// (whether White moved, time in ms) of each engine move of a game; book moves are skipped.
@@ -32,64 +34,59 @@ pub fn clock_left(files: &RunFiles) -> BTreeMap<String, (u64, f64, u64)> {
 }
 
 /// The section.
-pub fn section(files: &RunFiles, digest: &Digest) -> String {
-    let per = &digest.times;
-    let mut s = String::from("<section id=\"time\"><h2>Time use</h2>");
-    if per.is_empty() {
-        s.push_str("<p>No moves recorded yet.</p>");
-    } else {
-        let rows: Vec<Vec<String>> = per
-            .iter()
-            .map(|(e, (n, sum, max))| {
-                vec![esc(e), n.to_string(), num(Some(sum / *n as f64), 2), num(Some(*max), 1)]
-            })
-            .collect();
-        s.push_str(&table(
-            "sortable",
-            &["engine", "moves", "mean ms per move", "longest move ms"],
-            &rows,
-        ));
-    }
-    let left = &digest.clock;
-    if !left.is_empty() {
-        let rows: Vec<Vec<String>> = left
-            .iter()
-            .map(|(e, (n, sum, min))| {
-                vec![
-                    esc(e),
-                    n.to_string(),
-                    num(Some(sum / *n as f64 / 1000.0), 2),
-                    num(Some(*min as f64 / 1000.0), 2),
-                ]
-            })
-            .collect();
-        s.push_str("<h3>Clock left at the end of a game</h3>");
-        s.push_str(&table("sortable", &["engine", "games", "mean s left", "least s left"], &rows));
-    }
-    let o = files.run_summary().and_then(|s| s.runner_overhead.as_ref());
-    match o {
-        Some(o) => {
-            let count = |v: Option<u64>| v.map_or("n/a".to_string(), |v| v.to_string());
-            let facts = [
-                ("bestmove→go turnaround mean (µs)", num(o.turnaround_us_mean, 0)),
-                ("turnaround p99 (µs)", count(o.turnaround_us_p99)),
-                ("turnaround max (µs)", count(o.turnaround_us_max)),
-                ("runner CPU per game (ms)", num(o.runner_cpu_per_game_ms, 2)),
-                ("runner CPU per move (µs)", num(o.runner_cpu_per_move_us, 1)),
-                ("runner CPU / engines' CPU (%)", num(o.runner_cpu_share.map(|x| x * 100.0), 2)),
-                (
-                    "measured minus reported time per move (ms)",
-                    num(o.measured_minus_reported_ms_mean, 3),
-                ),
-            ];
-            s.push_str(&super::plan::facts_list(&facts));
-        }
-        None => {
-            s.push_str("<p>Runner overhead and turnaround: n/a (summary.json has none yet).</p>")
+pub fn section(files: &RunFiles, digest: &Digest) -> Markup {
+    let moves: Vec<Vec<String>> = digest
+        .times
+        .iter()
+        .map(|(e, (n, sum, max))| {
+            vec![e.clone(), n.to_string(), num(Some(sum / *n as f64), 2), num(Some(*max), 1)]
+        })
+        .collect();
+    let left: Vec<Vec<String>> = digest
+        .clock
+        .iter()
+        .map(|(e, (n, sum, min))| {
+            vec![
+                e.clone(),
+                n.to_string(),
+                num(Some(sum / *n as f64 / 1000.0), 2),
+                num(Some(*min as f64 / 1000.0), 2),
+            ]
+        })
+        .collect();
+    let overhead = files.run_summary().and_then(|s| s.runner_overhead.as_ref());
+    html! {
+        section #time {
+            h2 { "Time use" }
+            @if moves.is_empty() {
+                p { "No moves recorded yet." }
+            } @else {
+                (table("sortable", &["engine", "moves", "mean ms per move", "longest move ms"], &moves))
+            }
+            @if !left.is_empty() {
+                h3 { "Clock left at the end of a game" }
+                (table("sortable", &["engine", "games", "mean s left", "least s left"], &left))
+            }
+            @match overhead {
+                Some(o) => (super::plan::facts_list(&overhead_facts(o))),
+                None => p { "Runner overhead and turnaround: n/a (summary.json has none yet)." },
+            }
         }
     }
-    s.push_str("</section>");
-    s
+}
+
+/// The runner's turnaround and CPU figures of summary.json.
+fn overhead_facts(o: &crate::store::formats::run::OverheadReport) -> Vec<(&'static str, String)> {
+    let count = |v: Option<u64>| v.map_or("n/a".to_string(), |v| v.to_string());
+    vec![
+        ("bestmove→go turnaround mean (µs)", num(o.turnaround_us_mean, 0)),
+        ("turnaround p99 (µs)", count(o.turnaround_us_p99)),
+        ("turnaround max (µs)", count(o.turnaround_us_max)),
+        ("runner CPU per game (ms)", num(o.runner_cpu_per_game_ms, 2)),
+        ("runner CPU per move (µs)", num(o.runner_cpu_per_move_us, 1)),
+        ("runner CPU / engines' CPU (%)", num(o.runner_cpu_share.map(|x| x * 100.0), 2)),
+        ("measured minus reported time per move (ms)", num(o.measured_minus_reported_ms_mean, 3)),
+    ]
 }
 
 #[cfg(test)]

@@ -2,11 +2,12 @@
 //! completed, gathered from games.jsonl in file order ([`super::digest`]) with the `stats` crate's SPRT (the same
 //! `stats::sprt` on the same pentanomial counts that summary.json's `sprt` block comes from).
 
+use maud::{Markup, html};
 use stats::{Counts, SprtSpec};
 
+use super::charts::{Labels, Level, line_plot};
 use super::digest::Digest;
-use super::escape::num;
-use super::svg::{Level, line_plot};
+use super::text::num;
 
 /// Pairings beyond this many are not drawn (the table has them all).
 const MAX_SERIES: usize = 12;
@@ -22,25 +23,13 @@ pub fn value(penta: &stats::Penta, sprt: Option<SprtSpec>) -> Option<f64> {
 }
 
 /// The section: the plot, or a line saying why there is none.
-pub fn section(digest: &Digest) -> String {
+pub fn section(digest: &Digest) -> Markup {
     let sprt = digest.sprt();
     let series = digest.trace();
     let (title, what) = match sprt {
         Some(_) => ("LLR against games played", "LLR"),
         None => ("Elo estimate against games played", "Elo"),
     };
-    let mut s = format!("<section id=\"trace\"><h2>{title}</h2>");
-    if series.is_empty() {
-        s.push_str("<p>No game pair has completed yet.</p></section>");
-        return s;
-    }
-    if series.len() > MAX_SERIES {
-        s.push_str(&format!(
-            "<p>{} pairings: too many lines to draw; the table above has each one.</p></section>",
-            series.len()
-        ));
-        return s;
-    }
     let levels: Vec<Level> = match sprt {
         Some(spec) => vec![
             Level {
@@ -54,13 +43,23 @@ pub fn section(digest: &Digest) -> String {
         ],
         None => vec![Level { label: "0 Elo".into(), y: 0.0 }],
     };
-    s.push_str(&line_plot(title, "games played", what, &series, &levels));
     let note = match sprt {
         Some(_) => {
             "The LLR after each complete game pair (pentanomial counts); dashed lines: the SPRT bounds."
         }
         None => "Logistic Elo of the score after each complete game pair (clamped to about ±1200).",
     };
-    s.push_str(&format!("<p class=\"note\">{note}</p></section>"));
-    s
+    html! {
+        section #trace {
+            h2 { (title) }
+            @if series.is_empty() {
+                p { "No game pair has completed yet." }
+            } @else if series.len() > MAX_SERIES {
+                p { (series.len()) " pairings: too many lines to draw; the table above has each one." }
+            } @else {
+                (line_plot(&Labels { title, x: "games played", y: what }, &series, &levels))
+                p.note { (note) }
+            }
+        }
+    }
 }

@@ -234,19 +234,16 @@ pub async fn act(
 
 /// The run page's actions section for the viewer of `headers` (None: not a fleet run, or no
 /// database): a login link for anonymous viewers, else the forms the viewer's rights allow.
-pub async fn actions(app: &App, headers: &HeaderMap, id: &str) -> Option<String> {
+pub async fn actions(app: &App, headers: &HeaderMap, id: &str) -> Option<Markup> {
     let run = fleet_id(id)?;
     app.pool.as_ref()?;
     let caller = page_caller(app, headers).await;
     let Principal::User { name, .. } = &caller.who else {
-        return Some(
-            html! {
-                section #actions {
-                    p { a href="/login" { "Log in" } " to approve, cancel or change this run." }
-                }
+        return Some(html! {
+            section #actions {
+                p { a href="/login" { "Log in" } " to approve, cancel or change this run." }
             }
-            .into_string(),
-        );
+        });
     };
     let db = client(app).await.ok()?;
     let facts = people::run_facts(&db, run).await.ok()??;
@@ -266,58 +263,55 @@ pub async fn actions(app: &App, headers: &HeaderMap, id: &str) -> Option<String>
         },
         false => None,
     };
-    Some(
-        html! {
-            section #actions {
-                h2 { "Actions" }
-                p { "Logged in as " strong { (name) } " (run of " (facts.owner) ", " (facts.state.as_str()) ")." }
-                @if approvable {
-                    @if let Some(w) = &what_runs { pre #what-runs { (w) } }
-                    form #approve method="post" action=(url("approve")) {
-                        input type="hidden" name="csrf" value=(csrf);
-                        button type="submit" { "Approve" }
-                    }
-                }
-                @if open && may(Action::Cancel) {
-                    form #cancel method="post" action=(url("cancel")) {
-                        input type="hidden" name="csrf" value=(csrf);
-                        button type="submit" { "Cancel the run" }
-                    }
-                }
-                @if modifiable && may(Action::Modify) {
-                    form #modify method="post" action=(url("modify")) {
-                        input type="hidden" name="csrf" value=(csrf);
-                        label { "Priority " input type="number" name="priority" min="-1000" max=(if may(Action::RaisePriority) { 1000 } else { 0 }); }
-                        " "
-                        label { "Throughput " input type="number" name="throughput" min="1" max="1000"; }
-                        @if !facts.tune {
-                            " "
-                            label { "Games " input type="number" name="games" min="2"; }
-                        }
-                        " "
-                        button type="submit" { "Change" }
-                    }
-                }
-                @if !keys.is_empty() && may(Action::Purge) {
-                    form #purge method="post" action=(url("purge")) {
-                        input type="hidden" name="csrf" value=(csrf);
-                        label { "Take back the pairs of worker key "
-                            select name="worker" {
-                                @for k in &keys { option value=(k) { (k) } }
-                            }
-                        }
-                        " "
-                        button type="submit" { "Purge" }
-                    }
-                }
-                form #logout method="post" action="/logout" {
+    Some(html! {
+        section #actions {
+            h2 { "Actions" }
+            p { "Logged in as " strong { (name) } " (run of " (facts.owner) ", " (facts.state.as_str()) ")." }
+            @if approvable {
+                @if let Some(w) = &what_runs { pre #what-runs { (w) } }
+                form #approve method="post" action=(url("approve")) {
                     input type="hidden" name="csrf" value=(csrf);
-                    button type="submit" { "Log out" }
+                    button type="submit" { "Approve" }
                 }
             }
+            @if open && may(Action::Cancel) {
+                form #cancel method="post" action=(url("cancel")) {
+                    input type="hidden" name="csrf" value=(csrf);
+                    button type="submit" { "Cancel the run" }
+                }
+            }
+            @if modifiable && may(Action::Modify) {
+                form #modify method="post" action=(url("modify")) {
+                    input type="hidden" name="csrf" value=(csrf);
+                    label { "Priority " input type="number" name="priority" min="-1000" max=(if may(Action::RaisePriority) { 1000 } else { 0 }); }
+                    " "
+                    label { "Throughput " input type="number" name="throughput" min="1" max="1000"; }
+                    @if !facts.tune {
+                        " "
+                        label { "Games " input type="number" name="games" min="2"; }
+                    }
+                    " "
+                    button type="submit" { "Change" }
+                }
+            }
+            @if !keys.is_empty() && may(Action::Purge) {
+                form #purge method="post" action=(url("purge")) {
+                    input type="hidden" name="csrf" value=(csrf);
+                    label { "Take back the pairs of worker key "
+                        select name="worker" {
+                            @for k in &keys { option value=(k) { (k) } }
+                        }
+                    }
+                    " "
+                    button type="submit" { "Purge" }
+                }
+            }
+            form #logout method="post" action="/logout" {
+                input type="hidden" name="csrf" value=(csrf);
+                button type="submit" { "Log out" }
+            }
         }
-        .into_string(),
-    )
+    })
 }
 
 /// `GET /audit`: the audit log's newest 200 entries (approvers).
