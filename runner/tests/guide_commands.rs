@@ -51,10 +51,12 @@ fn mirror(from: &Path, to: &Path) {
     }
 }
 
+/// A binary the commands need, beside the runner, or a failure naming it and how to build it.
 fn built(path: PathBuf, what: &str) -> PathBuf {
     assert!(
         path.is_file(),
-        "{what} not found at {} (build the workspace: cargo test --workspace --no-run)",
+        "{what} not found at {}: build the workspace (cargo test --workspace --no-run, or \
+         cargo build -p engine -p e2e) before this test",
         path.display()
     );
     path
@@ -70,16 +72,11 @@ fn link(target: &Path, link: &Path) {
 fn the_guides_short_commands_run_as_shown() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf();
     let runner = PathBuf::from(env!("CARGO_BIN_EXE_runner"));
-    // The runner plays the bundled engine found beside itself; e2e builds it (a no-op when
-    // `cargo test --workspace` already has) in the runner's folder.
-    let engine = built(e2e::engine_bin(), "the bundled engine");
-    let beside = runner.with_file_name("engine");
-    assert!(
-        beside.is_file(),
-        "the bundled engine is not beside the runner at {} (cargo test --workspace --no-run builds it)",
-        beside.display()
-    );
-    let badengine = built(e2e::badengine_bin(), "badengine (the e2e crate's test engine)");
+    // The runner plays the bundled engine found beside itself: `cargo test --workspace` builds
+    // it there (the engine crate's binary), and badengine (the e2e crate's) with it.
+    let bins = runner.parent().expect("the runner's folder").to_path_buf();
+    let engine = built(bins.join("engine"), "the bundled engine (the engine crate's binary)");
+    let badengine = built(bins.join("badengine"), "badengine (the e2e crate's test engine)");
     let ls = ["/bin/ls", "/usr/bin/ls"]
         .iter()
         .map(PathBuf::from)
