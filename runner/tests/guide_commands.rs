@@ -42,7 +42,8 @@ const MIRRORED: &[&str] = &["openings", "configs", "tests/data"];
 
 fn mirror(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap_or_else(|e| panic!("creating {}: {e}", to.display()));
-    let entries = std::fs::read_dir(from).unwrap_or_else(|e| panic!("reading {}: {e}", from.display()));
+    let entries =
+        std::fs::read_dir(from).unwrap_or_else(|e| panic!("reading {}: {e}", from.display()));
     for entry in entries {
         let entry = entry.expect("directory entry");
         let link = to.join(entry.file_name());
@@ -70,7 +71,8 @@ fn link(target: &Path, link: &Path) {
 
 #[test]
 fn the_guides_short_commands_run_as_shown() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf();
+    let root =
+        Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf();
     let runner = PathBuf::from(env!("CARGO_BIN_EXE_runner"));
     // The runner plays the bundled engine found beside itself: `cargo test --workspace` builds
     // it there (the engine crate's binary), and badengine (the e2e crate's) with it.
