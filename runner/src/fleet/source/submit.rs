@@ -12,6 +12,7 @@ use super::build::{BuildBox, extract, fresh_dir, run_build};
 use super::{SourceIdentity, is_source_spec, parse_source_spec};
 use crate::fleet::artifacts::MAX_SIZE;
 use crate::fleet::artifacts::cache::sha256_file;
+use crate::play::orphans::output_own;
 
 /// Longest wait for the submitter's build.
 pub const SUBMIT_BUILD_TIMEOUT: Duration = Duration::from_secs(3600);
@@ -39,12 +40,7 @@ impl Drop for PreparedSource {
 
 /// `git ARGS` in `dir`: its stdout, trimmed; `Err` names the command and git's last line.
 fn git(dir: &Path, args: &[&str]) -> Result<String> {
-    let o = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
+    let o = output_own(Command::new("git").arg("-C").arg(dir).args(args).stdin(Stdio::null()))
         .context("cannot run git")?;
     if !o.status.success() {
         let err = String::from_utf8_lossy(&o.stderr);
@@ -121,12 +117,13 @@ fn prepare_one(a: super::SourceArgs) -> Result<PreparedSource> {
         local.to_path_buf()
     } else {
         let to = dir.join("repo.git");
-        let o = Command::new("git")
-            .args(["clone", "--quiet", "--bare", "--", &a.src])
-            .arg(&to)
-            .stdin(Stdio::null())
-            .output()
-            .context("cannot run git")?;
+        let o = output_own(
+            Command::new("git")
+                .args(["clone", "--quiet", "--bare", "--", &a.src])
+                .arg(&to)
+                .stdin(Stdio::null()),
+        )
+        .context("cannot run git")?;
         if !o.status.success() {
             let err = String::from_utf8_lossy(&o.stderr);
             bail!("cannot clone {}: {}", a.src, err.lines().last().unwrap_or("").trim());
