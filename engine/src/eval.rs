@@ -192,6 +192,7 @@ pub fn phase(board: &Board) -> i32 {
 }
 
 /// Evaluation terms for one side (white's point of view for `color` = white).
+// One function on purpose: an evaluation's terms read as one list (the field's habit).
 fn side_terms(board: &Board, color: Color, t: &Tables) -> S {
     let mut s = S::default();
     let them = !color;

@@ -844,6 +844,7 @@ impl Searcher {
         out
     }
 
+    // One function on purpose: alpha-beta reads as one algorithm (the field's habit).
     fn negamax(
         &mut self,
         board: &Board,

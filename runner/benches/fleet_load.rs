@@ -38,6 +38,7 @@
 //! The client (this process) and the server share the machine: on a small machine the figures
 //! include the client's own CPU (JSON, the worker's SPRT look at the counts, 500 tasks).
 
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -102,21 +103,38 @@ fn usage() -> ! {
     std::process::exit(2)
 }
 
+impl Default for Opts {
+    fn default() -> Opts {
+        Opts {
+            workers: vec![10, 100, 500],
+            runs: vec![1],
+            shares: false,
+            seconds: 20.0,
+            pairs: None,
+            max_connections: 100,
+            via: Via::Direct,
+            pool: 20,
+            heartbeat: 3.0,
+            statements: false,
+            play_ms: 0.0,
+            prepared: None,
+        }
+    }
+}
+
+/// A list of counts above zero (`10,100,500`), the value of `flag`; usage when it is not one.
+fn counts(flag: &str, v: &str) -> Vec<usize> {
+    v.split(',')
+        .map(|s| s.trim().parse().ok().filter(|&n: &usize| n > 0))
+        .collect::<Option<Vec<_>>>()
+        .unwrap_or_else(|| {
+            eprintln!("{flag}: `{v}` is not valid");
+            usage()
+        })
+}
+
 fn parse_args() -> Opts {
-    let mut o = Opts {
-        workers: vec![10, 100, 500],
-        runs: vec![1],
-        shares: false,
-        seconds: 20.0,
-        pairs: None,
-        max_connections: 100,
-        via: Via::Direct,
-        pool: 20,
-        heartbeat: 3.0,
-        statements: false,
-        play_ms: 0.0,
-        prepared: None,
-    };
+    let mut o = Opts::default();
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         // `cargo bench` adds `--bench` to every harness = false bench.
@@ -134,22 +152,8 @@ fn parse_args() -> Opts {
             usage()
         };
         match a.as_str() {
-            "--workers" => {
-                let v = value();
-                o.workers = v
-                    .split(',')
-                    .map(|s| s.trim().parse().ok().filter(|&n: &usize| n > 0))
-                    .collect::<Option<Vec<_>>>()
-                    .unwrap_or_else(|| bad("--workers", &v));
-            }
-            "--runs" => {
-                let v = value();
-                o.runs = v
-                    .split(',')
-                    .map(|s| s.trim().parse().ok().filter(|&n: &usize| n > 0))
-                    .collect::<Option<Vec<_>>>()
-                    .unwrap_or_else(|| bad("--runs", &v));
-            }
+            "--workers" => o.workers = counts("--workers", &value()),
+            "--runs" => o.runs = counts("--runs", &value()),
             "--shares" => o.shares = true,
             "--seconds" => {
                 let v = value();
@@ -314,6 +318,11 @@ fn record(t: &Value, c: &queue::Claim, game: u8, first_score: GameScore) -> Valu
     r
 }
 
+/// The report of claimed pair `c` with its two game records.
+fn pair_report<'a>(c: &queue::Claim, records: [&'a Value; 2]) -> PairReport<'a> {
+    PairReport { run_id: c.run_id, pairing: c.pairing, pair: c.pair, token: c.token, records }
+}
+
 struct Shared {
     url: String,
     /// The worker key every synthetic worker registers under.
@@ -332,38 +341,9 @@ async fn worker(
     mut go: tokio::sync::watch::Receiver<Option<(Instant, Instant)>>,
 ) -> WorkerOut {
     let mut out = WorkerOut::default();
-    let target = parse_target(&sh.url).expect("the bench's connection string parses");
-    // Like a worker, retry a refused connection a few times with backoff (500 workers
-    // connecting in the same instant overflow a listen queue).
-    let mut attempt = 0;
-    let db = loop {
-        match target.connect().await {
-            Ok(c) => match queue::Conn::open(c, sh.prepared).await {
-                Ok(c) => break c,
-                Err(e) => {
-                    out.connect_error = Some(format!("{e:#}"));
-                    let _ = ready.send(false).await;
-                    return out;
-                }
-            },
-            Err(e) if attempt == 4 => {
-                out.connect_error = Some(format!("{e:#}"));
-                let _ = ready.send(false).await;
-                return out;
-            }
-            Err(_) => {
-                attempt += 1;
-                tokio::time::sleep(Duration::from_millis(200 * attempt)).await;
-            }
-        }
-    };
-    let wid = match queue::register_worker(&db, Some(&sh.key), "bench", i as i32, 1, LEASE).await {
-        Ok(w) => w,
-        Err(e) => {
-            out.connect_error = Some(format!("{e:#}"));
-            let _ = ready.send(false).await;
-            return out;
-        }
+    let Some((db, wid)) = connect_and_register(i, &sh, &mut out).await else {
+        let _ = ready.send(false).await;
+        return out;
     };
     let _ = ready.send(true).await;
     let (start, deadline) = loop {
@@ -426,49 +406,98 @@ async fn worker(
             let ms = sh.play_ms * rng.random_range(0.5..1.5);
             tokio::time::sleep(Duration::from_secs_f64(ms / 1000.0)).await;
         }
-        let scores = draw_pair(&mut rng);
-        let n = sh.templates.len();
-        let g0 = record(&sh.templates[rng.random_range(0..n)], &c, 0, scores[0]);
-        let g1 = record(&sh.templates[rng.random_range(0..n)], &c, 1, scores[1]);
-        out.record_bytes += (g0.to_string().len() + g1.to_string().len()) as u64;
-        let r = PairReport {
-            run_id: c.run_id,
-            pairing: c.pairing,
-            pair: c.pair,
-            token: c.token,
-            records: [&g0, &g1],
-        };
-        let t = Instant::now();
-        match queue::report(&db, &wid, &r, judge.needs_all()).await {
-            Ok(Reported::Stored { counts, open }) => {
-                out.report.push(t.elapsed());
-                out.stored += 1;
-                // As a worker does: ask the database for a decision when one may be due.
-                if judge.may_stop(&counts) || !open {
-                    let t = Instant::now();
-                    match queue::settle(&db, &wid, c.run_id).await {
-                        Ok(s) => {
-                            out.settle.push(t.elapsed());
-                            if s.state != "active" || !s.stops.is_empty() {
-                                out.decided = true;
-                            }
-                        }
-                        Err(e) => {
-                            out.errors.push(format!("settle: {e:#}"));
-                            break;
-                        }
-                    }
-                }
-            }
-            Ok(Reported::Refused(why)) => out.refused.push(why),
-            Err(e) => {
-                out.errors.push(format!("report: {e:#}"));
-                break;
-            }
+        if report_pair(&db, &wid, &sh, &judge, &c, &mut rng, &mut out).await.is_break() {
+            break;
         }
     }
     let _ = queue::worker_stopped(&db, &wid).await;
     out
+}
+
+/// Connects as a worker does, retrying a refused connection a few times with backoff (500
+/// workers connecting in the same instant overflow a listen queue), and registers worker `i`;
+/// `None` when it cannot (the error in `out`).
+async fn connect_and_register(
+    i: usize,
+    sh: &Shared,
+    out: &mut WorkerOut,
+) -> Option<(queue::Conn, queue::WorkerId)> {
+    let target = parse_target(&sh.url).expect("the bench's connection string parses");
+    let mut attempt = 0;
+    let db = loop {
+        match target.connect().await {
+            Ok(c) => match queue::Conn::open(c, sh.prepared).await {
+                Ok(c) => break c,
+                Err(e) => {
+                    out.connect_error = Some(format!("{e:#}"));
+                    return None;
+                }
+            },
+            Err(e) if attempt == 4 => {
+                out.connect_error = Some(format!("{e:#}"));
+                return None;
+            }
+            Err(_) => {
+                attempt += 1;
+                tokio::time::sleep(Duration::from_millis(200 * attempt)).await;
+            }
+        }
+    };
+    match queue::register_worker(&db, Some(&sh.key), "bench", i as i32, 1, LEASE).await {
+        Ok(w) => Some((db, w)),
+        Err(e) => {
+            out.connect_error = Some(format!("{e:#}"));
+            None
+        }
+    }
+}
+
+/// Draws the two games of claimed pair `c`, reports them and, as a worker does, asks the
+/// database for a decision when one may be due. `Break`: the worker stops (the error in `out`).
+async fn report_pair(
+    db: &queue::Conn,
+    wid: &queue::WorkerId,
+    sh: &Shared,
+    judge: &RunJudge,
+    c: &queue::Claim,
+    rng: &mut ChaCha8Rng,
+    out: &mut WorkerOut,
+) -> ControlFlow<()> {
+    let scores = draw_pair(rng);
+    let n = sh.templates.len();
+    let g0 = record(&sh.templates[rng.random_range(0..n)], c, 0, scores[0]);
+    let g1 = record(&sh.templates[rng.random_range(0..n)], c, 1, scores[1]);
+    out.record_bytes += (g0.to_string().len() + g1.to_string().len()) as u64;
+    let r = pair_report(c, [&g0, &g1]);
+    let t = Instant::now();
+    match queue::report(db, wid, &r, judge.needs_all()).await {
+        Ok(Reported::Stored { counts, open }) => {
+            out.report.push(t.elapsed());
+            out.stored += 1;
+            // As a worker does: ask the database for a decision when one may be due.
+            if judge.may_stop(&counts) || !open {
+                let t = Instant::now();
+                match queue::settle(db, wid, c.run_id).await {
+                    Ok(s) => {
+                        out.settle.push(t.elapsed());
+                        if s.state != "active" || !s.stops.is_empty() {
+                            out.decided = true;
+                        }
+                    }
+                    Err(e) => {
+                        out.errors.push(format!("settle: {e:#}"));
+                        return ControlFlow::Break(());
+                    }
+                }
+            }
+        }
+        Ok(Reported::Refused(why)) => out.refused.push(why),
+        Err(e) => {
+            out.errors.push(format!("report: {e:#}"));
+            return ControlFlow::Break(());
+        }
+    }
+    ControlFlow::Continue(())
 }
 
 /// CPU seconds (user + system) of the PostgreSQL server: the postmaster and its children
@@ -633,6 +662,104 @@ struct Row {
 }
 
 async fn one(o: &Opts, n: usize, n_runs: usize) -> Row {
+    let pg = start_server(o, n);
+    let mut admin = parse_target(&pg.url()).unwrap().connect().await.expect("connect");
+    schema::init(&mut admin).await.expect("schema::init");
+    // The workers register under a key an approver issued, as a fleet's workers do.
+    let key = queue::key_add(&admin, "bench").await.expect("key_add");
+    let spec = stats::SprtSpec::parse(SPRT).expect("the bench's SPRT parses");
+    let judge = judge_config(Some(&spec), None, 1, None);
+    let runs = submit_runs(&admin, o, n_runs, &judge).await;
+    let run = runs[0];
+    pg.psql("VACUUM ANALYZE");
+    let bouncer = (o.via == Via::Pgbouncer).then(|| Bouncer::start(&pg, o.pool));
+    let url = bouncer.as_ref().map_or_else(|| pg.url(), Bouncer::url);
+    let sh = Arc::new(Shared {
+        url,
+        key,
+        spec,
+        templates: templates(&mut ChaCha8Rng::seed_from_u64(7)),
+        heartbeat: Duration::from_secs_f64(o.heartbeat),
+        play_ms: o.play_ms,
+        prepared: o.prepared.unwrap_or(o.via == Via::Direct),
+    });
+    let (ready_tx, mut ready_rx) = tokio::sync::mpsc::channel(n);
+    let (go_tx, go_rx) = tokio::sync::watch::channel(None);
+    let tasks = client_threads(n, &sh, &ready_tx, &go_rx);
+    drop(ready_tx);
+    let mut connected = 0;
+    for _ in 0..n {
+        if ready_rx.recv().await == Some(true) {
+            connected += 1;
+        }
+    }
+    let bouncer_cpu = || bouncer.as_ref().map_or(0.0, Bouncer::cpu);
+    let (cpu_server0, cpu_client0, cpu_bouncer0) = (server_cpu(&pg), client_cpu(), bouncer_cpu());
+    let start = Instant::now();
+    let deadline = start + Duration::from_secs_f64(o.seconds);
+    let _ = go_tx.send(Some((start, deadline)));
+    tokio::time::sleep_until(deadline.into()).await;
+    let cpu =
+        (server_cpu(&pg) - cpu_server0, client_cpu() - cpu_client0, bouncer_cpu() - cpu_bouncer0);
+    let mut outs = Vec::new();
+    for t in tasks {
+        let o = tokio::task::spawn_blocking(move || t.join()).await.expect("join");
+        outs.extend(o.expect("a client thread panicked"));
+    }
+    let secs = start.elapsed().as_secs_f64();
+    let mut notes = worker_notes(&outs, n_runs);
+    let settle: Vec<Duration> = outs.iter().flat_map(|w| w.settle.clone()).collect();
+    let stored: u64 = outs.iter().map(|w| w.stored).sum();
+    let bytes: u64 = outs.iter().map(|w| w.record_bytes).sum();
+    if stored > 0 {
+        notes.push(format!("mean game record {} bytes", bytes / (2 * stored)));
+    }
+    let mut claim: Vec<Duration> = outs.iter().flat_map(|w| w.claim.clone()).collect();
+    let mut report: Vec<Duration> = outs.iter().flat_map(|w| w.report.clone()).collect();
+    let mut hb: Vec<Duration> = outs.iter().flat_map(|w| w.heartbeat.clone()).collect();
+    let hb_total: f64 = hb.iter().map(Duration::as_secs_f64).sum::<f64>() * 1000.0;
+    let settle_total: f64 = settle.iter().map(Duration::as_secs_f64).sum::<f64>() * 1000.0;
+    notes.push(cpu_note(cpu, stored));
+    let overhead_ms = if stored > 0 {
+        mean_ms(&claim) + mean_ms(&report) + (hb_total + settle_total) / stored as f64
+    } else {
+        f64::NAN
+    };
+
+    // The database's own account, checked after every worker stopped.
+    let claimed_twice = claimed_twice(&outs);
+    // Every run of the database is the bench's: `$RUN` stands for all of them.
+    let all_runs = runs.iter().map(|r| r.to_string()).collect::<Vec<_>>().join(", ");
+    let (lost, doubled, tallies_ok) =
+        database_account(&pg, &all_runs, stored, claimed_twice, &mut notes);
+    decision_cost(&admin, &sh.key, run, &mut notes).await;
+    if o.statements {
+        print_server_statements(&pg, n);
+    }
+    runs_notes(&pg, n_runs, &all_runs, &mut notes);
+    drop(bouncer);
+    drop(admin);
+    drop(pg);
+    Row {
+        workers: n,
+        runs: n_runs,
+        connected,
+        reports_per_s: stored as f64 / secs,
+        claim: (pct(&mut claim, 0.5), pct(&mut claim, 0.99)),
+        report: (pct(&mut report, 0.5), pct(&mut report, 0.99)),
+        heartbeat: (pct(&mut hb, 0.5), pct(&mut hb, 0.99)),
+        overhead_ms,
+        lost,
+        doubled,
+        tallies_ok,
+        notes,
+    }
+}
+
+/// A fresh PostgreSQL for a test of `n` workers, configured (`--max-connections`, and with
+/// `--statements` the statistics of statements and functions) and restarted; its settings
+/// printed.
+fn start_server(o: &Opts, n: usize) -> TempPg {
     let mut pg = TempPg::start("load");
     pg.psql(&format!("ALTER SYSTEM SET max_connections = {}", o.max_connections));
     if o.statements {
@@ -657,39 +784,20 @@ async fn one(o: &Opts, n: usize, n_runs: usize) -> Row {
          'shared_buffers', 'server_version', 'superuser_reserved_connections')",
     );
     eprintln!("[{n} workers] server: {settings}");
-    let mut admin = parse_target(&pg.url()).unwrap().connect().await.expect("connect");
-    schema::init(&mut admin).await.expect("schema::init");
-    // The workers register under a key an approver issued, as a fleet's workers do.
-    let key = queue::key_add(&admin, "bench").await.expect("key_add");
-    let spec = stats::SprtSpec::parse(SPRT).expect("the bench's SPRT parses");
-    let judge = judge_config(Some(&spec), None, 1, None);
-    let pairs = o.pairs.unwrap_or((2000.0 * o.seconds) as usize + 10_000);
-    // Each run gets its part of the pairs, and enough not to run dry when claims favour it.
-    let per_run = pairs / n_runs + 1000;
-    let jobs: Vec<(i32, i32, i32)> = (0..per_run as i32).map(|p| (0, p, p % 500)).collect();
-    let mut runs = Vec::new();
-    for _ in 0..n_runs {
-        runs.push(submit(&admin, &judge, &jobs).await);
-    }
-    let run = runs[0];
-    pg.psql("VACUUM ANALYZE");
-    let bouncer = (o.via == Via::Pgbouncer).then(|| Bouncer::start(&pg, o.pool));
-    let url = bouncer.as_ref().map_or_else(|| pg.url(), Bouncer::url);
-    let sh = Arc::new(Shared {
-        url,
-        key,
-        spec,
-        templates: templates(&mut ChaCha8Rng::seed_from_u64(7)),
-        heartbeat: Duration::from_secs_f64(o.heartbeat),
-        play_ms: o.play_ms,
-        prepared: o.prepared.unwrap_or(o.via == Via::Direct),
-    });
-    let (ready_tx, mut ready_rx) = tokio::sync::mpsc::channel(n);
-    let (go_tx, go_rx) = tokio::sync::watch::channel(None);
-    // Each client thread runs its share of the workers on a single-threaded runtime, one thread
-    // per core (as a worker process runs its games on its own runtime).
+    pg
+}
+
+/// Each client thread runs its share of the `n` workers on a single-threaded runtime, one
+/// thread per core (as a worker process runs its games on its own runtime); each returns its
+/// workers' measures.
+fn client_threads(
+    n: usize,
+    sh: &Arc<Shared>,
+    ready_tx: &tokio::sync::mpsc::Sender<bool>,
+    go_rx: &tokio::sync::watch::Receiver<Option<(Instant, Instant)>>,
+) -> Vec<std::thread::JoinHandle<Vec<WorkerOut>>> {
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(n);
-    let tasks: Vec<_> = (0..threads)
+    (0..threads)
         .map(|t| {
             let (sh, ready_tx, go_rx) = (sh.clone(), ready_tx.clone(), go_rx.clone());
             std::thread::spawn(move || {
@@ -718,28 +826,12 @@ async fn one(o: &Opts, n: usize, n_runs: usize) -> Row {
                 })
             })
         })
-        .collect();
-    drop(ready_tx);
-    let mut connected = 0;
-    for _ in 0..n {
-        if ready_rx.recv().await == Some(true) {
-            connected += 1;
-        }
-    }
-    let bouncer_cpu = || bouncer.as_ref().map_or(0.0, Bouncer::cpu);
-    let (cpu_server0, cpu_client0, cpu_bouncer0) = (server_cpu(&pg), client_cpu(), bouncer_cpu());
-    let start = Instant::now();
-    let deadline = start + Duration::from_secs_f64(o.seconds);
-    let _ = go_tx.send(Some((start, deadline)));
-    tokio::time::sleep_until(deadline.into()).await;
-    let cpu =
-        (server_cpu(&pg) - cpu_server0, client_cpu() - cpu_client0, bouncer_cpu() - cpu_bouncer0);
-    let mut outs = Vec::new();
-    for t in tasks {
-        let o = tokio::task::spawn_blocking(move || t.join()).await.expect("join");
-        outs.extend(o.expect("a client thread panicked"));
-    }
-    let secs = start.elapsed().as_secs_f64();
+        .collect()
+}
+
+/// The notes on what the workers met: connection errors, errors, refusals, settle calls, lost
+/// leases, a run that ran dry or was decided (`n_runs` runs).
+fn worker_notes(outs: &[WorkerOut], n_runs: usize) -> Vec<String> {
     let mut notes = Vec::new();
     let conn_errors: Vec<&String> = outs.iter().filter_map(|w| w.connect_error.as_ref()).collect();
     if let Some(e) = conn_errors.first() {
@@ -776,42 +868,19 @@ async fn one(o: &Opts, n: usize, n_runs: usize) -> Row {
             notes.push("runs ended during the test; the workers went on with the others".into());
         }
     }
-    let stored: u64 = outs.iter().map(|w| w.stored).sum();
-    let bytes: u64 = outs.iter().map(|w| w.record_bytes).sum();
-    if stored > 0 {
-        notes.push(format!("mean game record {} bytes", bytes / (2 * stored)));
-    }
-    let mut claim: Vec<Duration> = outs.iter().flat_map(|w| w.claim.clone()).collect();
-    let mut report: Vec<Duration> = outs.iter().flat_map(|w| w.report.clone()).collect();
-    let mut hb: Vec<Duration> = outs.iter().flat_map(|w| w.heartbeat.clone()).collect();
-    let hb_total: f64 = hb.iter().map(Duration::as_secs_f64).sum::<f64>() * 1000.0;
-    let settle_total: f64 = settle.iter().map(Duration::as_secs_f64).sum::<f64>() * 1000.0;
-    notes.push(format!(
-        "CPU per report: server {:.2} ms, client {:.2} ms, PgBouncer {:.2} ms \
-         (machine load average {})",
-        cpu.0 * 1000.0 / stored as f64,
-        cpu.1 * 1000.0 / stored as f64,
-        cpu.2 * 1000.0 / stored as f64,
-        std::fs::read_to_string("/proc/loadavg")
-            .unwrap_or_default()
-            .split(' ')
-            .next()
-            .unwrap_or("?")
-    ));
-    let overhead_ms = if stored > 0 {
-        mean_ms(&claim) + mean_ms(&report) + (hb_total + settle_total) / stored as f64
-    } else {
-        f64::NAN
-    };
+    notes
+}
 
-    // The database's own account, checked after every worker stopped.
-    let mut keys: Vec<(i64, i32, i32)> = outs.iter().flat_map(|w| w.claimed.clone()).collect();
-    let claimed = keys.len();
-    keys.sort_unstable();
-    keys.dedup();
-    let claimed_twice = (claimed - keys.len()) as i64;
-    // Every run of the database is the bench's: `$RUN` stands for all of them.
-    let all_runs = runs.iter().map(|r| r.to_string()).collect::<Vec<_>>().join(", ");
+/// The database's own account of runs `all_runs`, checked after every worker stopped, against
+/// the `stored` reports and the pairs `claimed_twice`: pairs lost, pairs doubled, and whether
+/// the tallies agree with the games (a note when not).
+fn database_account(
+    pg: &TempPg,
+    all_runs: &str,
+    stored: u64,
+    claimed_twice: i64,
+    notes: &mut Vec<String>,
+) -> (i64, i64, bool) {
     let q = |sql: &str| -> i64 {
         let s = pg.psql(&sql.replace("run_id = $RUN", &format!("run_id IN ({all_runs})")));
         s.parse().unwrap_or_else(|_| panic!("{sql}: {s}"))
@@ -843,15 +912,24 @@ async fn one(o: &Opts, n: usize, n_runs: usize) -> Row {
     if !tallies_ok {
         notes.push(format!("tallies (pairs W D L) {tallies} != games {games}"));
     }
-    // What one decision costs on the run as it stands (every stored pair counted): a fresh
-    // worker asks, with nothing else running.
-    let probe = queue::register_worker(&admin, Some(&sh.key), "probe", 0, 1, LEASE)
+    (lost, doubled, tallies_ok)
+}
+
+/// What one decision costs on run `run` as it stands (every stored pair counted): a fresh
+/// worker (registered with `key`) asks, with nothing else running; the figure goes to `notes`.
+async fn decision_cost(
+    admin: &tokio_postgres::Client,
+    key: &str,
+    run: i64,
+    notes: &mut Vec<String>,
+) {
+    let probe = queue::register_worker(admin, Some(key), "probe", 0, 1, LEASE)
         .await
         .expect("register the probe worker");
     let mut decide = Vec::new();
     for _ in 0..20 {
         let t = Instant::now();
-        let s = queue::settle(&admin, &probe, run).await.expect("settle");
+        let s = queue::settle(admin, &probe, run).await.expect("settle");
         decide.push(t.elapsed());
         if s.state != "active" || !s.stops.is_empty() {
             notes.push(
@@ -864,27 +942,79 @@ async fn one(o: &Opts, n: usize, n_runs: usize) -> Row {
         "one decision (fleet_settle on the run afterwards, idle server, 20 calls): p50 {:.2} ms",
         pct(&mut decide, 0.5)
     ));
-    let _ = queue::worker_stopped(&admin, &probe).await;
-    if o.statements {
-        let funcs = pg.psql(
-            "SELECT string_agg(format('%s calls, total %s ms, self %s ms per call: %s', calls, \
-               round((total_time / calls)::numeric, 3), round((self_time / calls)::numeric, 3), \
-               funcname), E'\\n' ORDER BY total_time DESC) \
-             FROM pg_stat_user_functions WHERE calls > 50",
-        );
-        println!("[{n} workers] functions by server time:\n{funcs}");
-        let top = pg.psql(
-            "SELECT string_agg(format('%s calls, %s plans, exec %s ms, plan %s ms, wal %s B: %s', \
-               calls, plans, \
-               round((total_exec_time / calls)::numeric, 3), \
-               round((total_plan_time / calls)::numeric, 3), wal_bytes / calls, \
-               left(regexp_replace(query, '\\s+', ' ', 'g'), 150)), E'\\n' \
-               ORDER BY total_exec_time + total_plan_time DESC) \
-             FROM (SELECT * FROM pg_stat_statements WHERE calls > 50 \
-               ORDER BY total_exec_time + total_plan_time DESC LIMIT 20) s",
-        );
-        println!("[{n} workers] statements by server time:\n{top}");
+    let _ = queue::worker_stopped(admin, &probe).await;
+}
+
+/// With `--statements`: the server's time by function and by statement.
+fn print_server_statements(pg: &TempPg, n: usize) {
+    let funcs = pg.psql(
+        "SELECT string_agg(format('%s calls, total %s ms, self %s ms per call: %s', calls, \
+           round((total_time / calls)::numeric, 3), round((self_time / calls)::numeric, 3), \
+           funcname), E'\\n' ORDER BY total_time DESC) \
+         FROM pg_stat_user_functions WHERE calls > 50",
+    );
+    println!("[{n} workers] functions by server time:\n{funcs}");
+    let top = pg.psql(
+        "SELECT string_agg(format('%s calls, %s plans, exec %s ms, plan %s ms, wal %s B: %s', \
+           calls, plans, \
+           round((total_exec_time / calls)::numeric, 3), \
+           round((total_plan_time / calls)::numeric, 3), wal_bytes / calls, \
+           left(regexp_replace(query, '\\s+', ' ', 'g'), 150)), E'\\n' \
+           ORDER BY total_exec_time + total_plan_time DESC) \
+         FROM (SELECT * FROM pg_stat_statements WHERE calls > 50 \
+           ORDER BY total_exec_time + total_plan_time DESC LIMIT 20) s",
+    );
+    println!("[{n} workers] statements by server time:\n{top}");
+}
+
+/// The bench's `n_runs` runs, submitted: each gets its part of the pairs (`--pairs`, or
+/// enough for `--seconds`), and enough not to run dry when claims favour it.
+async fn submit_runs(
+    admin: &tokio_postgres::Client,
+    o: &Opts,
+    n_runs: usize,
+    judge: &Value,
+) -> Vec<i64> {
+    let pairs = o.pairs.unwrap_or((2000.0 * o.seconds) as usize + 10_000);
+    let per_run = pairs / n_runs + 1000;
+    let jobs: Vec<(i32, i32, i32)> = (0..per_run as i32).map(|p| (0, p, p % 500)).collect();
+    let mut runs = Vec::new();
+    for _ in 0..n_runs {
+        runs.push(submit(admin, judge, &jobs).await);
     }
+    runs
+}
+
+/// The CPU seconds of the server, the clients and PgBouncer (`cpu`) per report of `stored`,
+/// with the machine's load average.
+fn cpu_note(cpu: (f64, f64, f64), stored: u64) -> String {
+    format!(
+        "CPU per report: server {:.2} ms, client {:.2} ms, PgBouncer {:.2} ms \
+         (machine load average {})",
+        cpu.0 * 1000.0 / stored as f64,
+        cpu.1 * 1000.0 / stored as f64,
+        cpu.2 * 1000.0 / stored as f64,
+        std::fs::read_to_string("/proc/loadavg")
+            .unwrap_or_default()
+            .split(' ')
+            .next()
+            .unwrap_or("?")
+    )
+}
+
+/// How many claims the workers got of a pair another claim had already given.
+fn claimed_twice(outs: &[WorkerOut]) -> i64 {
+    let mut keys: Vec<(i64, i32, i32)> = outs.iter().flat_map(|w| w.claimed.clone()).collect();
+    let claimed = keys.len();
+    keys.sort_unstable();
+    keys.dedup();
+    (claimed - keys.len()) as i64
+}
+
+/// The runs' states when more than one or not the one active run, and with several runs how
+/// evenly they were served: pairs done per run (equal throughputs: the claim should spread
+/// them).
+fn runs_notes(pg: &TempPg, n_runs: usize, all_runs: &str, notes: &mut Vec<String>) {
     let state = pg.psql(
         "SELECT string_agg(n || ' ' || state, ', ' ORDER BY state) \
          FROM (SELECT state, count(*) AS n FROM runs GROUP BY state) s",
@@ -893,8 +1023,6 @@ async fn one(o: &Opts, n: usize, n_runs: usize) -> Row {
         notes.push(format!("the runs are {state}"));
     }
     if n_runs > 1 {
-        // How evenly the runs were served: pairs done per run (equal throughputs: the claim
-        // should spread them).
         let spread = pg.psql(&format!(
             "SELECT min(n) || ' / ' || percentile_disc(0.5) WITHIN GROUP (ORDER BY n) || ' / ' || \
                max(n) FROM (SELECT r.id, count(p.*) FILTER (WHERE p.state = 'done') AS n \
@@ -902,23 +1030,6 @@ async fn one(o: &Opts, n: usize, n_runs: usize) -> Row {
                GROUP BY r.id) x"
         ));
         notes.push(format!("pairs done per run, min / median / max: {spread}"));
-    }
-    drop(bouncer);
-    drop(admin);
-    drop(pg);
-    Row {
-        workers: n,
-        runs: n_runs,
-        connected,
-        reports_per_s: stored as f64 / secs,
-        claim: (pct(&mut claim, 0.5), pct(&mut claim, 0.99)),
-        report: (pct(&mut report, 0.5), pct(&mut report, 0.99)),
-        heartbeat: (pct(&mut hb, 0.5), pct(&mut hb, 0.99)),
-        overhead_ms,
-        lost,
-        doubled,
-        tallies_ok,
-        notes,
     }
 }
 
@@ -1053,13 +1164,7 @@ async fn share_worker(
         let scores = draw_pair(&mut rng);
         let g0 = record(&tpl[0], &c, 0, scores[0]);
         let g1 = record(&tpl[1], &c, 1, scores[1]);
-        let r = PairReport {
-            run_id: c.run_id,
-            pairing: c.pairing,
-            pair: c.pair,
-            token: c.token,
-            records: [&g0, &g1],
-        };
+        let r = pair_report(&c, [&g0, &g1]);
         let stored = matches!(
             queue::report(&db, &w, &r, false).await.expect("report"),
             Reported::Stored { .. }

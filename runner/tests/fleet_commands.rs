@@ -142,10 +142,16 @@ async fn submit_status_pull_report_and_cancel() {
     );
     assert!(out.contains("4 done, 0 leased, 0 skipped of 4"), "{out}");
 
-    // Pulled: the local schedule's games, an ordinary folder.
+    assert_pulled_in_schedule_order(&dir, &url, id, &sub);
+    submit_a_sweep_and_cancel_it(&pg, &dir, &url, &engine);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Pulled: the local schedule's games of run `id` (`sub`), an ordinary folder `report` reads.
+fn assert_pulled_in_schedule_order(dir: &Path, url: &str, id: i64, sub: &Submission) {
     let pulled = dir.join("pulled");
     let out = ok(
-        runner(&dir, Some(&url), &["pull", &id.to_string(), "--out", pulled.to_str().unwrap()]),
+        runner(dir, Some(url), &["pull", &id.to_string(), "--out", pulled.to_str().unwrap()]),
         "pull",
     );
     assert!(out.contains("a vs b: 8 games"), "{out}");
@@ -164,11 +170,14 @@ async fn submit_status_pull_report_and_cancel() {
         .flat_map(|j| (0..2).map(move |g| (j.seq as u64, j.pair as u64, g, j.opening as u64)))
         .collect();
     assert_eq!(keys, want);
-    let out = ok(runner(&dir, None, &["report", pulled.to_str().unwrap()]), "report");
+    let out = ok(runner(dir, None, &["report", pulled.to_str().unwrap()]), "report");
     assert!(out.contains("W-D-L 4-4-0"), "{out}");
-    ok(runner(&dir, None, &["report", pulled.to_str().unwrap(), "--html"]), "report --html");
+    ok(runner(dir, None, &["report", pulled.to_str().unwrap(), "--html"]), "report --html");
+}
 
-    // A sweep under `submit`: --param/--values pair by position, as under `runner sweep`.
+/// A sweep under `submit` (--param/--values pair by position, as under `runner sweep`), then
+/// cancelled: once, then already, then a run that does not exist.
+fn submit_a_sweep_and_cancel_it(pg: &TempPg, dir: &Path, url: &str, engine: &str) {
     let spec = format!("cmd={engine},name=e");
     let sweep = [
         "submit",
@@ -188,7 +197,7 @@ async fn submit_status_pull_report_and_cancel() {
         "--games",
         "2",
     ];
-    let out = ok(runner(&dir, Some(&url), &sweep), "submit sweep");
+    let out = ok(runner(dir, Some(url), &sweep), "submit sweep");
     let sweep_id = run_id(&out);
     let labels = pg.psql(&format!(
         "SELECT string_agg(label, ' ' ORDER BY pairing) FROM pairings WHERE run_id = {sweep_id}"
@@ -196,18 +205,17 @@ async fn submit_status_pull_report_and_cancel() {
     assert_eq!(labels, "t_mid=0.9,t_end=1.1 t_mid=1.0,t_end=1.1");
 
     // Cancel: once, then already, then a run that does not exist.
-    let out = ok(runner(&dir, Some(&url), &["cancel", &sweep_id.to_string()]), "cancel");
+    let out = ok(runner(dir, Some(url), &["cancel", &sweep_id.to_string()]), "cancel");
     assert_eq!(out.trim(), format!("run {sweep_id} cancelled"));
-    let out = ok(runner(&dir, Some(&url), &["cancel", &sweep_id.to_string()]), "cancel again");
+    let out = ok(runner(dir, Some(url), &["cancel", &sweep_id.to_string()]), "cancel again");
     assert!(out.contains("already cancelled"), "{out}");
-    let o = runner(&dir, Some(&url), &["cancel", "999"]);
+    let o = runner(dir, Some(url), &["cancel", "999"]);
     assert!(!o.status.success() && text(&o).1.contains("no run 999"), "{:?}", text(&o));
-    let out = ok(runner(&dir, Some(&url), &["status"]), "status of all");
+    let out = ok(runner(dir, Some(url), &["status"]), "status of all");
     assert!(
         out.contains(&format!("run {sweep_id} (sweep, ")) && out.contains(": cancelled"),
         "{out}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A database URL whose socket folder does not exist (a typo) is refused at once in one line

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use e2e::pg::TempPg;
 use fleet_common::{LEASE, connect_as, new_run, report, sprt};
-use runner::fleet::queue::{self, Reported};
+use runner::fleet::queue::{self, Claim, Reported, WorkerId};
 use runner::fleet::schema;
 use serde_json::json;
 use tokio_postgres::Client;
@@ -68,30 +68,7 @@ async fn a_worker_key_reports_only_what_it_was_leased_and_writes_no_table() {
     assert_eq!(c.len(), 2);
     assert!(matches!(report(&w, &id, &c[0], ["W", "D"]).await, Reported::Stored { .. }));
 
-    // Every direct write that used to succeed as fleet_worker is refused.
-    for sql in [
-        format!("UPDATE runs SET state = 'decided', stop_reason = 'H1' WHERE id = {run}"),
-        format!("UPDATE runs SET state = 'active' WHERE id = {run}"),
-        format!("UPDATE tallies SET wins = wins + 1000 WHERE run_id = {run}"),
-        format!("UPDATE pairs SET state = 'done' WHERE run_id = {run}"),
-        format!("UPDATE pairs SET state = 'skipped' WHERE run_id = {run}"),
-        format!("UPDATE pairings SET active = false WHERE run_id = {run}"),
-        format!(
-            "INSERT INTO games (run_id, pairing, pair, game, record) VALUES ({run}, 0, 5, 0, '{{}}')"
-        ),
-        "DELETE FROM games".to_string(),
-        "DROP TABLE games".to_string(),
-        "CREATE TABLE mine (a int)".to_string(),
-        "UPDATE worker_keys SET revoked_at = NULL".to_string(),
-        format!(
-            "INSERT INTO engine_loads (worker_id, run_id, engine) VALUES ({}, {run}, 'x')",
-            id.id
-        ),
-        "UPDATE engine_loads SET nps = 1".to_string(),
-    ] {
-        let e = refused(&w, &sql).await;
-        assert!(e.contains("permission denied") || e.contains("must be owner"), "{sql}: {e}");
-    }
+    assert_direct_writes_refused(&w, run, id.id).await;
     // Its builds and bench speeds go through the worker function (schema version 4), which
     // submitters read back.
     let load = queue::builds::EngineLoad {
@@ -133,29 +110,7 @@ async fn a_worker_key_reports_only_what_it_was_leased_and_writes_no_table() {
         Reported::Refused(why) => assert!(why.contains("another worker"), "{why}"),
         r => panic!("a pair leased to box1 was stored by box2: {r:?}"),
     }
-    let g = [
-        json!({"pairing": 0, "pair": c[1].pair, "game": 0, "white": "X", "black": "B",
-               "result": "1-0"}),
-        json!({"pairing": 0, "pair": c[1].pair, "game": 1, "white": "B", "black": "A",
-               "result": "0-1"}),
-    ];
-    let forged = queue::PairReport {
-        run_id: run,
-        pairing: 0,
-        pair: c[1].pair,
-        token: c[1].token,
-        records: [&g[0], &g[1]],
-    };
-    let e = queue::report(&w, &id, &forged, false).await.unwrap_err();
-    assert!(format!("{e:#}").contains("not played by the pairing's engines"), "{e:#}");
-    let e = w
-        .batch_execute(&format!(
-            "SELECT * FROM fleet_claim({}, 'not-the-secret', NULL, '{{}}', 1, 60, 16)",
-            id.id
-        ))
-        .await
-        .unwrap_err();
-    assert!(e.as_db_error().unwrap().message().contains("not registered with a valid key"), "{e}");
+    assert_forged_reports_refused(&w, &id, run, &c[1]).await;
     assert_eq!(
         pg.psql(&format!("SELECT count(*) FROM games WHERE run_id = {run}")),
         "2",
@@ -181,6 +136,62 @@ async fn a_worker_key_reports_only_what_it_was_leased_and_writes_no_table() {
     let list = queue::keys(&carol).await.unwrap();
     assert_eq!(list.iter().map(|k| k.name.as_str()).collect::<Vec<_>>(), ["box1", "box2"]);
     assert!(list[0].revoked.is_some() && list[1].revoked.is_none());
+}
+
+/// Every direct write that used to succeed as fleet_worker (connection `w`, worker `worker`)
+/// on run `run` is refused.
+async fn assert_direct_writes_refused(w: &Client, run: i64, worker: i64) {
+    for sql in [
+        format!("UPDATE runs SET state = 'decided', stop_reason = 'H1' WHERE id = {run}"),
+        format!("UPDATE runs SET state = 'active' WHERE id = {run}"),
+        format!("UPDATE tallies SET wins = wins + 1000 WHERE run_id = {run}"),
+        format!("UPDATE pairs SET state = 'done' WHERE run_id = {run}"),
+        format!("UPDATE pairs SET state = 'skipped' WHERE run_id = {run}"),
+        format!("UPDATE pairings SET active = false WHERE run_id = {run}"),
+        format!(
+            "INSERT INTO games (run_id, pairing, pair, game, record) VALUES ({run}, 0, 5, 0, '{{}}')"
+        ),
+        "DELETE FROM games".to_string(),
+        "DROP TABLE games".to_string(),
+        "CREATE TABLE mine (a int)".to_string(),
+        "UPDATE worker_keys SET revoked_at = NULL".to_string(),
+        format!(
+            "INSERT INTO engine_loads (worker_id, run_id, engine) VALUES ({}, {run}, 'x')",
+            worker
+        ),
+        "UPDATE engine_loads SET nps = 1".to_string(),
+    ] {
+        let e = refused(w, &sql).await;
+        assert!(e.contains("permission denied") || e.contains("must be owner"), "{sql}: {e}");
+    }
+}
+
+/// A report of `claim` (leased to worker `id`) with a game between other engines, and a claim
+/// with a wrong secret, are refused.
+async fn assert_forged_reports_refused(w: &Client, id: &WorkerId, run: i64, claim: &Claim) {
+    let g = [
+        json!({"pairing": 0, "pair": claim.pair, "game": 0, "white": "X", "black": "B",
+               "result": "1-0"}),
+        json!({"pairing": 0, "pair": claim.pair, "game": 1, "white": "B", "black": "A",
+               "result": "0-1"}),
+    ];
+    let forged = queue::PairReport {
+        run_id: run,
+        pairing: 0,
+        pair: claim.pair,
+        token: claim.token,
+        records: [&g[0], &g[1]],
+    };
+    let e = queue::report(w, id, &forged, false).await.unwrap_err();
+    assert!(format!("{e:#}").contains("not played by the pairing's engines"), "{e:#}");
+    let e = w
+        .batch_execute(&format!(
+            "SELECT * FROM fleet_claim({}, 'not-the-secret', NULL, '{{}}', 1, 60, 16)",
+            id.id
+        ))
+        .await
+        .unwrap_err();
+    assert!(e.as_db_error().unwrap().message().contains("not registered with a valid key"), "{e}");
 }
 
 #[tokio::test]

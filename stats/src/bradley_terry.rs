@@ -111,70 +111,113 @@ pub fn fit(
     if anchor >= n {
         return Err(RatingError::BadAnchor(anchor));
     }
-    // Games and points of i against j.
-    let mut games = vec![vec![0.0f64; n]; n];
-    let mut points = vec![vec![0.0f64; n]; n];
-    let mut ratings: Vec<Rating> = (0..n)
-        .map(|engine| Rating {
-            engine,
-            elo: None,
-            err95: None,
-            games: 0,
-            wins: 0,
-            draws: 0,
-            losses: 0,
-        })
-        .collect();
-    for m in meetings {
-        for e in [m.a, m.b] {
-            if e >= n {
-                return Err(RatingError::BadEngine(e, n));
+    let (mut table, mut ratings) = Crosstable::tally(n, meetings)?;
+    // Engines connected to the anchor by games; the others cannot be rated against it.
+    let comp = reachable(n, anchor, |i, j| table.games[i][j] > 0.0);
+    let virtual_draws = !table.strongly_connected(anchor, &comp);
+    if virtual_draws {
+        table.add_virtual_draws(&comp);
+    }
+    // Free parameters: the anchor's component minus the anchor, in natural units.
+    let free: Vec<usize> = comp.iter().copied().filter(|&e| e != anchor).collect();
+    let (x, iterations) = table.newton(&free, &comp)?;
+    let (h, _) = table.information(&free, &comp, &x);
+    let cov = h.cholesky().ok_or(RatingError::Singular)?.inverse();
+    for &e in &comp {
+        ratings[e].elo = Some(anchor_elo + x[e] / C);
+        ratings[e].err95 = Some(match free.iter().position(|&f| f == e) {
+            Some(a) => Z95 * cov[(a, a)].max(0.0).sqrt() / C,
+            None => 0.0,
+        });
+    }
+    Ok(Ratings { anchor, anchor_elo, ratings, virtual_draws, iterations })
+}
+
+/// Games and points of engine i against engine j (`games[i][j]`, `points[i][j]`).
+struct Crosstable {
+    games: Vec<Vec<f64>>,
+    points: Vec<Vec<f64>>,
+}
+
+impl Crosstable {
+    /// The crosstable of `meetings` and each engine's record (not yet rated).
+    fn tally(n: usize, meetings: &[Meeting]) -> Result<(Crosstable, Vec<Rating>), RatingError> {
+        let mut games = vec![vec![0.0f64; n]; n];
+        let mut points = vec![vec![0.0f64; n]; n];
+        let mut ratings: Vec<Rating> = (0..n)
+            .map(|engine| Rating {
+                engine,
+                elo: None,
+                err95: None,
+                games: 0,
+                wins: 0,
+                draws: 0,
+                losses: 0,
+            })
+            .collect();
+        for m in meetings {
+            for e in [m.a, m.b] {
+                if e >= n {
+                    return Err(RatingError::BadEngine(e, n));
+                }
+            }
+            if m.a == m.b {
+                continue;
+            }
+            let (w, d, l) = (m.wdl.wins as f64, m.wdl.draws as f64, m.wdl.losses as f64);
+            games[m.a][m.b] += w + d + l;
+            games[m.b][m.a] += w + d + l;
+            points[m.a][m.b] += w + 0.5 * d;
+            points[m.b][m.a] += l + 0.5 * d;
+            let sides = [(m.a, (m.wdl.wins, m.wdl.losses)), (m.b, (m.wdl.losses, m.wdl.wins))];
+            for (e, (w, l)) in sides {
+                let r = &mut ratings[e];
+                r.games += m.wdl.games();
+                r.wins += w;
+                r.draws += m.wdl.draws;
+                r.losses += l;
             }
         }
-        if m.a == m.b {
-            continue;
-        }
-        let (w, d, l) = (m.wdl.wins as f64, m.wdl.draws as f64, m.wdl.losses as f64);
-        games[m.a][m.b] += w + d + l;
-        games[m.b][m.a] += w + d + l;
-        points[m.a][m.b] += w + 0.5 * d;
-        points[m.b][m.a] += l + 0.5 * d;
-        for (e, (w, l)) in [(m.a, (m.wdl.wins, m.wdl.losses)), (m.b, (m.wdl.losses, m.wdl.wins))] {
-            let r = &mut ratings[e];
-            r.games += m.wdl.games();
-            r.wins += w;
-            r.draws += m.wdl.draws;
-            r.losses += l;
-        }
+        Ok((Crosstable { games, points }, ratings))
     }
 
-    // Engines connected to the anchor by games; the others cannot be rated against it.
-    let comp = reachable(n, anchor, |i, j| games[i][j] > 0.0);
-    let scored = |i: usize, j: usize| points[i][j] > 0.0;
-    let strongly = comp.iter().all(|&e| {
-        reachable(n, anchor, scored).contains(&e) && reachable(n, e, scored).contains(&anchor)
-    });
-    let virtual_draws = !strongly;
-    if virtual_draws {
-        for &i in &comp {
-            for &j in &comp {
-                if i != j && games[i][j] > 0.0 {
-                    games[i][j] += 1.0;
-                    points[i][j] += 0.5;
+    /// Whether every engine of `comp` scored points on a path to the anchor and back: if not,
+    /// the maximum-likelihood ratings do not exist (an engine that never lost is infinitely
+    /// strong).
+    fn strongly_connected(&self, anchor: usize, comp: &[usize]) -> bool {
+        let n = self.games.len();
+        let scored = |i: usize, j: usize| self.points[i][j] > 0.0;
+        comp.iter().all(|&e| {
+            reachable(n, anchor, scored).contains(&e) && reachable(n, e, scored).contains(&anchor)
+        })
+    }
+
+    /// One virtual draw added to every pairing of `comp` that played.
+    fn add_virtual_draws(&mut self, comp: &[usize]) {
+        for &i in comp {
+            for &j in comp {
+                if i != j && self.games[i][j] > 0.0 {
+                    self.games[i][j] += 1.0;
+                    self.points[i][j] += 0.5;
                 }
             }
         }
     }
 
-    // Free parameters: the anchor's component minus the anchor, in natural units.
-    let free: Vec<usize> = comp.iter().copied().filter(|&e| e != anchor).collect();
-    let mut x = vec![0.0f64; n];
-    let info = |x: &[f64]| -> (DMatrix<f64>, DVector<f64>) {
+    /// The information matrix and the gradient of the log-likelihood over the `free` engines
+    /// at ratings `x` (natural units), from the games within `comp`.
+    fn information(
+        &self,
+        free: &[usize],
+        comp: &[usize],
+        x: &[f64],
+    ) -> (DMatrix<f64>, DVector<f64>) {
+        let (games, points) = (&self.games, &self.points);
         let k = free.len();
         let mut h = DMatrix::zeros(k, k);
         let mut g = DVector::zeros(k);
         for (a, &i) in free.iter().enumerate() {
-            for &j in &comp {
+            for &j in comp {
                 if i == j || games[i][j] == 0.0 {
                     continue;
                 }
@@ -188,37 +231,35 @@ pub fn fit(
             }
         }
         (h, g)
-    };
-    let mut iterations = 0;
-    let mut converged = free.is_empty();
-    while !converged && iterations < 200 {
-        iterations += 1;
-        let (h, g) = info(&x);
-        let step = h.cholesky().ok_or(RatingError::Singular)?.solve(&g);
-        let biggest = step.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-        if !biggest.is_finite() {
+    }
+
+    /// Damped Newton steps from all ratings 0 until the largest step is below 1e-10 (at most
+    /// 200): the ratings (natural units, 0 for the anchor and the engines not in `comp`) and
+    /// the number of steps.
+    fn newton(&self, free: &[usize], comp: &[usize]) -> Result<(Vec<f64>, usize), RatingError> {
+        let mut x = vec![0.0f64; self.games.len()];
+        let mut iterations = 0;
+        let mut converged = free.is_empty();
+        while !converged && iterations < 200 {
+            iterations += 1;
+            let (h, g) = self.information(free, comp, &x);
+            let step = h.cholesky().ok_or(RatingError::Singular)?.solve(&g);
+            let biggest = step.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+            if !biggest.is_finite() {
+                return Err(RatingError::NoConvergence);
+            }
+            // Damped: at most 2 natural units (~350 Elo) per iteration.
+            let damp = if biggest > 2.0 { 2.0 / biggest } else { 1.0 };
+            for (a, &i) in free.iter().enumerate() {
+                x[i] += damp * step[a];
+            }
+            converged = biggest < 1e-10;
+        }
+        if !converged || x.iter().any(|v| !v.is_finite()) {
             return Err(RatingError::NoConvergence);
         }
-        // Damped: at most 2 natural units (~350 Elo) per iteration.
-        let damp = if biggest > 2.0 { 2.0 / biggest } else { 1.0 };
-        for (a, &i) in free.iter().enumerate() {
-            x[i] += damp * step[a];
-        }
-        converged = biggest < 1e-10;
+        Ok((x, iterations))
     }
-    if !converged || x.iter().any(|v| !v.is_finite()) {
-        return Err(RatingError::NoConvergence);
-    }
-    let (h, _) = info(&x);
-    let cov = h.cholesky().ok_or(RatingError::Singular)?.inverse();
-    for &e in &comp {
-        ratings[e].elo = Some(anchor_elo + x[e] / C);
-        ratings[e].err95 = Some(match free.iter().position(|&f| f == e) {
-            Some(a) => Z95 * cov[(a, a)].max(0.0).sqrt() / C,
-            None => 0.0,
-        });
-    }
-    Ok(Ratings { anchor, anchor_elo, ratings, virtual_draws, iterations })
 }
 
 /// Engines reachable from `start` along edges `edge(i, j)`, `start` included, in index order.

@@ -192,22 +192,7 @@ fn a_worker_with_an_empty_cache_builds_the_submitted_commit_checks_its_bench_and
         )),
         "built 4242 99000 true"
     );
-    let built: Vec<String> = std::fs::read_dir(&cache)
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("build-"))
-        .collect();
-    // The build and its recorded hash (`build-KEY.sha256`, checked before each use).
-    let (hashes, builds): (Vec<&String>, Vec<&String>) =
-        built.iter().partition(|n| n.ends_with(".sha256"));
-    assert_eq!(builds.len(), 1, "one build in the cache: {built:?}");
-    assert_eq!(hashes.len(), 1, "one recorded build hash: {built:?}");
-    let leftovers = std::fs::read_dir(&cache)
-        .unwrap()
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with('.'));
-    assert_eq!(leftovers.count(), 0, "no build folder left behind");
+    assert_one_build_cached(&cache);
 
     // The same commit again, named by a git URL: the same archive, the build from the cache.
     let url =
@@ -245,13 +230,38 @@ fn a_worker_with_an_empty_cache_builds_the_submitted_commit_checks_its_bench_and
     assert_eq!(f.sql(&format!("SELECT count(*) FROM games WHERE run_id IN ({run3}, {run4})")), "0");
     assert_eq!(f.sql(&format!("SELECT build FROM engine_loads WHERE run_id = {run3}")), "failed");
 
-    // Shown: the refusals and builds in status, the bench speed in workers.
-    let o = f.runner(&["status", &run3.to_string()]);
+    assert_status_shows_builds_and_refusals(&f, run1, run3, &v1);
+}
+
+/// The cache holds one build and its recorded hash (`build-KEY.sha256`, checked before each
+/// use), and no build folder is left behind.
+fn assert_one_build_cached(cache: &Path) {
+    let built: Vec<String> = std::fs::read_dir(cache)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("build-"))
+        .collect();
+    let (hashes, builds): (Vec<&String>, Vec<&String>) =
+        built.iter().partition(|n| n.ends_with(".sha256"));
+    assert_eq!(builds.len(), 1, "one build in the cache: {built:?}");
+    assert_eq!(hashes.len(), 1, "one recorded build hash: {built:?}");
+    let leftovers = std::fs::read_dir(cache)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with('.'));
+    assert_eq!(leftovers.count(), 0, "no build folder left behind");
+}
+
+/// Shown: the refusals and the failed build of `refused` and the build of `built` (commit
+/// `v1`) in status, the bench speed in workers.
+fn assert_status_shows_builds_and_refusals(f: &Fleet, built: i64, refused: i64, v1: &str) {
+    let o = f.runner(&["status", &refused.to_string()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(text.contains("refused by 1 worker(s)") && text.contains("boom"), "{text}");
     assert!(text.contains("builds:") && text.contains("build FAILED"), "{text}");
-    let o = f.runner(&["status", &run1.to_string()]);
+    let o = f.runner(&["status", &built.to_string()]);
     let text = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(text.contains(&format!("dev at {}: built in", &v1[..12])), "{text}");
     assert!(text.contains("bench 0.10 Mnps"), "{text}");

@@ -58,20 +58,7 @@ fn two_point_sweep_writes_every_output_and_report_reproduces_them() {
         assert_eq!(s["summary"]["games"], 4, "{p}: {s}");
     }
 
-    // Same openings for pair i at every point; points interleaved.
-    let games = read_games(&out);
-    assert_eq!(games.len(), 8);
-    for pair in 0..2 {
-        let openings: Vec<_> = games
-            .iter()
-            .filter(|g| g["pair"] == pair)
-            .map(|g| g["opening"].as_u64().unwrap())
-            .collect();
-        assert_eq!(openings.len(), 4);
-        assert!(openings.iter().all(|&x| x == openings[0]), "pair {pair}: {openings:?}");
-    }
-    let labels: Vec<&str> = games.iter().map(|g| g["label"].as_str().unwrap()).collect();
-    assert_eq!(labels.iter().filter(|l| **l == "t_mid=0.8").count(), 4);
+    assert_pairs_share_openings_and_points_interleave(&out);
 
     // The swept engine got the value, the baseline MPC off.
     let run = json(&out.join("run.json"));
@@ -102,15 +89,46 @@ fn two_point_sweep_writes_every_output_and_report_reproduces_them() {
     assert!(stdout.contains("Leader so far:") && stdout.contains("t_mid"), "{stdout}");
     assert!(!stdout.to_lowercase().contains("nan"), "{stdout}");
 
-    // `runner report` rebuilds the same files from the store. summary.json stays: it keeps what
-    // only the live run measured (stopped_by, the runner's overhead), which a report carries over.
+    assert_report_reproduces_the_outputs(&dir, &out, &stdout);
+
+    // A resume with different values is refused; with the same command it has nothing to add.
+    let resume = |values: &str| resume_two_point_sweep(&dir, &book, &out, values);
+    let o = resume("0.8,1.3");
+    assert!(!o.status.success());
+    assert!(text(&o).1.contains("differs from the stored one"), "{}", text(&o).1);
+    let o = resume("0.8,1.2");
+    assert!(o.status.success(), "{}", text(&o).1);
+    assert_eq!(read_games(&out).len(), 8, "no game played twice");
+}
+
+/// Pair i has the same openings at every point, and the points are interleaved.
+fn assert_pairs_share_openings_and_points_interleave(out: &Path) {
+    let games = read_games(out);
+    assert_eq!(games.len(), 8);
+    for pair in 0..2 {
+        let openings: Vec<_> = games
+            .iter()
+            .filter(|g| g["pair"] == pair)
+            .map(|g| g["opening"].as_u64().unwrap())
+            .collect();
+        assert_eq!(openings.len(), 4);
+        assert!(openings.iter().all(|&x| x == openings[0]), "pair {pair}: {openings:?}");
+    }
+    let labels: Vec<&str> = games.iter().map(|g| g["label"].as_str().unwrap()).collect();
+    assert_eq!(labels.iter().filter(|l| **l == "t_mid=0.8").count(), 4);
+}
+
+/// `runner report` rebuilds the same files from the store. summary.json stays: it keeps what
+/// only the live run measured (stopped_by, the runner's overhead), which a report carries over.
+/// `stdout` is the sweep's.
+fn assert_report_reproduces_the_outputs(dir: &Path, out: &Path, stdout: &str) {
     let before: Vec<String> =
         OUTPUTS.iter().map(|f| fs::read_to_string(out.join(f)).unwrap()).collect();
     for f in ["table.md", "table.csv", "plot.svg"] {
         fs::remove_file(out.join(f)).unwrap();
     }
     fs::remove_dir_all(out.join("points")).unwrap();
-    let o = run_runner(&dir, &["report", out.to_str().unwrap()]);
+    let o = run_runner(dir, &["report", out.to_str().unwrap()]);
     let (rstdout, rstderr) = text(&o);
     assert!(o.status.success(), "report failed: {rstderr}");
     let after: Vec<String> =
@@ -121,39 +139,38 @@ fn two_point_sweep_writes_every_output_and_report_reproduces_them() {
     assert!(out.join("points/t_mid=1.2/summary.json").is_file());
     let table_line = stdout.lines().find(|l| l.starts_with("0.8 ")).unwrap();
     assert!(rstdout.lines().any(|l| l == table_line), "{rstdout}");
+}
 
-    // A resume with different values is refused; with the same command it has nothing to add.
-    let resume = |values: &str| {
-        run_runner(
-            &dir,
-            &[
-                "sweep",
-                "--param",
-                "t_mid",
-                "--values",
-                values,
-                "--depth",
-                "3",
-                "--games",
-                "4",
-                "--book",
-                &book,
-                "--book-order",
-                "sequential",
-                "--progress",
-                "quiet",
-                "--out",
-                out.to_str().unwrap(),
-                "--resume",
-            ],
-        )
-    };
-    let o = resume("0.8,1.3");
-    assert!(!o.status.success());
-    assert!(text(&o).1.contains("differs from the stored one"), "{}", text(&o).1);
-    let o = resume("0.8,1.2");
-    assert!(o.status.success(), "{}", text(&o).1);
-    assert_eq!(read_games(&out).len(), 8, "no game played twice");
+/// The two-point sweep of `book` into `out` again with `values`, `--resume`d.
+fn resume_two_point_sweep(
+    dir: &Path,
+    book: &str,
+    out: &Path,
+    values: &str,
+) -> std::process::Output {
+    run_runner(
+        dir,
+        &[
+            "sweep",
+            "--param",
+            "t_mid",
+            "--values",
+            values,
+            "--depth",
+            "3",
+            "--games",
+            "4",
+            "--book",
+            book,
+            "--book-order",
+            "sequential",
+            "--progress",
+            "quiet",
+            "--out",
+            out.to_str().unwrap(),
+            "--resume",
+        ],
+    )
 }
 
 #[test]

@@ -5,7 +5,6 @@
 use std::sync::Arc;
 
 use anyhow::Result;
-use shakmaty::Color;
 
 use crate::plan::openings::Opening;
 use crate::plan::run_plan::RunPlan;
@@ -13,7 +12,8 @@ use crate::plan::schedule::Job;
 use crate::play::cancel::Cancel;
 use crate::play::game::{GameSettings, play_game};
 use crate::play::pause::PauseWatch;
-use crate::play::worker::{EnginePool, GameTask};
+use crate::play::uci::UciEngine;
+use crate::play::worker::{EnginePool, GameTask, acquire_two, give_back};
 use crate::store::{GameRecord, make_record};
 use crate::tune::spsa::{Iteration, option_text};
 
@@ -56,10 +56,7 @@ pub async fn play_pair(
     let Some(opening) = spec.openings.get(job.opening) else {
         return Ok(PairEnd::Failed(format!("opening {} is not in the book", job.opening)));
     };
-    let settings = match pairing.tc {
-        Some(tc) => GameSettings { tc, ..spec.settings.clone() },
-        None => spec.settings.clone(),
-    };
+    let settings = spec.settings.with_pairing_tc(pairing.tc);
     let mut records = Vec::with_capacity(2);
     for game in 0u8..2 {
         let (wi, bi) = if plan.scheduling.first_is_white(game) {
@@ -67,30 +64,12 @@ pub async fn play_pair(
         } else {
             (pairing.second, pairing.first)
         };
-        let acquired = tokio::select! {
-            biased;
-            _ = cancel.cancelled() => return Ok(PairEnd::Stopped),
-            r = async { Ok::<_, crate::play::uci::UciError>((spec.pools[wi].acquire().await?, spec.pools[bi].acquire().await?)) } => r,
+        let (mut white, mut black) = match acquire(spec, wi, bi, cancel).await {
+            Ok(engines) => engines,
+            Err(end) => return Ok(end),
         };
-        let (mut white, mut black) = match acquired {
-            Ok(p) => p,
-            Err(e) => return Ok(PairEnd::Failed(format!("cannot start an engine: {e}"))),
-        };
-        if let (Some(it), Some((names, integer))) = (iteration, &spec.tuned) {
-            // Game 0 has the plus side (the pairing's first engine) as White.
-            let (w_vals, b_vals) =
-                if game == 0 { (&it.plus, &it.minus) } else { (&it.minus, &it.plus) };
-            for (eng, values) in [(&mut white, w_vals), (&mut black, b_vals)] {
-                let mut cmds = String::new();
-                for ((name, v), int) in names.iter().zip(values).zip(integer) {
-                    cmds.push_str(&format!(
-                        "setoption name {name} value {}\n",
-                        option_text(*v, *int)
-                    ));
-                }
-                // An engine that is gone fails the game's own `isready` and loses by its fault.
-                let _ = eng.send(&cmds).await;
-            }
+        if let (Some(it), Some(tuned)) = (iteration, &spec.tuned) {
+            set_tuned_values([&mut white, &mut black], game, it, tuned).await;
         }
         let epoch = pause.observe();
         let outcome = tokio::select! {
@@ -113,13 +92,7 @@ pub async fn play_pair(
             }
         };
         let names = [spec.pools[wi].spec().name.clone(), spec.pools[bi].spec().name.clone()];
-        for (color, eng, idx) in [(Color::White, white, wi), (Color::Black, black, bi)] {
-            if out.faulty == Some(color) {
-                spec.pools[idx].retire(eng);
-            } else {
-                spec.pools[idx].release(eng);
-            }
-        }
+        give_back(&spec.pools, [(wi, white), (bi, black)], out.faulty);
         if paused {
             return Ok(PairEnd::Paused(format!(
                 "the worker was paused during game {} of pair {} of run {} ({} vs {}): \
@@ -148,4 +121,40 @@ pub async fn play_pair(
         Err(_) => return Ok(PairEnd::Stopped),
     };
     Ok(PairEnd::Played(Box::new([g0, g1])))
+}
+
+/// The engines of pools `wi` (White) and `bi` (Black), started if none is idle; `Err` is how
+/// the pair ends instead (stopped, or an engine cannot start).
+async fn acquire(
+    spec: &RunSpec,
+    wi: usize,
+    bi: usize,
+    cancel: &Cancel,
+) -> Result<(UciEngine, UciEngine), PairEnd> {
+    let acquired = tokio::select! {
+        biased;
+        _ = cancel.cancelled() => return Err(PairEnd::Stopped),
+        r = acquire_two(&spec.pools, wi, bi) => r,
+    };
+    acquired.map_err(|e| PairEnd::Failed(format!("cannot start an engine: {e}")))
+}
+
+/// Sets a tuning iteration's values on White and Black (`engines`) before game `game`: game 0
+/// has the plus side (the pairing's first engine) as White. `tuned` names the options and says
+/// which are integers.
+async fn set_tuned_values(
+    engines: [&mut UciEngine; 2],
+    game: u8,
+    it: &Iteration,
+    (names, integer): &(Vec<String>, Vec<bool>),
+) {
+    let (w_vals, b_vals) = if game == 0 { (&it.plus, &it.minus) } else { (&it.minus, &it.plus) };
+    for (eng, values) in engines.into_iter().zip([w_vals, b_vals]) {
+        let mut cmds = String::new();
+        for ((name, v), int) in names.iter().zip(values).zip(integer) {
+            cmds.push_str(&format!("setoption name {name} value {}\n", option_text(*v, *int)));
+        }
+        // An engine that is gone fails the game's own `isready` and loses by its fault.
+        let _ = eng.send(&cmds).await;
+    }
 }

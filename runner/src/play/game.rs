@@ -72,6 +72,15 @@ pub struct GameSettings {
 }
 
 impl GameSettings {
+    /// These settings with a pairing's own time control, if it has one (`tc=` of a gauntlet's
+    /// engine).
+    pub fn with_pairing_tc(&self, tc: Option<TimeControl>) -> GameSettings {
+        match tc {
+            Some(tc) => GameSettings { tc, ..self.clone() },
+            None => self.clone(),
+        }
+    }
+
     /// The settings of the games of `plan`; `stall_timeout` is the run's `--stall-timeout`.
     pub fn of_plan(plan: &RunPlan, stall_timeout: Duration) -> GameSettings {
         GameSettings {

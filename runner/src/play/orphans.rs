@@ -102,6 +102,11 @@ pub fn output_own(cmd: &mut std::process::Command) -> std::io::Result<std::proce
 /// forgets its pid. Does not wait; zombies are reaped by later calls and by [`reap_all`].
 pub fn kill_inherited(pid: Option<i32>, token: &str) {
     let mut live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+    sweep(&mut live, pid, token);
+}
+
+/// [`kill_inherited`] with [`LIVE`] held by the caller.
+fn sweep(live: &mut Option<HashSet<i32>>, pid: Option<i32>, token: &str) {
     let needle = format!("{ENGINE_ENV}={token}");
     for p in inherited(live.as_ref()) {
         if p.zombie {
@@ -202,7 +207,10 @@ mod tests {
 
     /// A child of the runner's own, registered by `spawn_own`, keeps its exit status through
     /// an engine's sweep; an unregistered one loses it to the sweep (what made a failed bench
-    /// read as "printed no node count" now and then).
+    /// read as "printed no node count" now and then). The unregistered child is started and
+    /// swept with [`LIVE`] held: the tests of this process drop engines meanwhile, and each
+    /// drop sweeps, so without the lock another test's sweep reaped it before it was seen as
+    /// a zombie here (the test then waited 10 s for a process already gone and failed).
     #[cfg(target_os = "linux")]
     #[test]
     fn a_sweep_leaves_the_runner_s_own_children_to_their_waiters() {
@@ -227,9 +235,11 @@ mod tests {
         kill_inherited(None, "no-such-token");
         assert_eq!(own.wait().unwrap().code(), Some(3));
         forget(own.id());
+        let mut live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
         let mut plain = sh().spawn().unwrap();
         zombie(plain.id());
-        kill_inherited(None, "no-such-token");
+        sweep(&mut live, None, "no-such-token");
+        drop(live);
         let e = plain.wait().unwrap_err();
         assert_eq!(e.raw_os_error(), Some(libc::ECHILD), "{e}");
     }

@@ -2,6 +2,7 @@
 //! from per-spec process pools. An engine that faulted is shut down and replaced.
 
 use std::collections::{HashSet, VecDeque};
+use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -225,6 +226,31 @@ fn pin_to_slot(ctx: &WorkerContext, slot: usize, engines: [&UciEngine; 2]) -> Re
     Ok(())
 }
 
+/// The engines of pools `wi` (White) and `bi` (Black): idle ones, or fresh starts.
+pub async fn acquire_two(
+    pools: &[Arc<EnginePool>],
+    wi: usize,
+    bi: usize,
+) -> Result<(UciEngine, UciEngine), UciError> {
+    Ok((pools[wi].acquire().await?, pools[bi].acquire().await?))
+}
+
+/// Gives the engines of a finished game back to their pools (`(pool, engine)` of White, then
+/// of Black): the one at fault (`faulty`) is retired, the other kept for the next game.
+pub fn give_back(
+    pools: &[Arc<EnginePool>],
+    engines: [(usize, UciEngine); 2],
+    faulty: Option<Color>,
+) {
+    for (color, (idx, eng)) in [Color::White, Color::Black].into_iter().zip(engines) {
+        if faulty == Some(color) {
+            pools[idx].retire(eng);
+        } else {
+            pools[idx].release(eng);
+        }
+    }
+}
+
 /// One worker (slot `slot`): plays games until the queue is empty or the run is cancelled.
 pub async fn worker_loop(
     ctx: Arc<WorkerContext>,
@@ -233,97 +259,101 @@ pub async fn worker_loop(
 ) {
     while !ctx.cancel.is_cancelled() {
         let Some(task) = ctx.next_task() else { break };
-        let pairing = &ctx.pairings[task.job.pairing];
-        let (wi, bi) = if task.first_white {
-            (pairing.first, pairing.second)
-        } else {
-            (pairing.second, pairing.first)
-        };
-        let settings = match pairing.tc {
-            Some(tc) => GameSettings { tc, ..ctx.settings.clone() },
-            None => ctx.settings.clone(),
-        };
-        let opening_index = task.job.opening_of(task.game);
-        let Some(opening) = ctx.openings.get(opening_index) else {
-            let _ = tx.send(WorkerEvent::Fatal(format!("opening {opening_index} missing")));
-            ctx.cancel.cancel();
+        if play_task(&ctx, &tx, slot, task).await.is_break() {
             break;
-        };
-        let acquired = tokio::select! {
-            biased;
-            _ = ctx.cancel.cancelled() => break,
-            r = async { Ok::<_, UciError>((ctx.pools[wi].acquire().await?, ctx.pools[bi].acquire().await?)) } => r,
-        };
-        let (mut white, mut black) = match acquired {
-            Ok(pair) => pair,
-            Err(e) => {
-                let _ = tx.send(WorkerEvent::Fatal(format!("cannot restart engine: {e}")));
-                ctx.cancel.cancel();
-                break;
-            }
-        };
-        if let Err(msg) = pin_to_slot(&ctx, slot, [&white, &black]) {
-            let _ = tx.send(WorkerEvent::Fatal(msg));
-            ctx.cancel.cancel();
-            break;
-        }
-        let epoch = ctx.pause.observe();
-        let outcome = tokio::select! {
-            biased;
-            _ = ctx.cancel.cancelled() => None,
-            o = play_game(&mut white, &mut black, opening, &settings) => Some(o),
-        };
-        let paused = ctx.pause.observe() != epoch;
-        let Some(outcome) = outcome else {
-            // Killed mid-game (the game is replayed on resume); their CPU time still counts.
-            ctx.pools[wi].discard(white);
-            ctx.pools[bi].discard(black);
-            break;
-        };
-        match outcome {
-            Ok(out) => {
-                let names = [ctx.pools[wi].spec().name.clone(), ctx.pools[bi].spec().name.clone()];
-                let faulty = out.faulty;
-                for (color, eng, idx) in [(Color::White, white, wi), (Color::Black, black, bi)] {
-                    if faulty == Some(color) {
-                        ctx.pools[idx].retire(eng);
-                    } else {
-                        ctx.pools[idx].release(eng);
-                    }
-                }
-                if paused {
-                    let why = format!(
-                        "the runner was paused during game {} of pair {} ({} vs {}, {}): \
-                         not scored, played again",
-                        task.game + 1,
-                        task.job.pair + 1,
-                        names[0],
-                        names[1],
-                        out.termination,
-                    );
-                    ctx.requeue(task);
-                    if tx.send(WorkerEvent::Replayed(why)).is_err() {
-                        break;
-                    }
-                    continue;
-                }
-                let game = FinishedGame { task, names, outcome: out };
-                if tx.send(WorkerEvent::Finished(Box::new(game))).is_err() {
-                    break;
-                }
-                if !settings.wait.is_zero() {
-                    tokio::select! {
-                        biased;
-                        _ = ctx.cancel.cancelled() => break,
-                        _ = tokio::time::sleep(settings.wait) => {}
-                    }
-                }
-            }
-            Err(e) => {
-                let _ = tx.send(WorkerEvent::Fatal(format!("{e:#}")));
-                ctx.cancel.cancel();
-                break;
-            }
         }
     }
+}
+
+/// A fatal error: said to the run and the run cancelled; the worker stops.
+fn fatal(
+    ctx: &WorkerContext,
+    tx: &mpsc::UnboundedSender<WorkerEvent>,
+    msg: String,
+) -> ControlFlow<()> {
+    let _ = tx.send(WorkerEvent::Fatal(msg));
+    ctx.cancel.cancel();
+    ControlFlow::Break(())
+}
+
+/// Worker `slot` plays `task` and sends what came of it: the game finished, or put back to be
+/// played again when the runner was paused during it. `Break`: the worker stops (the run is
+/// cancelled or failed, or nobody listens any more).
+async fn play_task(
+    ctx: &WorkerContext,
+    tx: &mpsc::UnboundedSender<WorkerEvent>,
+    slot: usize,
+    task: GameTask,
+) -> ControlFlow<()> {
+    let pairing = &ctx.pairings[task.job.pairing];
+    let (wi, bi) = if task.first_white {
+        (pairing.first, pairing.second)
+    } else {
+        (pairing.second, pairing.first)
+    };
+    let settings = ctx.settings.with_pairing_tc(pairing.tc);
+    let opening_index = task.job.opening_of(task.game);
+    let Some(opening) = ctx.openings.get(opening_index) else {
+        return fatal(ctx, tx, format!("opening {opening_index} missing"));
+    };
+    let acquired = tokio::select! {
+        biased;
+        _ = ctx.cancel.cancelled() => return ControlFlow::Break(()),
+        r = acquire_two(&ctx.pools, wi, bi) => r,
+    };
+    let (mut white, mut black) = match acquired {
+        Ok(pair) => pair,
+        Err(e) => return fatal(ctx, tx, format!("cannot restart engine: {e}")),
+    };
+    if let Err(msg) = pin_to_slot(ctx, slot, [&white, &black]) {
+        return fatal(ctx, tx, msg);
+    }
+    let epoch = ctx.pause.observe();
+    let outcome = tokio::select! {
+        biased;
+        _ = ctx.cancel.cancelled() => None,
+        o = play_game(&mut white, &mut black, opening, &settings) => Some(o),
+    };
+    let paused = ctx.pause.observe() != epoch;
+    let Some(outcome) = outcome else {
+        // Killed mid-game (the game is replayed on resume); their CPU time still counts.
+        ctx.pools[wi].discard(white);
+        ctx.pools[bi].discard(black);
+        return ControlFlow::Break(());
+    };
+    let out = match outcome {
+        Ok(out) => out,
+        Err(e) => return fatal(ctx, tx, format!("{e:#}")),
+    };
+    let names = [ctx.pools[wi].spec().name.clone(), ctx.pools[bi].spec().name.clone()];
+    give_back(&ctx.pools, [(wi, white), (bi, black)], out.faulty);
+    if paused {
+        let why = format!(
+            "the runner was paused during game {} of pair {} ({} vs {}, {}): not scored, played \
+             again",
+            task.game + 1,
+            task.job.pair + 1,
+            names[0],
+            names[1],
+            out.termination,
+        );
+        ctx.requeue(task);
+        return if tx.send(WorkerEvent::Replayed(why)).is_err() {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        };
+    }
+    let game = FinishedGame { task, names, outcome: out };
+    if tx.send(WorkerEvent::Finished(Box::new(game))).is_err() {
+        return ControlFlow::Break(());
+    }
+    if !settings.wait.is_zero() {
+        tokio::select! {
+            biased;
+            _ = ctx.cancel.cancelled() => return ControlFlow::Break(()),
+            _ = tokio::time::sleep(settings.wait) => {}
+        }
+    }
+    ControlFlow::Continue(())
 }

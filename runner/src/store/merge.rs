@@ -273,33 +273,8 @@ pub fn merge_dirs(inputs: &[PathBuf], out: &Path, side_plan: SidePlan) -> Result
     // A shard short of games is fine only when it stopped on an SPRT (or racing) decision.
     let can_stop_early =
         plan.sprt.is_some() || first.side_plan.as_ref().is_some_and(|s| s.race.is_some());
-    let shortfalls: Vec<String> = loaded
-        .iter()
-        .zip(&held)
-        .filter_map(|(i, &held)| {
-            let due = jobs.iter().filter(|j| i.set.holds(j.seq)).count() * 2;
-            let early = can_stop_early && i.stopped_by() == "sprt";
-            (held < due && !early).then(|| {
-                format!(
-                    "shard {} ({}): {held} of {due} scheduled games (its summary says {})",
-                    i.set.describe(),
-                    i.name(),
-                    i.stopped_by()
-                )
-            })
-        })
-        .collect();
-    let stopped_by = if !missing.is_empty() {
-        "partial"
-    } else if records.len() == scheduled_games {
-        "complete"
-    } else if shortfalls.is_empty() {
-        "sprt"
-    } else {
-        "incomplete"
-    }
-    .to_string();
-
+    let shortfalls = shortfalls(&loaded, &held, &jobs, can_stop_early);
+    let stopped_by = stopped_by(&missing, records.len() == scheduled_games, &shortfalls);
     let sources: Vec<MergeSource> = loaded
         .iter()
         .zip(&held)
@@ -311,34 +286,7 @@ pub fn merge_dirs(inputs: &[PathBuf], out: &Path, side_plan: SidePlan) -> Result
             runner_overhead: i.summary.as_ref().and_then(|s| s.runner_overhead.clone()),
         })
         .collect();
-
-    // run.json: the unsharded plan (its hash is the unsharded run's), plus what was merged.
-    super::files::create_dir_all(out)?;
-    let run = RunFile {
-        merged: Some(set.clone()),
-        merged_from: Some(
-            sources
-                .iter()
-                .map(|s| MergedFrom {
-                    dir: s.dir.clone(),
-                    shards: s.shards.clone(),
-                    games: s.games,
-                })
-                .collect(),
-        ),
-        ..RunFile::new(plan.clone())
-    };
-    write_atomic(&out.join(RUN_FILE), serde_json::to_string_pretty(&run)?.as_bytes())?;
-
-    let mut jsonl = String::new();
-    for r in &records {
-        jsonl.push_str(&serde_json::to_string(r)?);
-        jsonl.push('\n');
-    }
-    write_atomic(&out.join(GAMES_FILE), jsonl.as_bytes())?;
-    // Reopening the directory as a run checks it and rewrites games.pgn in schedule order.
-    drop(Store::resume(out, &plan).context("checking the merged results")?);
-
+    write_merged(out, &plan, &set, &sources, &records)?;
     let merge_info = MergeInfo {
         shards: set.describe(),
         missing: describe(&missing, set.count),
@@ -360,6 +308,83 @@ pub fn merge_dirs(inputs: &[PathBuf], out: &Path, side_plan: SidePlan) -> Result
         side_plan: first.side_plan.clone(),
         anchor: gauntlet_anchor(&loaded),
     })
+}
+
+/// Per shard that holds fewer games than the schedule gives it, without an early stop that
+/// explains it (`can_stop_early` and its summary says `sprt`): which, and how many it holds
+/// (`held`, by shard).
+fn shortfalls(
+    loaded: &[ShardInput],
+    held: &[usize],
+    jobs: &[Job],
+    can_stop_early: bool,
+) -> Vec<String> {
+    loaded
+        .iter()
+        .zip(held)
+        .filter_map(|(i, &held)| {
+            let due = jobs.iter().filter(|j| i.set.holds(j.seq)).count() * 2;
+            let early = can_stop_early && i.stopped_by() == "sprt";
+            (held < due && !early).then(|| {
+                format!(
+                    "shard {} ({}): {held} of {due} scheduled games (its summary says {})",
+                    i.set.describe(),
+                    i.name(),
+                    i.stopped_by()
+                )
+            })
+        })
+        .collect()
+}
+
+/// [`Merged::stopped_by`]: `partial`, `complete`, `sprt` or `incomplete`.
+fn stopped_by(missing: &[usize], all_games: bool, shortfalls: &[String]) -> String {
+    if !missing.is_empty() {
+        "partial"
+    } else if all_games {
+        "complete"
+    } else if shortfalls.is_empty() {
+        "sprt"
+    } else {
+        "incomplete"
+    }
+    .to_string()
+}
+
+/// Writes the merged run.json (the unsharded plan, whose hash is the unsharded run's, plus what
+/// was merged) and games.jsonl into `out`, then reopens it as a run, which checks it and
+/// rewrites games.pgn in schedule order.
+fn write_merged(
+    out: &Path,
+    plan: &RunPlan,
+    set: &ShardSet,
+    sources: &[MergeSource],
+    records: &[GameRecord],
+) -> Result<()> {
+    super::files::create_dir_all(out)?;
+    let run = RunFile {
+        merged: Some(set.clone()),
+        merged_from: Some(
+            sources
+                .iter()
+                .map(|s| MergedFrom {
+                    dir: s.dir.clone(),
+                    shards: s.shards.clone(),
+                    games: s.games,
+                })
+                .collect(),
+        ),
+        ..RunFile::new(plan.clone())
+    };
+    write_atomic(&out.join(RUN_FILE), serde_json::to_string_pretty(&run)?.as_bytes())?;
+    let mut jsonl = String::new();
+    for r in records {
+        jsonl.push_str(&serde_json::to_string(r)?);
+        jsonl.push('\n');
+    }
+    write_atomic(&out.join(GAMES_FILE), jsonl.as_bytes())?;
+    drop(Store::resume(out, plan).context("checking the merged results")?);
+    Ok(())
 }
 
 /// The ratings anchor (engine index, Elo) a tournament's shards used, from their summary.json

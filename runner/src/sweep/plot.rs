@@ -88,11 +88,27 @@ pub fn svg(a: &SweepAnalysis, title: &str) -> Result<String, PlotError> {
     Ok(out)
 }
 
-fn line_chart<DB: DrawingBackend>(
-    area: &DrawingArea<DB, plotters::coord::Shift>,
-    a: &SweepAnalysis,
-    title: &str,
-) -> Result<(), PlotError> {
+/// The line chart in chart units: each point's x and score bar, the fitted curve, and the
+/// ranges that hold them.
+struct LineData {
+    xs: Vec<f64>,
+    /// The x axis is by position (labels are the points' values), not numeric.
+    categorical: bool,
+    xmin: f64,
+    xmax: f64,
+    /// Room left and right of the outer points.
+    pad: f64,
+    bars: Vec<Option<(f64, f64, f64)>>,
+    curve: Vec<(f64, f64)>,
+    ymin: f64,
+    ymax: f64,
+}
+
+/// The chart whose x axis is `X` (numeric or by position) and whose y axis is the score %.
+type LineChart<'a, DB, X> =
+    ChartContext<'a, DB, Cartesian2d<X, plotters::coord::types::RangedCoordf64>>;
+
+fn line_data(a: &SweepAnalysis) -> LineData {
     let n = a.rows.len();
     // A numeric axis when the single parameter's values are all numbers; else by position.
     let xs: Vec<f64> = match (
@@ -125,9 +141,13 @@ fn line_chart<DB: DrawingBackend>(
     };
     let (ymin, ymax) = curve.iter().fold((ymin, ymax), |(l, h), c| (l.min(c.1), h.max(c.1)));
     let (ymin, ymax) = ((ymin - 2.0).max(0.0), (ymax + 5.0).min(100.0));
+    LineData { xs, categorical, xmin, xmax, pad, bars, curve, ymin, ymax }
+}
 
-    let labels: Vec<String> = a
-        .rows
+/// Each point's label: its value, or its values joined by `/` when there are several
+/// parameters.
+fn point_labels(a: &SweepAnalysis) -> Vec<String> {
+    a.rows
         .iter()
         .map(|r| {
             if a.params.len() == 1 {
@@ -136,23 +156,32 @@ fn line_chart<DB: DrawingBackend>(
                 r.assignments.iter().map(|x| x.1.as_str()).collect::<Vec<_>>().join("/")
             }
         })
-        .collect();
+        .collect()
+}
+
+fn line_chart<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    a: &SweepAnalysis,
+    title: &str,
+) -> Result<(), PlotError> {
+    let d = line_data(a);
+    let labels = point_labels(a);
     let x_desc = if a.params.len() == 1 { a.params[0].clone() } else { a.params.join(" / ") };
     // Tick labels only at the swept values, all with the same number of decimals (the partial
     // axis over the whole range only lends the key points a default label format).
-    let x_range = (xmin - pad)..(xmax + pad);
-    let x_axis = x_range.clone().with_key_points(xs.clone()).partial_axis(x_range);
+    let x_range = (d.xmin - d.pad)..(d.xmax + d.pad);
+    let x_axis = x_range.clone().with_key_points(d.xs.clone()).partial_axis(x_range);
     let mut chart = ChartBuilder::on(area)
         .caption(title, ("sans-serif", 20))
         .margin(15)
         .x_label_area_size(45)
         .y_label_area_size(55)
-        .build_cartesian_2d(x_axis, ymin..ymax)
+        .build_cartesian_2d(x_axis, d.ymin..d.ymax)
         .map_err(perr)?;
     let decimals =
         labels.iter().map(|l| l.split_once('.').map_or(0, |(_, f)| f.len())).max().unwrap_or(0);
-    let fmt_x = |x: &f64| match xs.iter().position(|v| (v - x).abs() < 1e-9) {
-        Some(i) if categorical => labels[i].clone(),
+    let fmt_x = |x: &f64| match d.xs.iter().position(|v| (v - x).abs() < 1e-9) {
+        Some(i) if d.categorical => labels[i].clone(),
         Some(_) => format!("{x:.decimals$}"),
         None => String::new(),
     };
@@ -168,15 +197,25 @@ fn line_chart<DB: DrawingBackend>(
 
     chart
         .draw_series(LineSeries::new(
-            [(xmin - pad, 50.0), (xmax + pad, 50.0)],
+            [(d.xmin - d.pad, 50.0), (d.xmax + d.pad, 50.0)],
             BLACK.mix(0.5).stroke_width(1),
         ))
         .map_err(perr)?;
     let pts: Vec<(f64, f64)> =
-        xs.iter().zip(&bars).filter_map(|(&x, b)| b.map(|b| (x, b.0))).collect();
+        d.xs.iter().zip(&d.bars).filter_map(|(&x, b)| b.map(|b| (x, b.0))).collect();
     chart.draw_series(LineSeries::new(pts, BLUE.mix(0.4))).map_err(perr)?;
-    // The optimum's interval (shaded) and the optimum, under the curve and the points.
-    if let (false, Some(sf)) = (curve.is_empty(), &a.surface)
+    draw_fit(&mut chart, a, &d)?;
+    draw_score_bars(&mut chart, a, &d)
+}
+
+/// The optimum's interval (shaded) and the optimum, then the fitted curve: under the points.
+fn draw_fit<DB: DrawingBackend, X: Ranged<ValueType = f64>>(
+    chart: &mut LineChart<'_, DB, X>,
+    a: &SweepAnalysis,
+    d: &LineData,
+) -> Result<(), PlotError> {
+    let (ymin, ymax) = (d.ymin, d.ymax);
+    if let (false, Some(sf)) = (d.curve.is_empty(), &a.surface)
         && let (Some(Loc::One(x)), Some(Interval::One([lo, hi]))) = (&sf.optimum, &sf.ci)
     {
         chart
@@ -186,14 +225,26 @@ fn line_chart<DB: DrawingBackend>(
             .draw_series([PathElement::new([(*x, ymin), (*x, ymax)], ORANGE.stroke_width(1))])
             .map_err(perr)?;
     }
-    if !curve.is_empty() {
-        chart.draw_series(LineSeries::new(curve, ORANGE.stroke_width(2))).map_err(perr)?;
+    if !d.curve.is_empty() {
+        chart
+            .draw_series(LineSeries::new(d.curve.iter().copied(), ORANGE.stroke_width(2)))
+            .map_err(perr)?;
     }
-    let cap = (xmax - xmin + 2.0 * pad) / 120.0;
+    Ok(())
+}
+
+/// Each point's score with its 95 % bar (an open circle when there is no interval) and its
+/// games above: red for the best, pale for too few pairs.
+fn draw_score_bars<DB: DrawingBackend, X: Ranged<ValueType = f64>>(
+    chart: &mut LineChart<'_, DB, X>,
+    a: &SweepAnalysis,
+    d: &LineData,
+) -> Result<(), PlotError> {
+    let cap = (d.xmax - d.xmin + 2.0 * d.pad) / 120.0;
     let best = a.best.as_ref().map(|b| b.index);
     let label_font =
         ("sans-serif", 12).into_font().color(&BLACK).pos(Pos::new(HPos::Center, VPos::Bottom));
-    for (i, ((&x, b), r)) in xs.iter().zip(&bars).zip(&a.rows).enumerate() {
+    for (i, ((&x, b), r)) in d.xs.iter().zip(&d.bars).zip(&a.rows).enumerate() {
         let Some((score, lo, hi)) = *b else { continue };
         let few = too_few(r.summary.pairs.unwrap_or(0));
         let color = if Some(i) == best { RED } else { BLUE };
@@ -214,7 +265,7 @@ fn line_chart<DB: DrawingBackend>(
         chart
             .draw_series([Text::new(
                 format!("{}g", r.summary.games),
-                (x, hi + 0.01 * (ymax - ymin)),
+                (x, hi + 0.01 * (d.ymax - d.ymin)),
                 label_font.clone(),
             )])
             .map_err(perr)?;
@@ -248,11 +299,15 @@ fn cell_color(score_pct: f64, span: f64) -> RGBColor {
     }
 }
 
-fn heatmap<DB: DrawingBackend>(
-    area: &DrawingArea<DB, plotters::coord::Shift>,
-    a: &SweepAnalysis,
-    title: &str,
-) -> Result<(), PlotError> {
+/// The heatmap: the first parameter's cells across, the second's up.
+type HeatChart<'a, DB> = ChartContext<
+    'a,
+    DB,
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+>;
+
+/// The values of the first and of the second parameter, each once, in the order of the points.
+fn heatmap_axes(a: &SweepAnalysis) -> (Vec<String>, Vec<String>) {
     let mut xv: Vec<String> = Vec::new();
     let mut yv: Vec<String> = Vec::new();
     for r in &a.rows {
@@ -263,6 +318,15 @@ fn heatmap<DB: DrawingBackend>(
             yv.push(r.assignments[1].1.clone());
         }
     }
+    (xv, yv)
+}
+
+fn heatmap<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    a: &SweepAnalysis,
+    title: &str,
+) -> Result<(), PlotError> {
+    let (xv, yv) = heatmap_axes(a);
     let (nx, ny) = (xv.len().max(1), yv.len().max(1));
     let mut chart = ChartBuilder::on(area)
         .caption(title, ("sans-serif", 20))
@@ -292,6 +356,17 @@ fn heatmap<DB: DrawingBackend>(
         .y_label_formatter(&fy)
         .draw()
         .map_err(perr)?;
+    draw_cells(&mut chart, a, &xv, &yv)?;
+    draw_fitted_optimum(&mut chart, a, &xv, &yv)
+}
+
+/// A cell per point: coloured by its score, labelled with score and games, the best outlined.
+fn draw_cells<DB: DrawingBackend>(
+    chart: &mut HeatChart<'_, DB>,
+    a: &SweepAnalysis,
+    xv: &[String],
+    yv: &[String],
+) -> Result<(), PlotError> {
     let span = a
         .rows
         .iter()
@@ -327,13 +402,23 @@ fn heatmap<DB: DrawingBackend>(
             )])
             .map_err(perr)?;
     }
-    // The fitted optimum and its interval, placed between the cell centres (values ascending).
+    Ok(())
+}
+
+/// The fitted optimum (a cross) and its interval (a box), placed between the cell centres
+/// (values ascending); nothing when the fit has neither or the values are not numbers.
+fn draw_fitted_optimum<DB: DrawingBackend>(
+    chart: &mut HeatChart<'_, DB>,
+    a: &SweepAnalysis,
+    xv: &[String],
+    yv: &[String],
+) -> Result<(), PlotError> {
     if let Some(sf) = &a.surface
         && let (Some(Loc::Two([ox, oy])), Some(Interval::Two([cx, cy]))) = (&sf.optimum, &sf.ci)
-        && let (Some(px), Some(py)) = (cell_coord(&xv, *ox), cell_coord(&yv, *oy))
+        && let (Some(px), Some(py)) = (cell_coord(xv, *ox), cell_coord(yv, *oy))
     {
-        let (x0, x1) = (cell_coord(&xv, cx[0]), cell_coord(&xv, cx[1]));
-        let (y0, y1) = (cell_coord(&yv, cy[0]), cell_coord(&yv, cy[1]));
+        let (x0, x1) = (cell_coord(xv, cx[0]), cell_coord(xv, cx[1]));
+        let (y0, y1) = (cell_coord(yv, cy[0]), cell_coord(yv, cy[1]));
         if let (Some(x0), Some(x1), Some(y0), Some(y1)) = (x0, x1, y0, y1) {
             chart
                 .draw_series([Rectangle::new([(x0, y0), (x1, y1)], ORANGE.stroke_width(2))])

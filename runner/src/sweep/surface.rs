@@ -195,11 +195,26 @@ pub fn fit(
     s.optimum = Some(loc(&xs));
     s.ci = Some(if dim == 1 { Interval::One(ends[0]) } else { Interval::Two([ends[0], ends[1]]) });
     s.elo_at_optimum = s.predict(&xs);
+    describe_optimum(&mut s, &xs, &ends, fmt, &fit_text);
+    s
+}
+
+/// The optimum `xs` with its intervals `ends` in words: [`Surface::brief`] and the note
+/// (which ends with `fit_text`, the fit's quality).
+fn describe_optimum(
+    s: &mut Surface,
+    xs: &[f64],
+    ends: &[[f64; 2]],
+    fmt: &dyn Fn(usize, f64) -> String,
+    fit_text: &str,
+) {
+    let dim = xs.len();
+    let name = |k: usize| s.params.get(k).cloned().unwrap_or_default();
     let at: Vec<String> = (0..dim).map(|k| format!("{} = {}", name(k), fmt(k, xs[k]))).collect();
     let cis: Vec<String> = (0..dim)
         .map(|k| format!("{} [{}, {}]", name(k), fmt(k, ends[k][0]), fmt(k, ends[k][1])))
         .collect();
-    s.brief = (0..dim)
+    let brief = (0..dim)
         .map(|k| {
             format!(
                 "{} = {} [{}, {}]",
@@ -217,7 +232,7 @@ pub fn fit(
         cis.join(", "),
         s.elo_at_optimum.unwrap_or(0.0)
     );
-    s
+    s.brief = brief;
 }
 
 /// Why no quadratic could be fitted, in words.

@@ -70,14 +70,8 @@ fn main() {
         _ => Vec::new(),
     };
     let mut plies = 0usize;
-    let hold = std::env::var("BADENGINE_HOLD").ok().and_then(|v| {
-        let (file, n) = v.rsplit_once(':')?;
-        Some((file.to_string(), n.parse::<usize>().ok()?))
-    });
-    let mut meet = std::env::var("BADENGINE_MEET").ok().and_then(|v| {
-        let (dir, n) = v.rsplit_once(':')?;
-        Some((dir.to_string(), n.parse::<usize>().ok()?))
-    });
+    let hold = path_and_count("BADENGINE_HOLD");
+    let mut meet = path_and_count("BADENGINE_MEET");
     for line in stdin.lock().lines() {
         let Ok(line) = line else { break };
         let line = line.trim();
@@ -85,21 +79,9 @@ fn main() {
         if hung && cmd != "quit" {
             continue;
         }
-        if cmd == "uci"
-            && let Ok(gate) = std::env::var("BADENGINE_GATE")
-        {
-            wait_at_gate(&gate);
-        }
-        if cmd == "go" {
-            if let Some((dir, n)) = meet.take() {
-                meet_others(&dir, n);
-            }
-            if let Some((file, n)) = &hold
-                && recorded_lines(file) >= *n
-            {
-                hung = true;
-                continue;
-            }
+        if wait_for_events(cmd, &mut meet, hold.as_ref()) {
+            hung = true;
+            continue;
         }
         match cmd {
             "uci" if mode == "nouci" => eprintln!("badengine: not answering uci"),
@@ -107,14 +89,7 @@ fn main() {
                 std::thread::sleep(Duration::from_millis(n));
                 let _ = writeln!(out, "id name badengine-{mode}\nuciok");
             }
-            "uci" => {
-                let _ = writeln!(out, "id name badengine-{mode}\nid author tests");
-                let _ = writeln!(out, "option name Hash type spin default 1 min 1 max 16");
-                if mode == "tunable" {
-                    let _ = writeln!(out, "{}", tunable::OPTION_LINE);
-                }
-                let _ = writeln!(out, "uciok");
-            }
+            "uci" => answer_uci(&mut out, &mode),
             "isready" => {
                 let _ = writeln!(out, "readyok");
             }
@@ -142,53 +117,12 @@ fn main() {
                 let k = gos;
                 gos += 1;
                 let fire = k >= n;
-                match mode.as_str() {
-                    "crash" if fire => std::process::abort(),
-                    "exit" if fire => std::process::exit(0),
-                    "hang" if fire => {
-                        hung = true;
-                        continue;
-                    }
-                    "slow" => std::thread::sleep(Duration::from_millis(n)),
-                    "stuck" if fire => {
-                        let _ = out.flush();
-                        eprintln!("stuck");
-                        loop {
-                            std::thread::sleep(Duration::from_secs(3600));
-                        }
-                    }
-                    "flood" if fire => {
-                        let chunk = [b'x'; 64 * 1024];
-                        for _ in 0..32 {
-                            let _ = out.write_all(&chunk);
-                        }
-                        let _ = out.flush();
-                        hung = true;
-                        continue;
-                    }
-                    "burn" => {
-                        // Spins until this process has used MS of CPU (not of wall time), so
-                        // the CPU it burns is the same on a loaded machine.
-                        // (A wall-clock cap of 50 x MS keeps it finite should the clock fail.)
-                        let (start, wall) = (cpu_time(), std::time::Instant::now());
-                        let mut x = 1u64;
-                        while cpu_time().saturating_sub(start) < Duration::from_millis(n)
-                            && wall.elapsed() < Duration::from_millis(n.saturating_mul(50))
-                        {
-                            x = std::hint::black_box(
-                                x.wrapping_mul(6364136223846793005).wrapping_add(1),
-                            );
-                        }
-                    }
-                    _ => {}
+                if misbehave_at_go(&mode, n, fire, &mut out) {
+                    hung = true;
+                    continue;
                 }
                 if mode == "garbage" {
-                    let _ = writeln!(out, "\u{1b}[31mjunk\u{0} ÿÿ line");
-                    let _ = writeln!(out, "bestmovex a1a1");
-                    let _ = writeln!(out, "info score");
-                    let _ = writeln!(out, "info depth x score cp y");
-                    let _ = writeln!(out, "infostring nothing");
-                    let _ = writeln!(out);
+                    write_junk(&mut out);
                 }
                 let mv = if mode == "illegal" && fire {
                     "a1a1".to_string()
@@ -204,6 +138,102 @@ fn main() {
         }
         let _ = out.flush();
     }
+}
+
+/// `NAME=PATH:N` in the environment (`BADENGINE_HOLD`, `BADENGINE_MEET`): the path and N.
+fn path_and_count(name: &str) -> Option<(String, usize)> {
+    let v = std::env::var(name).ok()?;
+    let (path, n) = v.rsplit_once(':')?;
+    Some((path.to_string(), n.parse::<usize>().ok()?))
+}
+
+/// The waits on the test's events before command `cmd` (`BADENGINE_GATE` at `uci`,
+/// `BADENGINE_MEET` at the first `go`); true when a `go` finds the `BADENGINE_HOLD` count
+/// reached: the engine then hangs.
+fn wait_for_events(
+    cmd: &str,
+    meet: &mut Option<(String, usize)>,
+    hold: Option<&(String, usize)>,
+) -> bool {
+    if cmd == "uci"
+        && let Ok(gate) = std::env::var("BADENGINE_GATE")
+    {
+        wait_at_gate(&gate);
+    }
+    if cmd == "go" {
+        if let Some((dir, n)) = meet.take() {
+            meet_others(&dir, n);
+        }
+        if let Some((file, n)) = hold
+            && recorded_lines(file) >= *n
+        {
+            return true;
+        }
+    }
+    false
+}
+
+/// The answer to `uci`: the engine's name, its options, `uciok`.
+fn answer_uci(out: &mut impl Write, mode: &str) {
+    let _ = writeln!(out, "id name badengine-{mode}\nid author tests");
+    let _ = writeln!(out, "option name Hash type spin default 1 min 1 max 16");
+    if mode == "tunable" {
+        let _ = writeln!(out, "{}", tunable::OPTION_LINE);
+    }
+    let _ = writeln!(out, "uciok");
+}
+
+/// What mode `mode` does at a `go` before its answer (`fire`: this is the N+1-th `go` or a
+/// later one): crash, exit, get stuck (never return), wait or burn CPU; true when the engine
+/// hangs from now on (`hang`, `flood`).
+fn misbehave_at_go(mode: &str, n: u64, fire: bool, out: &mut impl Write) -> bool {
+    match mode {
+        "crash" if fire => std::process::abort(),
+        "exit" if fire => std::process::exit(0),
+        "hang" if fire => return true,
+        "slow" => std::thread::sleep(Duration::from_millis(n)),
+        "stuck" if fire => {
+            let _ = out.flush();
+            eprintln!("stuck");
+            loop {
+                std::thread::sleep(Duration::from_secs(3600));
+            }
+        }
+        "flood" if fire => {
+            let chunk = [b'x'; 64 * 1024];
+            for _ in 0..32 {
+                let _ = out.write_all(&chunk);
+            }
+            let _ = out.flush();
+            return true;
+        }
+        "burn" => burn_cpu(n),
+        _ => {}
+    }
+    false
+}
+
+/// Spins until this process has used `ms` of CPU (not of wall time), so the CPU it burns is
+/// the same on a loaded machine. (A wall-clock cap of 50 x `ms` keeps it finite should the
+/// clock fail.)
+fn burn_cpu(ms: u64) {
+    let (start, wall) = (cpu_time(), std::time::Instant::now());
+    let mut x = 1u64;
+    while cpu_time().saturating_sub(start) < Duration::from_millis(ms)
+        && wall.elapsed() < Duration::from_millis(ms.saturating_mul(50))
+    {
+        x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+    }
+}
+
+/// The junk lines of mode `garbage` before each answer.
+fn write_junk(out: &mut impl Write) {
+    let _ = writeln!(out, "\u{1b}[31mjunk\u{0} ÿÿ line");
+    let _ = writeln!(out, "bestmovex a1a1");
+    let _ = writeln!(out, "info score");
+    let _ = writeln!(out, "info depth x score cp y");
+    let _ = writeln!(out, "infostring nothing");
+    let _ = writeln!(out);
 }
 
 /// Starts `badengine sleeper DIR/daemon-<pid>.pid` in a new session with no standard streams,

@@ -77,70 +77,91 @@ pub fn build_run_engines(
                 ));
             };
             opts.boxing.allow_submitted(&e.name)?;
-            let mut load = EngineLoad {
-                engine: e.name.clone(),
-                commit: Some(src.commit.clone()),
-                ..EngineLoad::default()
-            };
-            let built = match cached_build(cache, archive, src, opts.timeout, boxed) {
-                Ok(b) => b,
-                Err(why) => {
-                    let line = format!("engine {}: build of {} failed: {why}", e.name, src.short());
-                    load.build = Some("failed");
-                    load.error = Some(line.clone());
-                    record(load);
-                    return Err(line);
-                }
-            };
-            match built.how {
-                BuildHow::Built(s) => {
-                    errln!("built engine {} (commit {}) in {s:.1} s", e.name, src.short());
-                    (load.build, load.build_secs) = (Some("built"), Some(s));
-                }
-                BuildHow::Cached => {
-                    errln!(
-                        "engine {} (commit {}): build taken from the cache",
-                        e.name,
-                        src.short()
-                    );
-                    load.build = Some("cached");
-                }
-            }
-            let checked = check_bench(&e.name, src, &built.path, &cache.dir, boxed, &mut load);
-            if let Err(line) = checked {
-                load.error = Some(line.clone());
-                record(load);
-                return Err(line);
-            }
-            done.insert(key, (built.path.clone(), load.nps));
-            record(load);
-            out.insert(e.name.clone(), built.path);
+            let (path, nps) = build_and_check(&e.name, src, archive, cache, opts, boxed, &record)?;
+            done.insert(key, (path.clone(), nps));
+            out.insert(e.name.clone(), path);
         } else if e.bench.is_some()
             && let Some(file) = files.get(&e.sha256)
             && !done.contains_key(&e.sha256)
         {
-            // The bundled engine as a binary: its speed here (its identity is its hash).
-            let spec = BenchSpec {
-                args: vec!["bench".into(), BENCH_DEPTH.to_string()],
-                nodes_label: None,
-            };
             done.insert(e.sha256.clone(), (file.clone(), None));
             if opts.boxing.allow_submitted(&e.name).is_err() {
                 // load_run refuses it.
                 continue;
             }
-            match run_bench(file, &spec, &cache.dir, BENCH_TIMEOUT, boxed.sandbox) {
-                Ok(r) => record(EngineLoad {
-                    engine: e.name.clone(),
-                    nodes: i64::try_from(r.nodes).ok(),
-                    nps: r.nps.and_then(|n| i64::try_from(n).ok()),
-                    ..EngineLoad::default()
-                }),
-                Err(why) => errln!("warning: engine {}: {why}", e.name),
-            }
+            bench_bundled(&e.name, file, cache, boxed, &record);
         }
     }
     Ok(out)
+}
+
+/// Builds engine `name` from `src` (its source archive `archive`), or takes the build from the
+/// cache, and checks its bench; what happened is `record`ed. The build and its speed (nodes per
+/// second), or the line refusing the run.
+fn build_and_check(
+    name: &str,
+    src: &SourceIdentity,
+    archive: &Path,
+    cache: &Cache,
+    opts: &BuildOptions,
+    boxed: BuildBox,
+    record: &dyn Fn(EngineLoad),
+) -> Result<(PathBuf, Option<i64>), String> {
+    let mut load = EngineLoad {
+        engine: name.to_string(),
+        commit: Some(src.commit.clone()),
+        ..EngineLoad::default()
+    };
+    let built = match cached_build(cache, archive, src, opts.timeout, boxed) {
+        Ok(b) => b,
+        Err(why) => {
+            let line = format!("engine {name}: build of {} failed: {why}", src.short());
+            load.build = Some("failed");
+            load.error = Some(line.clone());
+            record(load);
+            return Err(line);
+        }
+    };
+    match built.how {
+        BuildHow::Built(s) => {
+            errln!("built engine {name} (commit {}) in {s:.1} s", src.short());
+            (load.build, load.build_secs) = (Some("built"), Some(s));
+        }
+        BuildHow::Cached => {
+            errln!("engine {name} (commit {}): build taken from the cache", src.short());
+            load.build = Some("cached");
+        }
+    }
+    let checked = check_bench(name, src, &built.path, &cache.dir, boxed, &mut load);
+    if let Err(line) = checked {
+        load.error = Some(line.clone());
+        record(load);
+        return Err(line);
+    }
+    let nps = load.nps;
+    record(load);
+    Ok((built.path, nps))
+}
+
+/// The bundled engine delivered as a binary (`file`): its speed here (its identity is its
+/// hash), `record`ed; a bench that fails only warns.
+fn bench_bundled(
+    name: &str,
+    file: &Path,
+    cache: &Cache,
+    boxed: BuildBox,
+    record: &dyn Fn(EngineLoad),
+) {
+    let spec = BenchSpec { args: vec!["bench".into(), BENCH_DEPTH.to_string()], nodes_label: None };
+    match run_bench(file, &spec, &cache.dir, BENCH_TIMEOUT, boxed.sandbox) {
+        Ok(r) => record(EngineLoad {
+            engine: name.to_string(),
+            nodes: i64::try_from(r.nodes).ok(),
+            nps: r.nps.and_then(|n| i64::try_from(n).ok()),
+            ..EngineLoad::default()
+        }),
+        Err(why) => errln!("warning: engine {name}: {why}"),
+    }
 }
 
 /// Benches `binary`, the build of `src` for engine `name`, in `work` (boxed as `boxed`), and

@@ -12,6 +12,7 @@ use super::build::{BuildBox, extract, fresh_dir, run_build};
 use super::{SourceIdentity, is_source_spec, parse_source_spec};
 use crate::fleet::artifacts::MAX_SIZE;
 use crate::fleet::artifacts::cache::sha256_file;
+use crate::play::orphans::output_own;
 
 /// Longest wait for the submitter's build.
 pub const SUBMIT_BUILD_TIMEOUT: Duration = Duration::from_secs(3600);
@@ -39,12 +40,7 @@ impl Drop for PreparedSource {
 
 /// `git ARGS` in `dir`: its stdout, trimmed; `Err` names the command and git's last line.
 fn git(dir: &Path, args: &[&str]) -> Result<String> {
-    let o = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
+    let o = output_own(Command::new("git").arg("-C").arg(dir).args(args).stdin(Stdio::null()))
         .context("cannot run git")?;
     if !o.status.success() {
         let err = String::from_utf8_lossy(&o.stderr);
@@ -116,50 +112,15 @@ fn prepare_one(a: super::SourceArgs) -> Result<PreparedSource> {
         built: false,
         dir: dir.clone(),
     };
-    let local = Path::new(&a.src);
-    let repo = if local.is_dir() {
-        local.to_path_buf()
-    } else {
-        let to = dir.join("repo.git");
-        let o = Command::new("git")
-            .args(["clone", "--quiet", "--bare", "--", &a.src])
-            .arg(&to)
-            .stdin(Stdio::null())
-            .output()
-            .context("cannot run git")?;
-        if !o.status.success() {
-            let err = String::from_utf8_lossy(&o.stderr);
-            bail!("cannot clone {}: {}", a.src, err.lines().last().unwrap_or("").trim());
-        }
-        to
-    };
+    let repo = repository(&a.src, &dir)?;
     let rev = format!("{}^{{commit}}", a.rev);
     let commit = git(&repo, &["rev-parse", "--verify", "--quiet", "--end-of-options", &rev])
         .map_err(|_| anyhow!("{}: no commit {:?}", a.src, a.rev))?;
-    let has = |f: &str| git(&repo, &["cat-file", "-e", &format!("{commit}:{f}")]).is_ok();
-    let build = match a.build {
-        Some(b) => b,
-        None if has("Cargo.toml") => "cargo build --release".into(),
-        None if has("Makefile") || has("makefile") => "make".into(),
-        None => bail!(
-            "no build= and the commit has no Cargo.toml nor Makefile at its root: say how to build \
-             it (build=\"make -j\")"
-        ),
-    };
-    let archive = p.archive.display().to_string();
-    git(&repo, &["archive", "--format=tar", "-o", &archive, &commit])?;
-    let size = std::fs::metadata(&p.archive).context("the source archive")?.len();
-    if size > MAX_SIZE {
-        bail!(
-            "the source archive of {commit} is {} MiB, over the artifact limit of {} MiB",
-            size >> 20,
-            MAX_SIZE >> 20
-        );
-    }
+    let build = build_command(a.build, &repo, &commit)?;
+    let size = archive(&repo, &commit, &p.archive)?;
     p.identity.commit = commit;
     p.identity.archive_sha = sha256_file(&p.archive)?;
     p.identity.build = build;
-    let tree = dir.join("build");
     match a.nodes {
         Some(n) => {
             p.identity.nodes = n;
@@ -172,36 +133,86 @@ fn prepare_one(a: super::SourceArgs) -> Result<PreparedSource> {
                 size.div_ceil(1024)
             );
         }
-        None => {
-            extract(&p.archive, &tree).map_err(|e| anyhow!(e))?;
-            let secs = run_build(
-                &tree,
-                &p.identity.build,
-                &p.identity.bin,
-                SUBMIT_BUILD_TIMEOUT,
-                BuildBox::default(),
-            )
-            .map_err(|e| anyhow!("build of {} failed: {e}", p.identity.short()))?;
-            let r = run_bench(
-                &tree.join(&p.identity.bin),
-                &p.identity.bench,
-                &tree,
-                BENCH_TIMEOUT,
-                None,
-            )
-            .map_err(|e| anyhow!("bench of the build of {}: {e}", p.identity.short()))?;
-            p.identity.nodes = r.nodes;
-            p.built = true;
-            errln!(
-                "engine {}: commit {} of {}, source archive {} KiB, built in {secs:.1} s; bench {} \
-                 nodes",
-                p.name,
-                p.identity.short(),
-                a.src,
-                size.div_ceil(1024),
-                r.nodes
-            );
-        }
+        None => build_and_bench(&mut p, &dir.join("build"), &a.src, size)?,
     }
     Ok(p)
+}
+
+/// The repository of `src`: the folder itself when it is one, else a bare clone in `dir`.
+fn repository(src: &str, dir: &Path) -> Result<PathBuf> {
+    let local = Path::new(src);
+    if local.is_dir() {
+        return Ok(local.to_path_buf());
+    }
+    let to = dir.join("repo.git");
+    let o = output_own(
+        Command::new("git")
+            .args(["clone", "--quiet", "--bare", "--", src])
+            .arg(&to)
+            .stdin(Stdio::null()),
+    )
+    .context("cannot run git")?;
+    if !o.status.success() {
+        let err = String::from_utf8_lossy(&o.stderr);
+        bail!("cannot clone {}: {}", src, err.lines().last().unwrap_or("").trim());
+    }
+    Ok(to)
+}
+
+/// The build command: `build=` as given, else cargo's or make's by the files at the root of
+/// the commit.
+fn build_command(given: Option<String>, repo: &Path, commit: &str) -> Result<String> {
+    let has = |f: &str| git(repo, &["cat-file", "-e", &format!("{commit}:{f}")]).is_ok();
+    Ok(match given {
+        Some(b) => b,
+        None if has("Cargo.toml") => "cargo build --release".into(),
+        None if has("Makefile") || has("makefile") => "make".into(),
+        None => bail!(
+            "no build= and the commit has no Cargo.toml nor Makefile at its root: say how to build \
+             it (build=\"make -j\")"
+        ),
+    })
+}
+
+/// Writes the tar archive of `commit` to `to`; its size, at most the artifact limit.
+fn archive(repo: &Path, commit: &str, to: &Path) -> Result<u64> {
+    let archive = to.display().to_string();
+    git(repo, &["archive", "--format=tar", "-o", &archive, commit])?;
+    let size = std::fs::metadata(to).context("the source archive")?.len();
+    if size > MAX_SIZE {
+        bail!(
+            "the source archive of {commit} is {} MiB, over the artifact limit of {} MiB",
+            size >> 20,
+            MAX_SIZE >> 20
+        );
+    }
+    Ok(size)
+}
+
+/// Extracts `p`'s archive into `tree`, builds it and benches the build: `p` then holds the
+/// bench's node count and is marked built.
+fn build_and_bench(p: &mut PreparedSource, tree: &Path, src: &str, size: u64) -> Result<()> {
+    extract(&p.archive, tree).map_err(|e| anyhow!(e))?;
+    let secs = run_build(
+        tree,
+        &p.identity.build,
+        &p.identity.bin,
+        SUBMIT_BUILD_TIMEOUT,
+        BuildBox::default(),
+    )
+    .map_err(|e| anyhow!("build of {} failed: {e}", p.identity.short()))?;
+    let r = run_bench(&tree.join(&p.identity.bin), &p.identity.bench, tree, BENCH_TIMEOUT, None)
+        .map_err(|e| anyhow!("bench of the build of {}: {e}", p.identity.short()))?;
+    p.identity.nodes = r.nodes;
+    p.built = true;
+    errln!(
+        "engine {}: commit {} of {}, source archive {} KiB, built in {secs:.1} s; bench {} \
+         nodes",
+        p.name,
+        p.identity.short(),
+        src,
+        size.div_ceil(1024),
+        r.nodes
+    );
+    Ok(())
 }

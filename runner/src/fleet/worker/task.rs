@@ -109,14 +109,6 @@ async fn play_and_report(
     pause: &PauseWatch,
     done: &mut Done,
 ) -> Result<()> {
-    let job = Job {
-        seq: c.seq as usize,
-        pairing: c.pairing as usize,
-        pair: c.pair as usize,
-        opening: c.opening as usize,
-        // `runner submit` refuses --repeat 1, so a fleet pair has one opening.
-        second_opening: None,
-    };
     let iteration = match s.spec.tuned {
         Some(_) => match iteration_of(link, id, c, stop).await? {
             Some(it) => Some(it),
@@ -127,24 +119,81 @@ async fn play_and_report(
         },
         None => None,
     };
-    let records = loop {
-        match play_pair(&s.spec, job, iteration.as_ref(), stop, pause).await? {
-            PairEnd::Played(r) => break r,
+    let Some(records) = play_through_pauses(s, c, iteration.as_ref(), stop, pause, done).await?
+    else {
+        return Ok(());
+    };
+    let outcome = report(link, id, s, c, stop, &records).await?;
+    let label = s.spec.plan.pairings.get(c.pairing as usize).map_or("", |p| p.label.as_str());
+    let results = format!("{} {}", records[0].result.pgn(), records[1].result.pgn());
+    match outcome {
+        Reported::Stored { counts, open } => {
+            done.ended = Ended::Stored;
+            let mut line =
+                format!("run {} {label} pair {}: {results} stored", c.run_id, c.pair + 1);
+            if s.judge.may_stop(&counts) || !open {
+                line.push_str(&settle(link, id, c.run_id, quit).await);
+            }
+            done.line = Some(line);
+        }
+        Reported::Refused(why) => {
+            done.ended = Ended::Refused;
+            done.line = Some(format!(
+                "run {} {label} pair {}: {results} refused: {why}",
+                c.run_id,
+                c.pair + 1
+            ));
+        }
+    }
+    done.records = Some(records);
+    Ok(())
+}
+
+/// Plays the claimed pair, again while the worker was paused during one of its games. `None`
+/// when it ends otherwise (stopped, or the run cannot be played here): `done` then says how.
+async fn play_through_pauses(
+    s: &Served,
+    c: &Claim,
+    iteration: Option<&Iteration>,
+    stop: &Cancel,
+    pause: &PauseWatch,
+    done: &mut Done,
+) -> Result<Option<Box<[GameRecord; 2]>>> {
+    let job = Job {
+        seq: c.seq as usize,
+        pairing: c.pairing as usize,
+        pair: c.pair as usize,
+        opening: c.opening as usize,
+        // `runner submit` refuses --repeat 1, so a fleet pair has one opening.
+        second_opening: None,
+    };
+    loop {
+        match play_pair(&s.spec, job, iteration, stop, pause).await? {
+            PairEnd::Played(r) => return Ok(Some(r)),
             PairEnd::Stopped => {
                 done.line = Some(lost_line(c));
-                return Ok(());
+                return Ok(None);
             }
-            PairEnd::Paused(why) => {
-                errln!("warning: {why}");
-                continue;
-            }
+            PairEnd::Paused(why) => errln!("warning: {why}"),
             PairEnd::Failed(why) => {
                 done.ended = Ended::CannotPlay;
                 done.cannot_play = Some(why);
-                return Ok(());
+                return Ok(None);
             }
         }
-    };
+    }
+}
+
+/// Checks both games against the rules of chess (replaying their moves) and reports the pair,
+/// again while the database is away; the database's answer.
+async fn report(
+    link: &Door,
+    id: &WorkerId,
+    s: &Served,
+    c: &Claim,
+    stop: &Cancel,
+    records: &[GameRecord; 2],
+) -> Result<Reported> {
     let variant = s.spec.plan.variant;
     for r in records.iter() {
         check_rules(r, variant).map_err(|e| {
@@ -162,43 +211,25 @@ async fn play_and_report(
     let all = s.judge.needs_all();
     let what = format!("reporting run {} pair {}", c.run_id, c.pair + 1);
     let report = &report;
-    let outcome = link.call(&what, stop, |d| d.report(id, report, all)).await?;
-    let label = s.spec.plan.pairings.get(c.pairing as usize).map_or("", |p| p.label.as_str());
-    let results = format!("{} {}", records[0].result.pgn(), records[1].result.pgn());
-    match outcome {
-        Reported::Stored { counts, open } => {
-            done.ended = Ended::Stored;
-            let mut line =
-                format!("run {} {label} pair {}: {results} stored", c.run_id, c.pair + 1);
-            if s.judge.may_stop(&counts) || !open {
-                // The database decides, from every stored pair; this worker only asks (its lease
-                // of the pair has ended: only a signal gives up, leaving the decision to the next
-                // report or an idle worker).
-                let run = c.run_id;
-                let settled = link
-                    .call("asking for a decision", quit, |d| d.settle(id, run))
-                    .await
-                    .unwrap_or_default();
-                for st in &settled.stops {
-                    line.push_str(&format!("\n{}", st.why));
-                }
-                if !settled.state.is_empty() && settled.state != "active" {
-                    line.push_str(&format!("\nrun {} {}", c.run_id, settled.state));
-                }
-            }
-            done.line = Some(line);
-        }
-        Reported::Refused(why) => {
-            done.ended = Ended::Refused;
-            done.line = Some(format!(
-                "run {} {label} pair {}: {results} refused: {why}",
-                c.run_id,
-                c.pair + 1
-            ));
-        }
+    link.call(&what, stop, |d| d.report(id, report, all)).await
+}
+
+/// Asks the database to decide on run `run` after a stored pair that may end it. The database
+/// decides, from every stored pair; this worker only asks (its lease of the pair has ended:
+/// only a signal, `quit`, gives up, leaving the decision to the next report or an idle worker).
+/// Returns the stops' reasons and the run's new state, each on a line of its own after a `\n`
+/// ("" when nothing was decided).
+async fn settle(link: &Door, id: &WorkerId, run: i64, quit: &Cancel) -> String {
+    let settled =
+        link.call("asking for a decision", quit, |d| d.settle(id, run)).await.unwrap_or_default();
+    let mut lines = String::new();
+    for st in &settled.stops {
+        lines.push_str(&format!("\n{}", st.why));
     }
-    done.records = Some(records);
-    Ok(())
+    if !settled.state.is_empty() && settled.state != "active" {
+        lines.push_str(&format!("\nrun {run} {}", settled.state));
+    }
+    lines
 }
 
 pub(super) fn lost_line(c: &Claim) -> String {
