@@ -243,6 +243,25 @@ impl Fixture {
     }
 }
 
+/// The people's API of one test: the fixture, the server's port, alice's pending run and her
+/// cancelled one.
+struct Api<'a> {
+    f: &'a Fixture,
+    port: u16,
+    pending: i64,
+    ended: i64,
+}
+
+impl Api<'_> {
+    fn post(&self, path: &str, token: Option<&str>, body: &str) -> Reply {
+        api_post(self.port, path, token, body)
+    }
+
+    fn run(&self, run: i64, action: &str) -> String {
+        format!("/api/v1/runs/{run}/{action}")
+    }
+}
+
 #[test]
 fn the_people_api_refuses_what_the_rights_table_refuses() {
     let _w = watchdog("people-api", Duration::from_secs(900));
@@ -250,88 +269,111 @@ fn the_people_api_refuses_what_the_rights_table_refuses() {
     let pending = f.run_of("alice", "pending");
     let ended = f.run_of("alice", "cancelled");
     let server = serve(&f.dir, "serve", &["--db", &f.pg.url()]);
-    let port = server.port;
+    let api = Api { f: &f, port: server.port, pending, ended };
     let before = f.row(pending);
+    anonymous_and_unknown_tokens_change_nothing(&api);
+    another_owner_changes_nothing(&api, &before);
+    a_submitter_approves_nothing_and_issues_no_key(&api, &before);
+    bodies_are_typed_and_bounded(&api);
+    the_owner_and_the_approver_do_what_they_may(&api);
+    revoked_and_disabled_tokens_are_refused(&api);
+}
 
-    // Anonymous: no token, no change. (Today's main: a connection without a role is refused
-    // by PostgreSQL itself; the page has no way to change anything.)
+/// Anonymous: no token, no change. (Today's main: a connection without a role is refused by
+/// PostgreSQL itself; the page has no way to change anything.) A malformed or unknown token is
+/// refused, never taken as anonymous.
+fn anonymous_and_unknown_tokens_change_nothing(api: &Api) {
+    let pending = api.pending;
     for action in ["approve", "cancel", "pulled"] {
-        let r = api_post(port, &format!("/api/v1/runs/{pending}/{action}"), None, "");
+        let r = api.post(&api.run(pending, action), None, "");
         assert_eq!(r.status, 401, "anonymous {action}: {r:?}");
     }
-    let r = api_post(port, &format!("/api/v1/runs/{pending}/modify"), None, r#"{"priority":-1}"#);
+    let r = api.post(&api.run(pending, "modify"), None, r#"{"priority":-1}"#);
     assert_eq!(r.status, 401, "{r:?}");
-    // A malformed or unknown token is refused, never taken as anonymous.
     for bad in ["garbage", "rt_0000000000000000000000000000000000000000000000000000000000000000"] {
-        let r = api_post(port, &format!("/api/v1/runs/{pending}/cancel"), Some(bad), "");
+        let r = api.post(&api.run(pending, "cancel"), Some(bad), "");
         assert_eq!(r.status, 401, "{bad}: {r:?}");
     }
+}
 
-    // Bob cancels, modifies, purges and deletes alice's runs: refused, nothing changes.
-    // (Today's main: `SELECT fleet_cancel(RUN)` / `fleet_modify` / `fleet_delete` as role bob,
-    // refused by fleet_may_change; `SELECT fleet_pulled(RUN)` as bob succeeds: no owner check.)
+/// Bob cancels, modifies, purges and deletes alice's runs: refused, nothing changes.
+/// (Today's main: `SELECT fleet_cancel(RUN)` / `fleet_modify` / `fleet_delete` as role bob,
+/// refused by fleet_may_change; `SELECT fleet_pulled(RUN)` as bob succeeds: no owner check.)
+fn another_owner_changes_nothing(api: &Api, before: &str) {
+    let (f, pending, ended) = (api.f, api.pending, api.ended);
     let bob = Some(f.bob.as_str());
-    let r = api_post(port, &format!("/api/v1/runs/{pending}/cancel"), bob, "");
+    let r = api.post(&api.run(pending, "cancel"), bob, "");
     assert_eq!(r.status, 403, "{r:?}");
     assert!(r.body.contains("alice"), "names the owner: {}", r.body);
-    let r = api_post(port, &format!("/api/v1/runs/{pending}/modify"), bob, r#"{"games":2}"#);
-    assert_eq!(r.status, 403, "{r:?}");
-    let r = api_post(port, &format!("/api/v1/runs/{pending}/purge"), bob, r#"{"worker":"k"}"#);
-    assert_eq!(r.status, 403, "{r:?}");
-    let r = api_post(port, &format!("/api/v1/runs/{ended}/pulled"), bob, "");
-    assert_eq!(r.status, 403, "{r:?}");
-    let r = api_post(port, &format!("/api/v1/runs/{ended}/delete"), bob, r#"{"force":true}"#);
-    assert_eq!(r.status, 403, "{r:?}");
+    for (run, action, body) in [
+        (pending, "modify", r#"{"games":2}"#),
+        (pending, "purge", r#"{"worker":"k"}"#),
+        (ended, "pulled", ""),
+        (ended, "delete", r#"{"force":true}"#),
+    ] {
+        let r = api.post(&api.run(run, action), bob, body);
+        assert_eq!(r.status, 403, "{action}: {r:?}");
+    }
     assert_eq!(f.row(pending), before);
     assert_eq!(f.state(ended), "cancelled");
     assert_eq!(f.pg.psql(&format!("SELECT pulled_by IS NULL FROM runs WHERE id = {ended}")), "t");
+}
 
-    // Alice, a submitter, approves her own run, raises its priority, issues a worker key, reads
-    // the keys and the audit log: refused. (Today's main: `SELECT fleet_approve(RUN)`,
-    // `fleet_modify(RUN, 5, NULL, NULL)`, `fleet_key_add('k')` as role alice, all refused.)
+/// Alice, a submitter, approves her own run, raises its priority, issues a worker key, reads
+/// the keys and the audit log: refused. (Today's main: `SELECT fleet_approve(RUN)`,
+/// `fleet_modify(RUN, 5, NULL, NULL)`, `fleet_key_add('k')` as role alice, all refused.)
+fn a_submitter_approves_nothing_and_issues_no_key(api: &Api, before: &str) {
+    let (f, pending, port) = (api.f, api.pending, api.port);
     let alice = Some(f.alice.as_str());
-    let r = api_post(port, &format!("/api/v1/runs/{pending}/approve"), alice, "");
+    let r = api.post(&api.run(pending, "approve"), alice, "");
     assert_eq!(r.status, 403, "{r:?}");
-    let r = api_post(port, &format!("/api/v1/runs/{pending}/modify"), alice, r#"{"priority":5}"#);
+    let r = api.post(&api.run(pending, "modify"), alice, r#"{"priority":5}"#);
     assert_eq!(r.status, 403, "{r:?}");
-    let r = api_post(port, "/api/v1/worker-keys", alice, r#"{"name":"box1"}"#);
+    let r = api.post("/api/v1/worker-keys", alice, r#"{"name":"box1"}"#);
     assert_eq!(r.status, 403, "{r:?}");
     assert_eq!(api_get(port, "/api/v1/worker-keys", &f.alice).status, 403);
     assert_eq!(api_get(port, "/api/v1/audit", &f.alice).status, 403);
     assert_eq!(f.row(pending), before);
     assert_eq!(f.pg.psql("SELECT count(*) FROM worker_keys"), "0");
+}
 
-    // Bodies are typed and bounded: out of range, unknown fields, markup or control
-    // characters in a name, an oversized body. (Today's main: `fleet_key_add` takes any name
-    // up to 200 characters, markup and newlines included.)
-    let path = format!("/api/v1/runs/{pending}/modify");
-    let r = api_post(port, &path, alice, r#"{"throughput":0}"#);
+/// Bodies are typed and bounded: out of range, unknown fields, markup or control characters in
+/// a name, an oversized body. (Today's main: `fleet_key_add` takes any name up to 200
+/// characters, markup and newlines included.)
+fn bodies_are_typed_and_bounded(api: &Api) {
+    let f = api.f;
+    let (alice, carol) = (Some(f.alice.as_str()), Some(f.carol.as_str()));
+    let path = api.run(api.pending, "modify");
+    let r = api.post(&path, alice, r#"{"throughput":0}"#);
     assert_eq!(r.status, 400, "{r:?}");
-    let r = api_post(port, &path, alice, r#"{"priority":-1,"owner":"bob"}"#);
+    let r = api.post(&path, alice, r#"{"priority":-1,"owner":"bob"}"#);
     assert!((400..500).contains(&r.status), "unknown field: {r:?}");
-    let carol = Some(f.carol.as_str());
     for name in ["<b>k</b>", "a\\nb", &"k".repeat(65)] {
-        let r = api_post(port, "/api/v1/worker-keys", carol, &format!(r#"{{"name":"{name}"}}"#));
+        let r = api.post("/api/v1/worker-keys", carol, &format!(r#"{{"name":"{name}"}}"#));
         assert!((400..500).contains(&r.status), "{name}: {r:?}");
     }
     let big = format!(r#"{{"name":"{}"}}"#, "k".repeat(20_000));
-    let r = api_post(port, "/api/v1/worker-keys", carol, &big);
+    let r = api.post("/api/v1/worker-keys", carol, &big);
     assert!((400..500).contains(&r.status), "oversized body: {}", r.status);
     assert_eq!(f.pg.psql("SELECT count(*) FROM worker_keys"), "0");
+}
 
-    // What the owner may do, she does: lower her priority.
-    let r = api_post(port, &path, alice, r#"{"priority":-5,"throughput":50}"#);
+/// What the owner may do, she does: lower her priority. The approver approves, issues a key
+/// (shown once, stored hashed) and reads the log. Delete: the owner's finished run, not
+/// pulled, is refused without force, then removed.
+fn the_owner_and_the_approver_do_what_they_may(api: &Api) {
+    let (f, pending, ended, port) = (api.f, api.pending, api.ended, api.port);
+    let (alice, carol) = (Some(f.alice.as_str()), Some(f.carol.as_str()));
+    let r = api.post(&api.run(pending, "modify"), alice, r#"{"priority":-5,"throughput":50}"#);
     assert_eq!(r.status, 200, "{r:?}");
     assert_eq!(
         f.pg.psql(&format!("SELECT priority, throughput FROM runs WHERE id = {pending}")),
         "-5|50"
     );
-
-    // The approver approves, issues a key (shown once, stored hashed) and reads the log.
-    let r = api_post(port, &format!("/api/v1/runs/{pending}/approve"), carol, "");
+    let r = api.post(&api.run(pending, "approve"), carol, "");
     assert_eq!(r.status, 200, "{r:?}");
     assert_eq!(f.state(pending), "active");
-    let r = api_post(port, "/api/v1/worker-keys", carol, r#"{"name":"box1"}"#);
+    let r = api.post("/api/v1/worker-keys", carol, r#"{"name":"box1"}"#);
     assert_eq!(r.status, 200, "{r:?}");
     let v: serde_json::Value = serde_json::from_str(&r.body).unwrap();
     let key = v["key"].as_str().expect("the key").to_string();
@@ -352,29 +394,30 @@ fn the_people_api_refuses_what_the_rights_table_refuses() {
         assert!(did.contains(&(want.0.into(), want.1.into())), "{want:?} in {did:?}");
     }
     assert!(!audit.body.contains(&key));
-
-    // Delete: the owner's finished run, not pulled, is refused without force, then removed.
-    let r = api_post(port, &format!("/api/v1/runs/{ended}/delete"), alice, "{}");
+    let r = api.post(&api.run(ended, "delete"), alice, "{}");
     assert_eq!(r.status, 409, "{r:?}");
-    let r = api_post(port, &format!("/api/v1/runs/{ended}/delete"), alice, r#"{"force":true}"#);
+    let r = api.post(&api.run(ended, "delete"), alice, r#"{"force":true}"#);
     assert_eq!(r.status, 200, "{r:?}");
     assert_eq!(f.state(ended), "gone");
+}
 
-    // A revoked token and a disabled user's token: refused. (Today's main: a revoked worker
-    // key is refused by fleet_worker_auth; people have PostgreSQL roles, revoked by hand.)
+/// A revoked token and a disabled user's token: refused. (Today's main: a revoked worker key is
+/// refused by fleet_worker_auth; people have PostgreSQL roles, revoked by hand.) Tokens are
+/// stored hashed only.
+fn revoked_and_disabled_tokens_are_refused(api: &Api) {
+    let (f, pending, port) = (api.f, api.pending, api.port);
     let second = runner_ok(&f.dir, &["user", "token", "alice", "--db", &f.pg.url()]);
     let second = second.lines().last().unwrap().to_string();
     assert_eq!(api_get(port, "/api/v1/me", &second).status, 200);
     runner_ok(&f.dir, &["user", "revoke", "alice", "--db", &f.pg.url()]);
     for t in [&f.alice, &second] {
-        let r = api_post(port, &format!("/api/v1/runs/{pending}/cancel"), Some(t), "");
+        let r = api.post(&api.run(pending, "cancel"), Some(t), "");
         assert_eq!(r.status, 401, "revoked: {r:?}");
     }
     runner_ok(&f.dir, &["user", "disable", "carol", "--db", &f.pg.url()]);
-    let r = api_post(port, &format!("/api/v1/runs/{pending}/cancel"), carol, "");
+    let r = api.post(&api.run(pending, "cancel"), Some(f.carol.as_str()), "");
     assert_eq!(r.status, 401, "disabled: {r:?}");
     assert_eq!(f.state(pending), "active");
-    // Tokens are stored hashed only.
     let stored = f.pg.psql("SELECT encode(token_hash, 'hex') FROM user_tokens");
     for t in [&f.alice, &f.bob, &f.carol, &second] {
         assert!(!stored.contains(&t[3..]), "a token stored as itself");
@@ -418,6 +461,30 @@ fn forms_need_a_session_and_its_token_logins_are_limited_and_private_needs_a_log
     let port = server.port;
     let run_path = format!("/run/fleet-{pending}");
 
+    let (carol, csrf) = carol_logs_in_and_sees_the_approve_form(&f, port, &run_path);
+    let bob = forged_and_foreign_posts_are_refused(&f, port, (&run_path, pending), (&carol, &csrf));
+    // With her session and its token, carol approves.
+    let r = form_post(port, &format!("{run_path}/act/approve"), &carol, &format!("csrf={csrf}"));
+    assert_eq!(r.status, 303, "{r:?}");
+    assert_eq!(f.state(pending), "active");
+    markup_is_escaped_on_every_page(port, evil, &carol, &bob);
+    logins_are_limited_per_client_address(port);
+    // Log out: the session is gone.
+    let r = form_post(port, "/logout", &carol, &format!("csrf={csrf}"));
+    assert_eq!(r.status, 303, "{r:?}");
+    let page = request(port, "GET", &run_path, &[("Cookie", &carol)], "");
+    assert!(!html_section(&page.body, "actions").contains("csrf"));
+
+    private_needs_a_login(&f, &run_path, pending);
+}
+
+/// A login POST without the form's cookie is refused; carol's login gives a strict session
+/// cookie, and the run page shows her the approve form. Her cookie and the form's token.
+fn carol_logs_in_and_sees_the_approve_form(
+    f: &Fixture,
+    port: u16,
+    run_path: &str,
+) -> (String, String) {
     // A login POST without the form's cookie (another site's form): refused.
     let r = form_post(port, "/login", "", "csrf=x&username=carol&password=carol%27s+pw");
     assert_eq!(r.status, 403, "{r:?}");
@@ -433,7 +500,7 @@ fn forms_need_a_session_and_its_token_logins_are_limited_and_private_needs_a_log
     assert!(!f.pg.psql("SELECT encode(id_hash, 'hex') FROM web_sessions").contains(&sid));
 
     // The run page shows her the approve form with the session's CSRF token.
-    let page = request(port, "GET", &run_path, &[("Cookie", &carol)], "");
+    let page = request(port, "GET", run_path, &[("Cookie", &carol)], "");
     assert_eq!(page.status, 200);
     let actions = html_section(&page.body, "actions");
     assert!(actions.contains("id=\"approve\""), "{actions}");
@@ -442,37 +509,47 @@ fn forms_need_a_session_and_its_token_logins_are_limited_and_private_needs_a_log
     assert!(what.contains("id=\"what-runs\"") && what.contains("command: "), "{actions}");
     let csrf = input_value(actions, "csrf").expect("the form's token");
     // Anonymous readers see no form.
-    let anon = request(port, "GET", &run_path, &[], "");
+    let anon = request(port, "GET", run_path, &[], "");
     assert!(!anon.body.contains("id=\"approve\"") && anon.body.contains("/login"));
 
+    (carol, csrf.to_string())
+}
+
+/// Posts without the session's token, and bob's own valid token on alice's run: refused, the
+/// run still pending. Bob's session cookie.
+fn forged_and_foreign_posts_are_refused(
+    f: &Fixture,
+    port: u16,
+    (run_path, pending): (&str, i64),
+    (carol, csrf): (&str, &str),
+) -> String {
     // Forged posts: no token, a wrong token, the token without the session. (Today's main has
     // no forms; the gap this closes is a change from another site through the cookie.)
     let act = format!("{run_path}/act/approve");
-    assert_eq!(form_post(port, &act, &carol, "").status, 403);
+    assert_eq!(form_post(port, &act, carol, "").status, 403);
     let wrong = "0".repeat(64);
-    assert_eq!(form_post(port, &act, &carol, &format!("csrf={wrong}")).status, 403);
+    assert_eq!(form_post(port, &act, carol, &format!("csrf={wrong}")).status, 403);
     assert_eq!(form_post(port, &act, "", &format!("csrf={csrf}")).status, 401);
     assert_eq!(form_post(port, &act, "runner_session=junk", &format!("csrf={csrf}")).status, 401);
     assert_eq!(f.state(pending), "pending");
     // Bob, logged in, posts his own valid token to approve and to cancel alice's run: refused.
     let b = login(port, "bob", "bob's pw", None);
     let bob = format!("runner_session={}", b.cookie("runner_session").expect("bob's session"));
-    let bob_page = request(port, "GET", &run_path, &[("Cookie", &bob)], "");
+    let bob_page = request(port, "GET", run_path, &[("Cookie", &bob)], "");
     let bob_csrf = input_value(&bob_page.body, "csrf").expect("bob's token");
     assert!(!bob_page.body.contains("id=\"approve\"") && !bob_page.body.contains("id=\"cancel\""));
     assert_eq!(form_post(port, &act, &bob, &format!("csrf={bob_csrf}")).status, 403);
     let cancel = format!("{run_path}/act/cancel");
     assert_eq!(form_post(port, &cancel, &bob, &format!("csrf={bob_csrf}")).status, 403);
     assert_eq!(f.state(pending), "pending");
-    // With her session and its token, carol approves.
-    let r = form_post(port, &act, &carol, &format!("csrf={csrf}"));
-    assert_eq!(r.status, 303, "{r:?}");
-    assert_eq!(f.state(pending), "active");
+    bob
+}
 
+fn markup_is_escaped_on_every_page(port: u16, evil: i64, carol: &str, bob: &str) {
     // Markup in an owner's name, a key's name and an audit detail is escaped on every page.
-    let page = request(port, "GET", &format!("/run/fleet-{evil}"), &[("Cookie", &carol)], "");
-    let audit = request(port, "GET", "/audit", &[("Cookie", &carol)], "");
-    let workers = request(port, "GET", "/workers?all=true", &[("Cookie", &carol)], "");
+    let page = request(port, "GET", &format!("/run/fleet-{evil}"), &[("Cookie", carol)], "");
+    let audit = request(port, "GET", "/audit", &[("Cookie", carol)], "");
+    let workers = request(port, "GET", "/workers?all=true", &[("Cookie", carol)], "");
     for (what, r) in [("run page", &page), ("audit", &audit), ("workers", &workers)] {
         assert_eq!(r.status, 200, "{what}: {r:?}");
         for raw in ["<i>eve</i>", "<b>k</b>", "<script>x()"] {
@@ -483,9 +560,11 @@ fn forms_need_a_session_and_its_token_logins_are_limited_and_private_needs_a_log
     assert!(html_section(&page.body, "actions").contains("&lt;b&gt;k&lt;/b&gt;"));
     assert!(audit.body.contains("&lt;script&gt;x()"), "{}", audit.body);
     // The audit page is for approvers.
-    assert_eq!(request(port, "GET", "/audit", &[("Cookie", &bob)], "").status, 403);
+    assert_eq!(request(port, "GET", "/audit", &[("Cookie", bob)], "").status, 403);
     assert_eq!(request(port, "GET", "/audit", &[], "").status, 401);
+}
 
+fn logins_are_limited_per_client_address(port: u16) {
     // Brute force from one client address (behind the trusted proxy): 10 attempts, then 429
     // even with the right password; another address is not held back.
     for i in 0..10 {
@@ -496,17 +575,14 @@ fn forms_need_a_session_and_its_token_logins_are_limited_and_private_needs_a_log
     assert_eq!(r.status, 429, "{r:?}");
     assert!(r.header("retry-after").is_some(), "{}", r.head);
     assert_eq!(login(port, "carol", "carol's pw", Some("198.51.100.10")).status, 303);
+}
 
-    // Log out: the session is gone.
-    let r = form_post(port, "/logout", &carol, &format!("csrf={csrf}"));
-    assert_eq!(r.status, 303, "{r:?}");
-    let page = request(port, "GET", &run_path, &[("Cookie", &carol)], "");
-    assert!(!html_section(&page.body, "actions").contains("csrf"));
-
+fn private_needs_a_login(f: &Fixture, run_path: &str, pending: i64) {
+    let url = f.pg.url();
     // --private: reading needs a login too.
     let private = serve(&f.dir, "private", &["--db", &url, "--private"]);
     let p = private.port;
-    for path in ["/", "/workers", &run_path, "/metrics"] {
+    for path in ["/", "/workers", run_path, "/metrics"] {
         let r = request(p, "GET", path, &[], "");
         assert_eq!((r.status, r.header("location")), (303, Some("/login")), "{path}: {r:?}");
     }
@@ -568,26 +644,19 @@ fn an_approver_logs_in_and_approves_a_pending_run_in_chromium() {
 /// direct way. Another owner's cancel and a submitter's approval are refused in one line with
 /// the run unchanged (today's main: `runner cancel --db` as another role, refused by
 /// `fleet_cancel`'s owner check); a change without a token is refused before any request.
-#[test]
-fn the_commands_speak_to_the_server_with_a_users_token() {
-    use std::os::unix::fs::PermissionsExt as _;
-    let _w = watchdog("people-cli", Duration::from_secs(900));
-    let f = fixture("people-cli");
-    let run = f.run_of("alice", "pending");
-    let server = serve(&f.dir, "serve", &["--db", &f.pg.url()]);
-    let url = format!("http://127.0.0.1:{}", server.port);
-    let token_file = |name: &str, token: &str, mode: u32| {
-        let p = f.dir.join(format!("{name}.token"));
-        std::fs::write(&p, format!("{token}\n")).unwrap();
-        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
-        p.to_string_lossy().into_owned()
-    };
-    let (alice, bob) = (token_file("alice", &f.alice, 0o600), token_file("bob", &f.bob, 0o644));
-    let carol = token_file("carol", &f.carol, 0o600);
-    // A command of the user whose token is in `file`, with no database in its environment.
-    let cli = |file: Option<&str>, args: &[&str]| {
+/// The people's commands of one test: run from the fixture's folder against `url`, with no
+/// database in their environment.
+struct Cli<'a> {
+    f: &'a Fixture,
+    url: String,
+}
+
+impl Cli<'_> {
+    /// A command of the user whose token is in `file`.
+    fn run(&self, file: Option<&str>, args: &[&str]) -> std::process::Output {
         let mut cmd = Command::new(runner_bin());
-        cmd.current_dir(&f.dir).args(args).args(["--server", &url]).stdin(Stdio::null());
+        cmd.current_dir(&self.f.dir).args(args).args(["--server", &self.url]);
+        cmd.stdin(Stdio::null());
         for var in ["RUNNER_DB", "RUNNER_SERVER", "RUNNER_TOKEN", "PGHOST", "PGPORT"] {
             cmd.env_remove(var);
         }
@@ -595,81 +664,46 @@ fn the_commands_speak_to_the_server_with_a_users_token() {
             cmd.args(["--token-file", file]);
         }
         cmd.output().expect("runner")
-    };
-    let ok = |o: std::process::Output, what: &str| {
-        assert!(o.status.success(), "{what}: {}", stderr(&o));
-        stdout(&o)
-    };
-    let refused = |o: std::process::Output, what: &str, needle: &str| {
-        assert!(!o.status.success(), "{what} was not refused: {}", stdout(&o));
-        let err = stderr(&o);
-        let lines: Vec<&str> = err.lines().filter(|l| !l.starts_with("warning:")).collect();
-        assert!(lines.len() == 1 && lines[0].contains(needle), "{what}: {err}");
-    };
+    }
+
+    /// `token` in a file of the given mode; its path.
+    fn token_file(&self, name: &str, token: &str, mode: u32) -> String {
+        use std::os::unix::fs::PermissionsExt as _;
+        let p = self.f.dir.join(format!("{name}.token"));
+        std::fs::write(&p, format!("{token}\n")).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+        p.to_string_lossy().into_owned()
+    }
+}
+
+/// The standard output of a command that succeeded.
+fn said(o: std::process::Output, what: &str) -> String {
+    assert!(o.status.success(), "{what}: {}", stderr(&o));
+    stdout(&o)
+}
+
+/// A command refused in one line holding `needle` (warnings aside).
+fn refused(o: std::process::Output, what: &str, needle: &str) {
+    assert!(!o.status.success(), "{what} was not refused: {}", stdout(&o));
+    let err = stderr(&o);
+    let lines: Vec<&str> = err.lines().filter(|l| !l.starts_with("warning:")).collect();
+    assert!(lines.len() == 1 && lines[0].contains(needle), "{what}: {err}");
+}
+
+#[test]
+fn the_commands_speak_to_the_server_with_a_users_token() {
+    let _w = watchdog("people-cli", Duration::from_secs(900));
+    let f = fixture("people-cli");
+    let run = f.run_of("alice", "pending");
+    let server = serve(&f.dir, "serve", &["--db", &f.pg.url()]);
+    let cli = Cli { f: &f, url: format!("http://127.0.0.1:{}", server.port) };
+    let (alice, bob) =
+        (cli.token_file("alice", &f.alice, 0o600), cli.token_file("bob", &f.bob, 0o644));
+    let carol = cli.token_file("carol", &f.carol, 0o600);
     let id = run.to_string();
-
-    // Reading: the run and its engines, without and with a token.
-    let out = ok(cli(None, &["status", &id]), "status");
-    assert!(out.contains(&format!("run {run} (match, ")) && out.contains("pending"), "{out}");
-    assert!(out.contains("command: "), "the engines as workers run them: {out}");
-    let out = ok(cli(None, &["workers"]), "workers");
-    assert!(out.contains("no worker"), "{out}");
-
-    // Bob's token file may be read by others: said, as ssh does, and used all the same.
-    let o = cli(Some(&bob), &["status"]);
-    assert!(stderr(&o).contains("may be read by others (mode 644)"), "{}", stderr(&o));
-    assert!(ok(o, "bob's status").contains(&format!("run {run} (match")));
-
-    // Refusals: no token for a change; bob cancels alice's run; alice approves her own.
-    refused(cli(None, &["cancel", &id]), "a change without a token", "--token-file FILE");
-    refused(cli(Some(&bob), &["cancel", &id]), "bob's cancel", "only its owner or an approver");
-    refused(cli(Some(&alice), &["approve", &id, "--yes"]), "alice's approve", "approver");
-    assert_eq!(f.state(run), "pending");
-    // Carol, an approver: not without a yes on a terminal, then with --yes.
-    refused(cli(Some(&carol), &["approve", &id]), "approve from a pipe", "not a terminal");
-    assert_eq!(f.state(run), "pending");
-    let out = ok(cli(Some(&carol), &["approve", &id, "--yes"]), "carol's approve");
-    assert!(out.contains("command: "), "the engines before the approval: {out}");
-    assert!(out.contains(&format!("run {run} approved: workers start on it")), "{out}");
-    assert_eq!(f.state(run), "active");
-
-    // Alice changes and cancels her run, with the direct way's words.
-    let out =
-        ok(cli(Some(&alice), &["modify", &id, "--priority", "-5", "--throughput", "50"]), "modify");
-    assert_eq!(out.trim(), format!("run {run} (active): priority -5, throughput 50"));
-    let out = ok(cli(Some(&alice), &["cancel", &id]), "cancel");
-    assert_eq!(out.trim(), format!("run {run} cancelled"));
-    let out = ok(cli(Some(&alice), &["cancel", &id]), "cancel again");
-    assert!(out.contains("already cancelled"), "{out}");
-
-    // Worker keys (approvers): issued with the key alone on the last line, listed, revoked.
-    refused(cli(Some(&alice), &["worker-key", "add", "m1"]), "alice's key", "approver");
-    let out = ok(cli(Some(&carol), &["worker-key", "add", "m1"]), "key add");
-    let key = out.lines().last().unwrap_or_default();
-    assert!(!key.is_empty() && !key.contains(' '), "{out}");
-    // Each kind of secret where the other belongs says which it is, in one line: a worker key
-    // as a person's token (on today's main: "the token is not valid"), a person's token as a
-    // worker's key (on today's main: "unknown worker key"), by the command and by the server.
-    let key_file = token_file("m1-key", key, 0o600);
-    refused(cli(Some(&key_file), &["status"]), "a key as a token", "this is a worker key");
-    let r = api_get(server.port, "/api/v1/me", key);
-    assert!(r.status == 401 && r.body.contains("this is a worker key"), "{r:?}");
-    let o = Command::new(runner_bin())
-        .current_dir(&f.dir)
-        .args(["worker", "--server", &url, "--key-file", &carol])
-        .env_remove("RUNNER_DB")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    refused(o, "a token as a worker key", "this is a person's API token");
-    let body = r#"{"host":"h","pid":1,"concurrency":1,"lease_secs":60,"version":"0","cpu":null,"cores":null}"#;
-    let r = api_post(server.port, "/api/v1/worker/register", Some(&f.carol), body);
-    assert!(r.status == 401 && r.body.contains("this is a person's API token"), "{r:?}");
-    let out = ok(cli(Some(&carol), &["worker-key", "list"]), "key list");
-    assert!(out.contains("m1: valid; issued by carol"), "{out}");
-    assert!(!out.contains(key), "a key is shown once only");
-    let out = ok(cli(Some(&carol), &["worker-key", "revoke", "m1"]), "revoke");
-    assert_eq!(out.trim(), "worker key m1 revoked; 0 leased pair(s) went back to the queue");
+    reading_needs_no_token(&cli, run, &bob);
+    changes_follow_the_rights(&cli, run, &alice, &bob, &carol);
+    worker_keys_and_the_kinds_of_secret(&cli, server.port, &alice, &carol);
 
     // Neither a server nor a database: one line naming both ways.
     let o = Command::new(runner_bin())
@@ -687,15 +721,85 @@ fn the_commands_speak_to_the_server_with_a_users_token() {
         .current_dir(&f.dir)
         .args(["status", &id])
         .env_remove("RUNNER_DB")
-        .env("RUNNER_SERVER", &url)
+        .env("RUNNER_SERVER", &cli.url)
         .env("RUNNER_TOKEN", &f.alice)
         .output()
         .unwrap();
-    assert!(ok(o, "status by the environment").contains("cancelled"));
+    assert!(said(o, "status by the environment").contains("cancelled"));
 
     // Who did what: the audit log names each person.
     let audit = f.pg.psql(&format!(
         "SELECT string_agg(actor || ' ' || action, ', ' ORDER BY id) FROM audit WHERE run_id = {run}"
     ));
     assert_eq!(audit, "carol approve, alice modify, alice cancel", "{audit}");
+}
+
+/// Reading: the run and its engines, without and with a token. Bob's token file may be read by
+/// others: said, as ssh does, and used all the same.
+fn reading_needs_no_token(cli: &Cli, run: i64, bob: &str) {
+    let id = run.to_string();
+    let out = said(cli.run(None, &["status", &id]), "status");
+    assert!(out.contains(&format!("run {run} (match, ")) && out.contains("pending"), "{out}");
+    assert!(out.contains("command: "), "the engines as workers run them: {out}");
+    let out = said(cli.run(None, &["workers"]), "workers");
+    assert!(out.contains("no worker"), "{out}");
+    let o = cli.run(Some(bob), &["status"]);
+    assert!(stderr(&o).contains("may be read by others (mode 644)"), "{}", stderr(&o));
+    assert!(said(o, "bob's status").contains(&format!("run {run} (match")));
+}
+
+/// Refusals: no token for a change; bob cancels alice's run; alice approves her own. Carol, an
+/// approver: not without a yes on a terminal, then with --yes. Alice changes and cancels her
+/// run, with the direct way's words.
+fn changes_follow_the_rights(cli: &Cli, run: i64, alice: &str, bob: &str, carol: &str) {
+    let (f, id) = (cli.f, run.to_string());
+    refused(cli.run(None, &["cancel", &id]), "a change without a token", "--token-file FILE");
+    refused(cli.run(Some(bob), &["cancel", &id]), "bob's cancel", "only its owner or an approver");
+    refused(cli.run(Some(alice), &["approve", &id, "--yes"]), "alice's approve", "approver");
+    assert_eq!(f.state(run), "pending");
+    refused(cli.run(Some(carol), &["approve", &id]), "approve from a pipe", "not a terminal");
+    assert_eq!(f.state(run), "pending");
+    let out = said(cli.run(Some(carol), &["approve", &id, "--yes"]), "carol's approve");
+    assert!(out.contains("command: "), "the engines before the approval: {out}");
+    assert!(out.contains(&format!("run {run} approved: workers start on it")), "{out}");
+    assert_eq!(f.state(run), "active");
+    let args = ["modify", &id, "--priority", "-5", "--throughput", "50"];
+    let out = said(cli.run(Some(alice), &args), "modify");
+    assert_eq!(out.trim(), format!("run {run} (active): priority -5, throughput 50"));
+    let out = said(cli.run(Some(alice), &["cancel", &id]), "cancel");
+    assert_eq!(out.trim(), format!("run {run} cancelled"));
+    let out = said(cli.run(Some(alice), &["cancel", &id]), "cancel again");
+    assert!(out.contains("already cancelled"), "{out}");
+}
+
+/// Worker keys (approvers): issued with the key alone on the last line, listed, revoked. Each
+/// kind of secret where the other belongs says which it is, in one line: a worker key as a
+/// person's token (on today's main: "the token is not valid"), a person's token as a worker's
+/// key (on today's main: "unknown worker key"), by the command and by the server.
+fn worker_keys_and_the_kinds_of_secret(cli: &Cli, port: u16, alice: &str, carol: &str) {
+    let f = cli.f;
+    refused(cli.run(Some(alice), &["worker-key", "add", "m1"]), "alice's key", "approver");
+    let out = said(cli.run(Some(carol), &["worker-key", "add", "m1"]), "key add");
+    let key = out.lines().last().unwrap_or_default();
+    assert!(!key.is_empty() && !key.contains(' '), "{out}");
+    let key_file = cli.token_file("m1-key", key, 0o600);
+    refused(cli.run(Some(&key_file), &["status"]), "a key as a token", "this is a worker key");
+    let r = api_get(port, "/api/v1/me", key);
+    assert!(r.status == 401 && r.body.contains("this is a worker key"), "{r:?}");
+    let o = Command::new(runner_bin())
+        .current_dir(&f.dir)
+        .args(["worker", "--server", &cli.url, "--key-file", carol])
+        .env_remove("RUNNER_DB")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    refused(o, "a token as a worker key", "this is a person's API token");
+    let body = r#"{"host":"h","pid":1,"concurrency":1,"lease_secs":60,"version":"0","cpu":null,"cores":null}"#;
+    let r = api_post(port, "/api/v1/worker/register", Some(&f.carol), body);
+    assert!(r.status == 401 && r.body.contains("this is a person's API token"), "{r:?}");
+    let out = said(cli.run(Some(carol), &["worker-key", "list"]), "key list");
+    assert!(out.contains("m1: valid; issued by carol"), "{out}");
+    assert!(!out.contains(key), "a key is shown once only");
+    let out = said(cli.run(Some(carol), &["worker-key", "revoke", "m1"]), "revoke");
+    assert_eq!(out.trim(), "worker key m1 revoked; 0 leased pair(s) went back to the queue");
 }
