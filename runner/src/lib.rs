@@ -29,7 +29,7 @@ pub mod report;
 pub mod run;
 pub mod searchtest;
 pub mod serve;
-pub mod store;
 pub mod state;
+pub mod store;
 pub mod sweep;
 pub mod tune;

@@ -250,10 +250,7 @@ mod tests {
         };
         let text = format_run(&row, &counts, &pairings, &p, &[]);
         assert!(text.starts_with("run 7 (match, nodes=100; "), "{text}");
-        assert!(
-            text.contains("submitted 2026-11-25T08:00:00Z by alice): accepted (H1)"),
-            "{text}"
-        );
+        assert!(text.contains("submitted 2026-11-25T08:00:00Z by alice): accepted (H1)"), "{text}");
         assert!(text.contains(": accepted (H1) (A vs B: SPRT accepted H1)\n"), "{text}");
         assert!(text.contains("92 done, 0 leased, 408 skipped of 500; workers alive: 3; 92 pairs in the last hour, 180 pairs/h"), "{text}");
         assert!(

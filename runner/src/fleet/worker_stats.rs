@@ -267,7 +267,8 @@ mod state_tests {
         assert_eq!(state_words(State::Failed, 0, 0, 3), "failed");
         assert_eq!(state_words(State::Accepted, 9, 0, 0), "accepted (H1)");
         assert!(
-            state_words(State::Running, 0, 0, 2).starts_with("running, but no worker can play it: 2")
+            state_words(State::Running, 0, 0, 2)
+                .starts_with("running, but no worker can play it: 2")
         );
     }
 }

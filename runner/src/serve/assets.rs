@@ -30,10 +30,12 @@ pub const STATE_CSS: &str = "
 .st-cancelled{--st:#888;--st-bg:#e6e6e6}.st-failed{--st:#a0410d;--st-bg:#fbe3d0}
 table.runs tr[class^=st-] td{background:var(--st-bg)}table.runs tr[class^=st-] td.st{border-left:.4rem solid var(--st)}
 .badge{display:inline-block;padding:0 .4rem;border:1px solid var(--st,#555);border-radius:.25rem;background:#fff;color:#111;white-space:nowrap}
-progress.games{width:8rem;height:.8rem;vertical-align:middle;accent-color:var(--st,#555)}
+progress.games{-webkit-appearance:none;appearance:none;width:8rem;height:.75rem;vertical-align:middle;border:1px solid #555;border-radius:2px;background:#fff;color:var(--st,#555)}
+progress.games::-webkit-progress-bar{background:#fff}progress.games::-webkit-progress-value{background:var(--st,#555)}
+progress.games::-moz-progress-bar{background:var(--st,#555)}
 .livebox{display:block;max-width:60rem;border:2px solid var(--st,#111);border-left-width:.5rem;background:var(--st-bg,#fff);padding:.4rem .8rem;margin:.5rem 0}
 .livebox p{margin:.1rem 0}.livebox .livehead{font-weight:600}
-dl.figures{display:flex;flex-wrap:wrap;gap:.4rem 1.6rem;margin:.3rem 0}dl.figures div{min-width:6rem}
+dl.figures{display:grid;grid-template-columns:repeat(auto-fill,minmax(13rem,1fr));gap:.5rem 1.2rem;margin:.3rem 0}
 dl.figures dt{font-size:.8rem;color:#333;text-transform:uppercase;letter-spacing:.03em}
 dl.figures dd{margin:0;font-size:1.05rem;font-weight:600;font-variant-numeric:tabular-nums}dl.figures dd .dim{font-weight:400;font-size:.85rem}
 svg.llr{vertical-align:middle}svg.llr .track{fill:#eee;stroke:#111}svg.llr .mark{fill:#111}svg.llr .mid{stroke:#888}

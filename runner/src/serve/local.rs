@@ -147,7 +147,9 @@ impl Local {
         });
         let (state, state_note) = match live {
             Liveness::Running(why) => (State::Running, why.clone()),
-            Liveness::Ended(how) => (State::ended(how, &super::view::verdicts(&pairings)), how.clone()),
+            Liveness::Ended(how) => {
+                (State::ended(how, &super::view::verdicts(&pairings)), how.clone())
+            }
         };
         let limits = files.plan().map(|p| p.limits_text());
         RunView {

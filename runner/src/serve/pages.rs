@@ -352,7 +352,6 @@ pub fn run_banner(r: &RunView, events: &str) -> Markup {
                         br; span.dim { "SPRT elo " (s.elo0) " to " (s.elo1) } } }
                 }
             }
-            p.livefoot { a href=(format!("/run/{}/games", url_escape(&r.id))) { "Browse the games" } }
         }
         (live_note(r))
     }
@@ -625,6 +624,51 @@ mod tests {
         let page = index(&runs, &f, &[]).into_string();
         assert!(page.contains("href=\"/run/fleet-3\"") && !page.contains("href=\"/run/fleet-1\""));
         assert!(!page.contains("href=\"/run/fleet-2\""));
+        // One state by its word.
+        let f = Filters { state: "running".into(), ..Filters::default() };
+        let page = index(&runs, &f, &[]).into_string();
+        assert!(page.contains("href=\"/run/fleet-2\"") && !page.contains("href=\"/run/fleet-3\""));
+    }
+
+    /// A row reads at a glance: its state's class and word, and its games as a bar; the live
+    /// box of a run page shows labelled figures, each marked for the script.
+    #[test]
+    fn rows_carry_their_state_and_a_bar_and_the_live_box_its_labels() {
+        let mut r = run("fleet-4", "Alpha", "bob", State::Rejected);
+        r.games = 30;
+        r.games_planned = Some(120);
+        let page = index(&[r.clone()], &Filters::default(), &[]).into_string();
+        assert!(page.contains("<tr class=\"st-rejected\" data-state-of=\"fleet-4\">"), "{page}");
+        assert!(page.contains("<span data-live=\"fleet-4.state\">rejected (H0)</span>"), "{page}");
+        assert!(
+            page.contains(
+                "<progress class=\"games\" data-live=\"fleet-4.games\" max=\"120\" value=\"30\""
+            ),
+            "{page}"
+        );
+        assert!(page.contains("30 of 120 games played"), "{page}");
+        // Every state word is a filter and has its colour in the stylesheet.
+        for s in State::ALL {
+            assert!(page.contains(&format!("<option value=\"{}\"", s.name())), "{s:?}");
+            assert!(assets::STATE_CSS.contains(&format!(".st-{}{{", s.name())), "{s:?}");
+        }
+        r.state = State::Running;
+        let banner = run_banner(&r, "/run/fleet-4/events").into_string();
+        for label in ["State", "Games", "W-D-L", "Pentanomial", "Elo (95 %)", "nElo (95 %)"] {
+            assert!(banner.contains(&format!("<dt>{label}</dt>")), "{label}: {banner}");
+        }
+        assert!(banner.contains("class=\"live livebox st-running\""), "{banner}");
+        assert!(banner.contains("data-events=\"/run/fleet-4/events\""), "{banner}");
+        for k in ["state", "games", "wdl", "penta", "elo", "nelo"] {
+            assert!(banner.contains(&format!("data-live=\"fleet-4.{k}\"")), "{k}: {banner}");
+        }
+        // The box's stylesheet is the one the policy allows by its digest.
+        assert!(banner.contains(assets::STATE_CSS));
+        assert!(
+            assets::csp().contains(&crate::report::html::data_url::csp_hash(assets::STATE_CSS))
+        );
+        // No inline style anywhere (the policy would block it).
+        assert!(!page.contains("style=") && !banner.contains("style="));
     }
 
     #[test]

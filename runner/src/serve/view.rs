@@ -17,10 +17,7 @@ pub fn planned_games(plan: &crate::plan::run_plan::RunPlan) -> u64 {
 
 /// The SPRT verdicts of a run's pairings (none without an SPRT), for its [`State`].
 pub fn verdicts(pairings: &[PairingView]) -> Vec<Verdict> {
-    pairings
-        .iter()
-        .filter_map(|p| p.summary.as_ref()?.sprt.as_ref().map(|r| r.verdict))
-        .collect()
+    pairings.iter().filter_map(|p| p.summary.as_ref()?.sprt.as_ref().map(|r| r.verdict)).collect()
 }
 
 /// One run of the list.
@@ -153,7 +150,8 @@ impl LiveCounts {
     pub fn of(run: &RunView) -> LiveCounts {
         let lead = run.lead();
         let s = lead.and_then(|p| p.summary.as_ref());
-        let mut fields = vec![("games", run.games.to_string()), ("state", run.state.label().into())];
+        let mut fields =
+            vec![("games", run.games.to_string()), ("state", run.state.label().into())];
         if let Some(p) = lead {
             fields.push(("wdl", format!("{}-{}-{}", p.wdl.wins, p.wdl.draws, p.wdl.losses)));
             fields.push(("penta", penta_text(&p.penta)));
