@@ -336,7 +336,7 @@ pub fn run_banner(r: &RunView, events: &str) -> Markup {
     };
     html! {
         style { (PreEscaped(assets::STATE_CSS)) }
-        section.live.livebox #live class=(format!("st-{}", r.state.name())) data-state-of=(r.id)
+        section #live class=(format!("live livebox st-{}", r.state.name())) data-state-of=(r.id)
             data-events=(events) data-reload="1" aria-label="Live counts" {
             p.livehead { "Live" (lead) }
             dl.figures {
