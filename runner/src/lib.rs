@@ -3,7 +3,7 @@
 //!
 //! The folders are the layers of a run, lowest first, data flowing one way (the diagram in
 //! runner/README.md, the `LAYERS` table of runner/tests/layers.rs): [`out`] (printing that
-//! never panics) and [`exit`] (the exit codes) -> [`plan`] (what to play) -> [`play`] (engines and games) -> [`cli`]
+//! never panics), [`exit`] (the exit codes) and [`state`] (a run's state in people's words) -> [`plan`] (what to play) -> [`play`] (engines and games) -> [`cli`]
 //! (argument groups) -> [`store`] (the results directory) -> [`report`] (summaries for people)
 //! -> [`run`] (the core that executes a plan through them) -> experiments ([`sweep`],
 //! [`gauntlet`], [`tune`]) and tools ([`calibrate`], [`searchtest`], [`book`], [`fastchess`]) -> [`fleet`] (one
@@ -29,6 +29,7 @@ pub mod report;
 pub mod run;
 pub mod searchtest;
 pub mod serve;
+pub mod state;
 pub mod store;
 pub mod sweep;
 pub mod tune;

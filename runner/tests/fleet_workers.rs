@@ -291,13 +291,15 @@ async fn a_run_no_worker_can_play_says_so() {
     let run = new_run(&db, 10, json!({})).await;
     let w1 = fleet_common::worker(&db, "a").await;
     let text = runner::fleet::status::status(&db, Some(run)).await.unwrap();
-    assert!(text.contains("): active\n"), "{text}");
+    assert!(text.contains("): running\n"), "{text}");
     let c = queue::claim(&db, &w1, Some(run), &[], 2, LEASE).await.unwrap();
     let tokens: Vec<i64> = c.iter().map(|c| c.token).collect();
     queue::refuse(&db, &w1, run, "engine A: not trusted here", &tokens).await.unwrap();
     let text = runner::fleet::status::status(&db, Some(run)).await.unwrap();
     assert!(
-        text.contains("): active, but no worker can play it: 1 worker key(s) tried and refused it"),
+        text.contains(
+            "): running, but no worker can play it: 1 worker key(s) tried and refused it"
+        ),
         "{text}"
     );
     assert!(text.contains("engine A: not trusted here"), "{text}");

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 /// named without `.rs`) may use the names of lower rows only; names in one row are siblings and
 /// may not use each other. A new folder must be added here, at its rank, or the test fails.
 const LAYERS: &[&[&str]] = &[
-    &["out", "exit", "hex"],
+    &["out", "exit", "hex", "state"],
     &["plan"],
     &["play"],
     &["cli"],

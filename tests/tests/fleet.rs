@@ -370,7 +370,7 @@ fn an_sprt_decision_stops_every_worker_and_no_pair_is_claimed_after_it() {
     let status = f.runner(&["status", &run.to_string()]);
     assert!(status.status.success(), "{}", stderr(&status));
     let text = String::from_utf8_lossy(&status.stdout);
-    assert!(text.contains("decided") && text.contains("H1"), "{text}");
+    assert!(text.contains("): accepted (H1)") && text.contains("stopped: H1"), "{text}");
     let pulled = f.dir.join("pulled");
     f.pull(run, &pulled);
     let summary = read_json(&pulled.join("summary.json"));
@@ -1081,7 +1081,7 @@ fn a_full_database_keeps_room_for_people_and_a_starting_worker_waits_for_a_slot(
     // A person still reads the fleet and cancels a run.
     let o = f.runner_as("alice", &["status", &first.to_string()]);
     assert!(o.status.success(), "alice's status: {}", stderr(&o));
-    assert!(String::from_utf8_lossy(&o.stdout).contains("active"), "{}", e2e::stdout(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("running"), "{}", e2e::stdout(&o));
     let o = f.runner_as("alice", &["cancel", &first.to_string()]);
     assert!(o.status.success(), "alice's cancel: {}", stderr(&o));
     assert_eq!(f.state(first), "cancelled");

@@ -207,7 +207,9 @@ fn local_runs_are_listed_and_shown_in_a_browser() {
     assert!(index.body.contains("A vs B") && index.body.contains("Finished (1)"), "{}", index.body);
     let run = api_run(port, "m1");
     assert_eq!(run["games"], 6, "{run}");
-    assert_eq!(run["state"], "finished", "{run}");
+    // Six games of an SPRT that cannot decide so soon: ended (accepted or rejected if it did).
+    let state = run["state"].as_str().unwrap_or("");
+    assert!(["ended", "accepted", "rejected"].contains(&state), "{run}");
     assert!(run["pairings"][0]["summary"]["sprt"]["llr"].is_number(), "{run}");
 
     let page = get_ok(port, "/run/m1");
@@ -222,7 +224,8 @@ fn local_runs_are_listed_and_shown_in_a_browser() {
     assert_eq!(jsonl.body.lines().count(), 6);
     assert!(get_ok(port, "/run/m1/games.pgn").body.matches("[Event ").count() == 6);
     let metrics = get_ok(port, "/metrics").body;
-    assert!(metrics.contains("runner_runs{source=\"local\",state=\"finished\"} 1"), "{metrics}");
+    assert!(metrics.contains(&format!("runner_runs{{source=\"local\",state=\"{state}\"}} 1")));
+    assert!(metrics.contains("runner_runs{source=\"local\",state=\"running\"} 0"), "{metrics}");
     assert!(metrics.contains("runner_games{source=\"local\"} 6"), "{metrics}");
     for bad in ["/run/..", "/run/.hidden", "/run/nosuch", "/run/m1%2F..", "/nosuch"] {
         assert_eq!(get(port, bad).status, 404, "{bad}");
@@ -238,6 +241,12 @@ fn local_runs_are_listed_and_shown_in_a_browser() {
     let seen = browse(&format!("{base}/"), &dir, None);
     assert!(seen.console.is_empty(), "console: {:?}", seen.console);
     assert!(seen.dom.contains("href=\"/run/m1\"") && seen.dom.contains("A vs B"));
+    // The row reads at a glance: its state's class and word, and its games as a bar.
+    let row = format!("<tr class=\"st-{state}\" data-state-of=\"m1\">");
+    assert!(seen.dom.contains(&row), "{}", seen.dom);
+    assert!(
+        seen.dom.contains("<progress class=\"games\" data-live=\"m1.games\" max=\"6\" value=\"6\"")
+    );
     let seen = browse(&format!("{base}/run/m1"), &dir, None);
     assert!(seen.console.is_empty(), "console: {:?}", seen.console);
     assert!(seen.dom.contains("data-script=\"ok\""), "the report page's script ran");
@@ -266,7 +275,7 @@ fn a_local_run_s_counts_rise_live_and_its_stream_ends_with_it() {
     let server = serve(&dir, &["--results", "results"]);
     let port = server.port;
     let first = api_run(port, "live");
-    assert_eq!(first["state"], "active", "{first}");
+    assert_eq!(first["state"], "running", "{first}");
     // The stream's first counts, then release the engines and see the count rise on the stream
     // without any other request, up to the end.
     let mut counts = Vec::new();
@@ -288,7 +297,7 @@ fn a_local_run_s_counts_rise_live_and_its_stream_ends_with_it() {
     assert_eq!(counts.last(), Some(&8), "{seen:?}");
     assert!(wait_exit(&mut run, "the match", Duration::from_secs(120)).success());
     let last = api_run(port, "live");
-    assert_eq!(last["state"], "finished", "{last}");
+    assert_eq!(last["state"], "ended", "{last}");
     assert_eq!(last["games"], 8, "{last}");
 }
 
@@ -298,7 +307,9 @@ fn a_local_run_s_counts_rise_live_and_its_stream_ends_with_it() {
 const PAGE_STATE: &str = r#"(function(){
   var h=document.querySelector('#games h2'),v=document.querySelector('[data-live$=".verdict_line"]');
   var f=function(k){var e=document.querySelector('#live [data-live$=".'+k+'"]');return e?e.textContent:null;};
+  var labels=Array.prototype.map.call(document.querySelectorAll('#live dt'),function(e){return e.textContent;});
   return {heading:h?h.textContent:null,verdict:v?v.textContent:null,games:f('games'),llr:f('llr'),
+    state:f('state'),labels:labels,
     updates:document.getElementById('live').getAttribute('data-updates'),kept:window.__kept===1};
 })()"#;
 
@@ -332,6 +343,10 @@ fn a_live_run_page_agrees_with_itself_without_a_reload() {
     let at_load = read_games(&out).len();
     assert_eq!(first["heading"], format!("Games ({at_load})"), "{first}");
     assert!(first["verdict"].as_str().is_some_and(|v| v.contains("SPRT")), "{first}");
+    // The live box is labelled figures, its state in the shared words.
+    assert_eq!(first["state"], "running", "{first}");
+    let labels = ["State", "Games", "W-D-L", "Pentanomial", "Elo (95 %)", "nElo (95 %)", "LLR"];
+    assert_eq!(first["labels"], serde_json::json!(labels), "{first}");
     let note = page.eval("document.getElementById('live-note').textContent");
     assert!(note.as_str().is_some_and(|n| n.contains("as of this page's loading")), "{note}");
     assert!(!get_ok(port, "/run/live").body.contains("reloads every"), "no false reload claim");
@@ -443,7 +458,7 @@ fn a_fleet_run_is_listed_counted_live_and_decided() {
     assert_eq!(counts.last(), Some(&8), "{seen:?}");
     assert!(e2e::wait_exit(&mut worker, "the worker", Duration::from_secs(120)).success());
     let last = api_run(port, &id);
-    assert_eq!(last["state"], "finished", "{last}");
+    assert_eq!(last["state"], "ended", "{last}");
     assert!(last["state_note"].as_str().unwrap_or("").contains("complete"), "{last}");
 
     // The run's page from the database, by the report renderer; the workers table.
@@ -454,7 +469,7 @@ fn a_fleet_run_is_listed_counted_live_and_decided() {
     let workers = get_ok(port, "/workers");
     assert!(workers.body.contains("<td class=\"n\">1</td>"), "{}", workers.body);
     let metrics = get_ok(port, "/metrics").body;
-    assert!(metrics.contains("runner_runs{source=\"fleet\",state=\"finished\"} 1"), "{metrics}");
+    assert!(metrics.contains("runner_runs{source=\"fleet\",state=\"ended\"} 1"), "{metrics}");
     let base = format!("http://127.0.0.1:{port}");
     let seen = browse(&format!("{base}/"), &dir, Some(&dir.join("serve-index.png")));
     assert!(seen.console.is_empty(), "console: {:?}", seen.console);
@@ -577,14 +592,17 @@ fn the_fleet_list_shows_states_shares_and_refusals_escaped() {
     let server = serve(&dir, &["--db", &pg.url_as("fleet_reader"), "--results", "results"]);
     let port = server.port;
     let index = get_ok(port, "/").body;
-    for panel in ["Pending approval (1)", "Active (2)", "Finished (2)"] {
+    for panel in ["Pending approval (1)", "Running (2)", "Finished (2)"] {
         assert!(index.contains(panel), "{panel}: {index}");
     }
     for raw in ["<b>A</b>", "<i>eve</i>", "<i>x</i>", "<script>x"] {
         assert!(!index.contains(raw), "{raw} unescaped on /");
     }
     assert!(index.contains("&lt;i&gt;eve&lt;/i&gt;") && index.contains("&lt;b&gt;A&lt;/b&gt;"));
-    assert!(index.contains("H1 accepted"), "{index}");
+    assert!(index.contains("accepted (H1)") && !index.contains("H1 accepted"), "{index}");
+    for state in ["pending", "running", "accepted", "failed"] {
+        assert!(index.contains(&format!("<tr class=\"st-{state}\"")), "{state}: {index}");
+    }
     // Two owners' runs at one priority: targets 100 and 300 of 400.
     assert!(index.contains("n/a (25 %)") && index.contains("n/a (75 %)"), "{index}");
     assert!(index.contains("throughput 300") && index.contains("elo 0 to 10"), "{index}");
@@ -598,9 +616,10 @@ fn the_fleet_list_shows_states_shares_and_refusals_escaped() {
     };
     assert_eq!(shown("/?owner=alice"), [false, true, false, true, false]);
     assert_eq!(shown("/?state=finished"), [false, false, false, true, true]);
-    assert_eq!(shown("/?state=active&owner=bob"), [false, false, true, false, false]);
+    assert_eq!(shown("/?state=running&owner=bob"), [false, false, true, false, false]);
+    assert_eq!(shown("/?state=accepted"), [false, false, false, true, false]);
     assert_eq!(shown("/?engine=%3Cb%3Ea"), [true, false, false, true, false]);
-    assert_eq!(shown("/?q=carol&state=active"), [false, true, true, false, false]);
+    assert_eq!(shown("/?q=carol&state=running"), [false, true, true, false, false]);
     let filtered = get_ok(port, "/?owner=%3Ci%3Eeve%3C%2Fi%3E&engine=%22%3E%3Cx%3E").body;
     assert!(filtered.contains(&link(pending)) || filtered.contains("None."), "{filtered}");
     assert!(!filtered.contains("\"><x>") && !filtered.contains("<i>eve</i>"));
@@ -629,7 +648,7 @@ fn the_fleet_list_shows_states_shares_and_refusals_escaped() {
     assert!(seen.console.is_empty(), "console: {:?}", seen.console);
     let seen = browse(&format!("{base}/"), &dir, None);
     assert!(seen.console.is_empty(), "console: {:?}", seen.console);
-    assert!(seen.dom.contains("H1 accepted") && seen.dom.contains(&link(failed)));
+    assert!(seen.dom.contains("accepted (H1)") && seen.dom.contains(&link(failed)));
     let seen = browse(&format!("{base}/run/fleet-{failed}"), &dir, None);
     assert!(seen.console.is_empty(), "console: {:?}", seen.console);
 }

@@ -15,6 +15,7 @@ use super::submission::Submission;
 use super::worker_stats;
 use crate::report::figures::{elo, nelo};
 use crate::report::summary::summarize_or_na;
+use crate::state::State;
 
 /// Runs shown without a RUN argument (the newest).
 pub const NEWEST: i64 = 20;
@@ -84,7 +85,20 @@ pub fn builds_block(builds: &[queue::builds::BuildRow]) -> String {
     out
 }
 
-/// One run's block.
+/// The SPRT verdicts of a run's pairings with pairs played (none without an SPRT), as the
+/// server's pages judge them from the same counts.
+fn verdicts(counts: &[PairingCounts], sprt: Option<stats::SprtSpec>) -> Vec<stats::Verdict> {
+    counts
+        .iter()
+        .filter(|c| c.penta.iter().sum::<i64>() > 0)
+        .filter_map(|c| {
+            let options = Options { sprt, ..Options::default() };
+            summarize_or_na(&stats_counts(c), &options, stats::summarize).0.sprt.map(|r| r.verdict)
+        })
+        .collect()
+}
+
+/// One run's block: its state in [`State`]'s words (`accepted (H1)`, `running`, ...).
 pub fn format_run(
     row: &RunRow,
     counts: &[PairingCounts],
@@ -98,7 +112,8 @@ pub fn format_run(
         Ok(s) => format!("{}, {}", s.plan().kind, s.plan().limits_text()),
         Err(e) => format!("{} ({e})", row.kind),
     };
-    let state = worker_stats::state_words(&row.state, p.pairs_done, p.pairs_leased, refusals.len());
+    let shown = State::of_fleet(&row.state, &verdicts(counts, sprt));
+    let state = worker_stats::state_words(shown, p.pairs_done, p.pairs_leased, refusals.len());
     let mut out =
         format!("run {} ({what}; submitted {} by {}): {state}", row.id, row.created, row.owner);
     if let Some(why) = &row.stop_reason {
@@ -235,8 +250,8 @@ mod tests {
         };
         let text = format_run(&row, &counts, &pairings, &p, &[]);
         assert!(text.starts_with("run 7 (match, nodes=100; "), "{text}");
-        assert!(text.contains("submitted 2026-11-25T08:00:00Z by alice): decided"), "{text}");
-        assert!(text.contains(": decided (A vs B: SPRT accepted H1)\n"), "{text}");
+        assert!(text.contains("submitted 2026-11-25T08:00:00Z by alice): accepted (H1)"), "{text}");
+        assert!(text.contains(": accepted (H1) (A vs B: SPRT accepted H1)\n"), "{text}");
         assert!(text.contains("92 done, 0 leased, 408 skipped of 500; workers alive: 3; 92 pairs in the last hour, 180 pairs/h"), "{text}");
         assert!(
             text.contains(

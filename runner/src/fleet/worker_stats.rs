@@ -17,6 +17,7 @@ use tokio_postgres::Client;
 
 use super::queue::workers::{KeyPairing, key_tallies};
 use super::workers::align;
+use crate::state::State;
 
 /// The family-wise p-value below which a worker key is flagged.
 pub const FLAG_P: f64 = 0.001;
@@ -240,29 +241,34 @@ mod tests {
     }
 }
 
-/// The state `runner status` shows for a run: an active run that every worker that tried
-/// refused, with no pair played or held, says that no worker can play it.
-pub fn state_words(state: &str, pairs_done: i64, pairs_leased: i64, refusals: usize) -> String {
-    if state == "active" && pairs_done == 0 && pairs_leased == 0 && refusals > 0 {
+/// The state `runner status` shows for a run, in [`State`]'s words: a running run that every
+/// worker that tried refused, with no pair played or held, says that no worker can play it.
+pub fn state_words(state: State, pairs_done: i64, pairs_leased: i64, refusals: usize) -> String {
+    if state == State::Running && pairs_done == 0 && pairs_leased == 0 && refusals > 0 {
         format!(
-            "active, but no worker can play it: {refusals} worker key(s) tried and refused it \
+            "running, but no worker can play it: {refusals} worker key(s) tried and refused it \
              (below), none has played a pair"
         )
     } else {
-        state.to_string()
+        state.label().to_string()
     }
 }
 
 #[cfg(test)]
 mod state_tests {
     use super::state_words;
+    use crate::state::State;
 
     #[test]
     fn a_run_every_worker_refused_says_so() {
-        assert_eq!(state_words("active", 0, 0, 0), "active");
-        assert_eq!(state_words("active", 3, 0, 2), "active");
-        assert_eq!(state_words("active", 0, 1, 2), "active");
-        assert_eq!(state_words("failed", 0, 0, 3), "failed");
-        assert!(state_words("active", 0, 0, 2).starts_with("active, but no worker can play it: 2"));
+        assert_eq!(state_words(State::Running, 0, 0, 0), "running");
+        assert_eq!(state_words(State::Running, 3, 0, 2), "running");
+        assert_eq!(state_words(State::Running, 0, 1, 2), "running");
+        assert_eq!(state_words(State::Failed, 0, 0, 3), "failed");
+        assert_eq!(state_words(State::Accepted, 9, 0, 0), "accepted (H1)");
+        assert!(
+            state_words(State::Running, 0, 0, 2)
+                .starts_with("running, but no worker can play it: 2")
+        );
     }
 }

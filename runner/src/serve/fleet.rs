@@ -360,11 +360,7 @@ fn view(row: &ListRow, now: Option<&ShareRow>) -> RunView {
             }
         })
         .collect();
-    let state = match run.state.as_str() {
-        "pending" => State::Pending,
-        "active" => State::Active,
-        _ => State::Finished,
-    };
+    let state = State::of_fleet(&run.state, &super::view::verdicts(&pairings));
     let limits = plan.as_ref().map(|p| p.limits_text());
     let (rate, left) = match &row.progress {
         Some(p) => {
@@ -379,10 +375,7 @@ fn view(row: &ListRow, now: Option<&ShareRow>) -> RunView {
         source: "fleet",
         kind: sub.as_ref().map_or_else(|_| run.kind.clone(), |s| s.kind().to_string()),
         state,
-        state_note: match &run.stop_reason {
-            Some(why) => format!("{}: {why}", run.state),
-            None => run.state.clone(),
-        },
+        state_note: state_note(&run.state, run.stop_reason.as_deref()),
         engines: plan
             .as_ref()
             .map(|p| p.engines.iter().map(|e| e.name.clone()).collect())
@@ -393,6 +386,7 @@ fn view(row: &ListRow, now: Option<&ShareRow>) -> RunView {
             .unwrap_or_default(),
         limits: limits.unwrap_or_default(),
         games,
+        games_planned: plan.as_ref().map(super::view::planned_games),
         pairings,
         owner: Some(run.owner.clone()),
         priority: Some(i64::from(row.priority)),
@@ -404,5 +398,23 @@ fn view(row: &ListRow, now: Option<&ShareRow>) -> RunView {
         pairs_per_hour: rate,
         time_left: left,
         finished: run.finished.clone(),
+    }
+}
+
+/// Why a fleet run is in its state, in words: the database's stop reason, or what its
+/// `runs.state` column means.
+fn state_note(column: &str, stop_reason: Option<&str>) -> String {
+    let meaning = match column {
+        "pending" => "waits for an approver",
+        "active" => "pairs are handed out to workers",
+        "decided" => "stopped by a decision",
+        "complete" => "complete: every scheduled pair was played",
+        "cancelled" => "cancelled",
+        "failed" => "refused by the workers",
+        other => other,
+    };
+    match stop_reason {
+        Some(why) => format!("{meaning}: {why}"),
+        None => meaning.to_string(),
     }
 }

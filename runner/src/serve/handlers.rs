@@ -16,7 +16,7 @@ use crate::report::html::page::{self, Served, Viewer};
 use crate::report::html::render_page;
 use crate::store::GameRecord;
 
-use super::view::{LiveCounts, RunView, State as RunState};
+use super::view::{LiveCounts, RunView};
 use super::{App, assets, fleet_id, games, pages};
 
 type AppState = State<Arc<App>>;
@@ -63,9 +63,9 @@ async fn parts(app: &Arc<App>, id: &str) -> Result<Option<Parts>, Response> {
             Ok(None) => return Ok(None),
             Err(e) => return Err(failed(e)),
         };
-        let live = match page.view.state {
-            RunState::Finished => Liveness::Ended(page.view.state_note.clone()),
-            _ => Liveness::Running(page.view.state_note.clone()),
+        let live = match page.view.state.has_ended() {
+            true => Liveness::Ended(page.view.state_note.clone()),
+            false => Liveness::Running(page.view.state_note.clone()),
         };
         let extra =
             pages::fleet_sections(n, &page.keys, &page.refusals, &page.artifacts, &page.builds);
@@ -123,7 +123,7 @@ pub async fn run_page(
     let rendered = tokio::task::spawn_blocking(move || {
         let events = format!("/run/{}/events", pages::url_escape(&p.view.id));
         let banner = html! {
-            @if p.view.state != RunState::Finished { (pages::run_banner(&p.view, &events)) }
+            @if !p.view.state.has_ended() { (pages::run_banner(&p.view, &events)) }
             @if let Some((held, stored)) = p.partial { (pages::gathering(held, stored)) }
             (pages::games_link(&p.view.id, p.view.games))
         };

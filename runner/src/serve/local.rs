@@ -133,7 +133,7 @@ impl Local {
     fn view(&self, name: &str, dir: &Path, files: &RunFiles, live: &Liveness) -> RunView {
         let (games, pairings) = self.with_tail(name, dir, files, |tail| {
             let d = &tail.digest;
-            let pairings = d
+            let pairings: Vec<PairingView> = d
                 .labels
                 .iter()
                 .zip(&d.tallies)
@@ -146,8 +146,10 @@ impl Local {
             (tail.games, pairings)
         });
         let (state, state_note) = match live {
-            Liveness::Running(why) => (State::Active, why.clone()),
-            Liveness::Ended(why) => (State::Finished, why.clone()),
+            Liveness::Running(why) => (State::Running, why.clone()),
+            Liveness::Ended(how) => {
+                (State::ended(how, &super::view::verdicts(&pairings)), how.clone())
+            }
         };
         let limits = files.plan().map(|p| p.limits_text());
         RunView {
@@ -163,6 +165,7 @@ impl Local {
                 .unwrap_or_default(),
             limits: limits.unwrap_or_default(),
             games,
+            games_planned: files.plan().map(super::view::planned_games),
             pairings,
             owner: None,
             priority: None,

@@ -23,7 +23,7 @@ pub async fn metrics(State(app): State<Arc<App>>) -> Response {
     for r in runs {
         *by_state.entry((r.source, r.state.name())).or_default() += 1;
         *games.entry(r.source).or_default() += r.games;
-        if r.state == RunState::Active {
+        if r.state == RunState::Running {
             per_hour += r.pairs_per_hour.unwrap_or(0.0);
             active.extend(super::fleet_id(&r.id));
         }
@@ -31,7 +31,7 @@ pub async fn metrics(State(app): State<Arc<App>>) -> Response {
     let mut s = String::new();
     s.push_str("# HELP runner_runs Runs by source and state.\n# TYPE runner_runs gauge\n");
     for source in ["local", "fleet"] {
-        for state in [RunState::Pending, RunState::Active, RunState::Finished] {
+        for state in RunState::ALL {
             let n = by_state.get(&(source, state.name())).copied().unwrap_or(0);
             let _ =
                 writeln!(s, "runner_runs{{source=\"{source}\",state=\"{}\"}} {n}", state.name());

@@ -16,11 +16,48 @@ use crate::fleet::worker_stats::KeyStat;
 
 use super::assets;
 use super::games::Page;
-use super::view::{LiveCounts, RunView, State, VERDICT_LINE};
+use super::view::{LiveCounts, RunView, State};
 use crate::report::html::page::own_assets;
 
 /// Finished runs per page of the list.
 pub const FINISHED_PER_PAGE: usize = 50;
+
+/// The filter's value for every ended state (the Finished panel).
+const FINISHED: &str = "finished";
+
+/// The list's panels: the states grouped by what a reader does with them.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Group {
+    Pending,
+    Running,
+    Finished,
+}
+
+impl Group {
+    fn of(s: State) -> Group {
+        match s {
+            State::Pending => Group::Pending,
+            State::Running => Group::Running,
+            _ => Group::Finished,
+        }
+    }
+
+    fn id(self) -> &'static str {
+        match self {
+            Group::Pending => "pending",
+            Group::Running => "running",
+            Group::Finished => FINISHED,
+        }
+    }
+
+    fn title(self) -> &'static str {
+        match self {
+            Group::Pending => "Pending approval",
+            Group::Running => "Running",
+            Group::Finished => "Finished",
+        }
+    }
+}
 
 /// A page of the server around `body`; `events` is the live stream it listens to, if any.
 pub fn layout(title: &str, events: Option<&str>, body: Markup) -> Markup {
@@ -34,6 +71,7 @@ pub fn layout(title: &str, events: Option<&str>, body: Markup) -> Markup {
                 title { (title) }
                 style { (PreEscaped(css)) }
                 style { (PreEscaped(assets::CSS)) }
+                style { (PreEscaped(assets::STATE_CSS)) }
             }
             body {
                 main {
@@ -54,7 +92,7 @@ pub fn layout(title: &str, events: Option<&str>, body: Markup) -> Markup {
 /// The filters of the list, as the URL carries them.
 #[derive(Clone, Debug, Default, serde::Deserialize)]
 pub struct Filters {
-    /// pending, active or finished (all when empty).
+    /// One of [`State`]'s words, or `finished` for every ended state (all when empty).
     #[serde(default)]
     pub state: String,
     /// Text in the id, an engine, an option that differs, the kind or the owner.
@@ -76,6 +114,7 @@ pub fn index(runs: &[RunView], f: &Filters, notes: &[String]) -> Markup {
     let q = f.q.to_lowercase();
     let engine = f.engine.to_lowercase();
     let wanted = State::parse(&f.state);
+    let finished = f.state == FINISHED;
     let mut owners: Vec<&str> = runs.iter().filter_map(|r| r.owner.as_deref()).collect();
     owners.sort_unstable();
     owners.dedup();
@@ -86,12 +125,13 @@ pub fn index(runs: &[RunView], f: &Filters, notes: &[String]) -> Markup {
                 && r.has_engine(&engine)
                 && (f.owner.is_empty() || r.owner.as_deref() == Some(f.owner.as_str()))
                 && wanted.is_none_or(|s| s == r.state)
+                && (!finished || r.state.has_ended())
         })
         .collect();
     let fleet = runs.iter().any(|r| r.source == "fleet");
-    let group_of = |state: State| {
-        let mut g: Vec<&&RunView> = shown.iter().filter(|r| r.state == state).collect();
-        if state == State::Active {
+    let group_of = |group: Group| {
+        let mut g: Vec<&&RunView> = shown.iter().filter(|r| Group::of(r.state) == group).collect();
+        if group == Group::Running {
             // By priority, highest first (a stable sort: newest first within one).
             g.sort_by_key(|r| std::cmp::Reverse(r.priority.unwrap_or(0)));
         }
@@ -100,10 +140,11 @@ pub fn index(runs: &[RunView], f: &Filters, notes: &[String]) -> Markup {
     let body = html! {
         form.filters method="get" action="/" {
             label { "State " select name="state" {
-                option value="" selected[wanted.is_none()] { "all" }
-                @for s in [State::Pending, State::Active, State::Finished] {
-                    option value=(s.name()) selected[wanted == Some(s)] { (s.name()) }
+                option value="" selected[wanted.is_none() && !finished] { "all" }
+                @for s in State::ALL {
+                    option value=(s.name()) selected[wanted == Some(s)] { (s.label()) }
                 }
+                option value=(FINISHED) selected[finished] { "any ended" }
             } }
             @if !owners.is_empty() || !f.owner.is_empty() {
                 label { "Owner " select name="owner" {
@@ -120,20 +161,20 @@ pub fn index(runs: &[RunView], f: &Filters, notes: &[String]) -> Markup {
             a href="/" { "clear" }
         }
         @for n in notes { p.note { (n) } }
-        @for (state, title) in [(State::Pending, "Pending approval"), (State::Active, "Active"), (State::Finished, "Finished")] {
-            @let group = group_of(state);
-            @if !group.is_empty() || (state == State::Active && wanted.is_none()) {
-                section.panel id=(state.name()) {
-                    h2 { (title) " (" (group.len()) ")" }
-                    @if state == State::Finished {
-                        @let from = (f.page * FINISHED_PER_PAGE).min(group.len());
-                        @let to = (from + FINISHED_PER_PAGE).min(group.len());
-                        (runs_table(&group[from..to], fleet))
-                        (pager(f, from, to, group.len()))
-                    } @else if group.is_empty() {
+        @for group in [Group::Pending, Group::Running, Group::Finished] {
+            @let runs = group_of(group);
+            @if !runs.is_empty() || (group == Group::Running && wanted.is_none() && !finished) {
+                section.panel id=(group.id()) {
+                    h2 { (group.title()) " (" (runs.len()) ")" }
+                    @if group == Group::Finished {
+                        @let from = (f.page * FINISHED_PER_PAGE).min(runs.len());
+                        @let to = (from + FINISHED_PER_PAGE).min(runs.len());
+                        (runs_table(&runs[from..to], fleet))
+                        (pager(f, from, to, runs.len()))
+                    } @else if runs.is_empty() {
                         p { "None." }
                     } @else {
-                        (runs_table(&group, fleet))
+                        (runs_table(&runs, fleet))
                     }
                 }
             }
@@ -169,14 +210,15 @@ pub fn url_escape(s: &str) -> String {
     utf8_percent_encode(s, QUERY_VALUE).to_string()
 }
 
-/// The list's table: a row per run, each cell a small block of stacked lines (as the anchors'
+/// The list's table: a row per run, coloured by its state (a class `st-WORD` per state, its
+/// word also in the first cell), each cell a small block of stacked lines (as the anchors'
 /// lists show a test), so that every column fits a 1280-pixel window.
 fn runs_table(runs: &[&&RunView], fleet: bool) -> Markup {
     html! {
         div.scroll { table.sortable.runs { thead { tr {
-            th scope="col" { "run" } th scope="col" { "engines · limits" }
+            th scope="col" { "state" } th scope="col" { "run" } th scope="col" { "engines · limits" }
             th scope="col" { "games · W-D-L · pentanomial" } th scope="col" { "Elo · nElo (95 %)" }
-            th scope="col" { "LLR" } th scope="col" { "verdict" }
+            th scope="col" { "LLR" }
             @if fleet {
                 th scope="col" { "owner · priority · throughput" }
                 th scope="col" { "share now (target) · workers · pairs/h · time left" }
@@ -191,18 +233,41 @@ fn pct(x: f64) -> String {
     format!("{:.0} %", 100.0 * x)
 }
 
+/// The element marked with run `id`'s field `k`, kept current by the script.
+fn live_text(id: &str, live: &LiveCounts, k: &str) -> Markup {
+    html! { span data-live=(format!("{id}.{k}")) { (live.field(k).unwrap_or("n/a")) } }
+}
+
+/// A run's state as a badge: its word (with H1 / H0), kept current by the script.
+fn state_badge(r: &RunView, live: &LiveCounts) -> Markup {
+    html! { strong.badge { (live_text(&r.id, live, "state")) } }
+}
+
+/// The games played against those planned, as a bar the script keeps current (an element, so
+/// no inline style), with the count in words beside it; only the count without a plan.
+fn games_bar(r: &RunView, live: &LiveCounts) -> Markup {
+    let key = format!("{}.games", r.id);
+    let sprt = r.lead().and_then(|p| p.summary.as_ref()).is_some_and(|s| s.sprt.is_some());
+    html! {
+        (live_text(&r.id, live, "games"))
+        @if let Some(n) = r.games_planned {
+            " of " @if sprt { "at most " } (n) " games"
+            br;
+            progress.games data-live=(key) max=(n) value=(r.games.min(n))
+                title=(format!("{} of {n} games played", r.games)) { (r.progress().map_or_else(String::new, pct)) }
+        } @else { " games" }
+    }
+}
+
 fn run_row(r: &RunView, fleet: bool) -> Markup {
     let live = LiveCounts::of(r);
-    let field = |k: &str| live.fields.iter().find(|(f, _)| *f == k).map(|(_, v)| v.clone());
-    let cell = |k: &'static str| {
-        let key = format!("{}.{k}", r.id);
-        html! { span data-live=(key) { (field(k).unwrap_or_else(|| "n/a".into())) } }
-    };
+    let cell = |k: &str| live_text(&r.id, &live, k);
     let sprt = r.lead().and_then(|p| p.summary.as_ref()).and_then(|s| s.sprt.as_ref());
     let dash = || "–".to_string();
-    let active = r.state == State::Active;
+    let running = r.state == State::Running;
     html! {
-        tr {
+        tr class=(format!("st-{}", r.state.name())) data-state-of=(r.id) {
+            td.st { (state_badge(r, &live)) br; span.dim { (r.state_note) } }
             td { a href=(format!("/run/{}", url_escape(&r.id))) { (r.id) } br; span.dim { (r.kind) }
                 @if let Some(t) = &r.submitted { br; span.dim.t { "submitted " (t) } }
                 @if let Some(t) = &r.finished { br; span.dim.t { "finished " (t) } } }
@@ -210,7 +275,7 @@ fn run_row(r: &RunView, fleet: bool) -> Markup {
                 @for o in &r.options { br; span.dim { (o) } }
                 @if r.pairings.len() > 1 { br; span.dim { (r.pairings.len()) " pairings" } }
                 br; span.dim { (r.limits) } }
-            td.n { (cell("games")) " games" br; (cell("wdl")) br; span.dim { (cell("penta")) } }
+            td.n { (games_bar(r, &live)) br; (cell("wdl")) br; span.dim { (cell("penta")) } }
             td.n { (cell("elo")) br; span.dim { "nElo " (cell("nelo")) } }
             td.l {
                 @if let Some(s) = sprt {
@@ -219,12 +284,11 @@ fn run_row(r: &RunView, fleet: bool) -> Markup {
                     br; span.dim { "[" (format!("{:.2}", s.lower_bound)) ", " (format!("{:.2}", s.upper_bound)) "], elo " (s.elo0) " to " (s.elo1) }
                 } @else { "n/a" }
             }
-            td.v { (cell("verdict")) }
             @if fleet {
                 td { (r.owner.as_deref().unwrap_or(""))
                     br; span.dim { "priority " (r.priority.map_or_else(dash, |p| p.to_string())) }
                     @if let Some(t) = r.throughput { br; span.dim { "throughput " (t) } } }
-                td.w { @if active {
+                td.w { @if running {
                     (r.share_now.map_or_else(|| "n/a".into(), pct))
                     " (" (r.share_target.map_or_else(|| "n/a".into(), pct)) ")"
                     br; (workers_text(r.workers)) ", "
@@ -258,18 +322,36 @@ fn llr_bar(id: &str, at: f64) -> Markup {
     }
 }
 
-/// The banner of a run page served live: its counts, marked for the script, and what of the
-/// page they keep current (the Games heading, the first pairing's verdict line) and what not.
+/// The banner of a run page served live: its state and counts as labelled figures, marked
+/// for the script, and what of the page they keep current (the Games heading, the first
+/// pairing's verdict line) and what not. It carries the state stylesheet (allowed by its digest
+/// in the server's policy), since the report page's own does not colour states.
 pub fn run_banner(r: &RunView, events: &str) -> Markup {
     let live = LiveCounts::of(r);
-    let shown = live.fields.iter().filter(|(k, _)| *k != VERDICT_LINE);
+    let cell = |k: &str| live_text(&r.id, &live, k);
+    let sprt = r.lead().and_then(|p| p.summary.as_ref()).and_then(|s| s.sprt.as_ref());
+    let lead = match r.pairings.len() {
+        0 | 1 => String::new(),
+        n => format!(" (the first of {n} pairings)"),
+    };
     html! {
-        div.live #live data-events=(events) data-reload="1" {
-            "Live: "
-            @for (k, v) in shown {
-                (k) " " span data-live=(format!("{}.{k}", r.id)) { (v) } "; "
+        style { (PreEscaped(assets::STATE_CSS)) }
+        section #live class=(format!("live livebox st-{}", r.state.name())) data-state-of=(r.id)
+            data-events=(events) data-reload="1" aria-label="Live counts" {
+            p.livehead { "Live" (lead) }
+            dl.figures {
+                div { dt { "State" } dd { (state_badge(r, &live)) } }
+                div { dt { "Games" } dd { (games_bar(r, &live)) } }
+                div { dt { "W-D-L" } dd { (cell("wdl")) } }
+                div { dt { "Pentanomial" } dd { (cell("penta")) br; span.dim { "LL LD DD WD WW" } } }
+                div { dt { "Elo (95 %)" } dd { (cell("elo")) } }
+                div { dt { "nElo (95 %)" } dd { (cell("nelo")) } }
+                @if let Some(s) = sprt {
+                    div { dt { "LLR" } dd { (cell("llr")) " in [" (format!("{:.2}", s.lower_bound)) ", " (format!("{:.2}", s.upper_bound)) "]"
+                        br; (llr_bar(&r.id, live.llr_at.unwrap_or(0.5)))
+                        br; span.dim { "SPRT elo " (s.elo0) " to " (s.elo1) } } }
+                }
             }
-            a href=(format!("/run/{}/games", url_escape(&r.id))) { "games" }
         }
         (live_note(r))
     }
@@ -491,7 +573,7 @@ mod tests {
     #[test]
     fn every_value_from_a_run_is_escaped() {
         let evil = "<script>alert(1)</script>";
-        let runs = [run("x\"><b>", evil, "<i>owner</i>", State::Active)];
+        let runs = [run("x\"><b>", evil, "<i>owner</i>", State::Running)];
         // Unfiltered: the run's row is there, every value escaped.
         let page = index(&runs, &Filters::default(), &["<note>".into()]).into_string();
         for raw in [evil, "<i>owner</i>", "\"><b>", "<note>"] {
@@ -532,16 +614,61 @@ mod tests {
     fn runs_are_grouped_and_filtered_by_state_and_text() {
         let runs = [
             run("fleet-1", "Alpha", "alice", State::Pending),
-            run("fleet-2", "Beta", "bob", State::Active),
-            run("fleet-3", "Alpha", "bob", State::Finished),
+            run("fleet-2", "Beta", "bob", State::Running),
+            run("fleet-3", "Alpha", "bob", State::Accepted),
         ];
         let page = index(&runs, &Filters::default(), &[]).into_string();
-        assert!(page.contains("Pending approval (1)") && page.contains("Active (1)"));
+        assert!(page.contains("Pending approval (1)") && page.contains("Running (1)"));
         assert!(page.contains("Finished (1)"));
         let f = Filters { q: "alpha".into(), state: "finished".into(), ..Filters::default() };
         let page = index(&runs, &f, &[]).into_string();
         assert!(page.contains("href=\"/run/fleet-3\"") && !page.contains("href=\"/run/fleet-1\""));
         assert!(!page.contains("href=\"/run/fleet-2\""));
+        // One state by its word.
+        let f = Filters { state: "running".into(), ..Filters::default() };
+        let page = index(&runs, &f, &[]).into_string();
+        assert!(page.contains("href=\"/run/fleet-2\"") && !page.contains("href=\"/run/fleet-3\""));
+    }
+
+    /// A row reads at a glance: its state's class and word, and its games as a bar; the live
+    /// box of a run page shows labelled figures, each marked for the script.
+    #[test]
+    fn rows_carry_their_state_and_a_bar_and_the_live_box_its_labels() {
+        let mut r = run("fleet-4", "Alpha", "bob", State::Rejected);
+        r.games = 30;
+        r.games_planned = Some(120);
+        let page = index(&[r.clone()], &Filters::default(), &[]).into_string();
+        assert!(page.contains("<tr class=\"st-rejected\" data-state-of=\"fleet-4\">"), "{page}");
+        assert!(page.contains("<span data-live=\"fleet-4.state\">rejected (H0)</span>"), "{page}");
+        assert!(
+            page.contains(
+                "<progress class=\"games\" data-live=\"fleet-4.games\" max=\"120\" value=\"30\""
+            ),
+            "{page}"
+        );
+        assert!(page.contains("30 of 120 games played"), "{page}");
+        // Every state word is a filter and has its colour in the stylesheet.
+        for s in State::ALL {
+            assert!(page.contains(&format!("<option value=\"{}\"", s.name())), "{s:?}");
+            assert!(assets::STATE_CSS.contains(&format!(".st-{}{{", s.name())), "{s:?}");
+        }
+        r.state = State::Running;
+        let banner = run_banner(&r, "/run/fleet-4/events").into_string();
+        for label in ["State", "Games", "W-D-L", "Pentanomial", "Elo (95 %)", "nElo (95 %)"] {
+            assert!(banner.contains(&format!("<dt>{label}</dt>")), "{label}: {banner}");
+        }
+        assert!(banner.contains("class=\"live livebox st-running\""), "{banner}");
+        assert!(banner.contains("data-events=\"/run/fleet-4/events\""), "{banner}");
+        for k in ["state", "games", "wdl", "penta", "elo", "nelo"] {
+            assert!(banner.contains(&format!("data-live=\"fleet-4.{k}\"")), "{k}: {banner}");
+        }
+        // The box's stylesheet is the one the policy allows by its digest.
+        assert!(banner.contains(assets::STATE_CSS));
+        assert!(
+            assets::csp().contains(&crate::report::html::data_url::csp_hash(assets::STATE_CSS))
+        );
+        // No inline style anywhere (the policy would block it).
+        assert!(!page.contains("style=") && !banner.contains("style="));
     }
 
     #[test]

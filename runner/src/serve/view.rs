@@ -8,28 +8,16 @@ use stats::{Penta, Summary, Verdict, Wdl};
 
 use crate::report::summary::PairingTally;
 
-/// Where a run is in its life, as the list groups runs.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, strum::IntoStaticStr, strum::EnumString,
-)]
-#[serde(rename_all = "lowercase")]
-#[strum(serialize_all = "lowercase")]
-pub enum State {
-    /// Waiting for an approver (the fleet only).
-    Pending,
-    #[default]
-    Active,
-    Finished,
+pub use crate::state::State;
+
+/// The games a plan schedules, every pairing together (with an SPRT, the most it may play).
+pub fn planned_games(plan: &crate::plan::run_plan::RunPlan) -> u64 {
+    plan.pairs as u64 * 2 * plan.pairings.len().max(1) as u64
 }
 
-impl State {
-    pub fn name(self) -> &'static str {
-        self.into()
-    }
-
-    pub fn parse(s: &str) -> Option<State> {
-        s.parse().ok()
-    }
+/// The SPRT verdicts of a run's pairings (none without an SPRT), for its [`State`].
+pub fn verdicts(pairings: &[PairingView]) -> Vec<Verdict> {
+    pairings.iter().filter_map(|p| p.summary.as_ref()?.sprt.as_ref().map(|r| r.verdict)).collect()
 }
 
 /// One run of the list.
@@ -40,6 +28,8 @@ pub struct RunView {
     pub source: &'static str,
     /// match, gauntlet, sweep, tune, ...
     pub kind: String,
+    /// One of [`State`]'s words: pending, running, accepted, rejected, ended, stopped,
+    /// cancelled, failed.
     pub state: State,
     /// Why it is in that state: how it stopped, or why it counts as running.
     pub state_note: String,
@@ -50,6 +40,9 @@ pub struct RunView {
     /// Time control or node / depth limit, as the plan words it.
     pub limits: String,
     pub games: u64,
+    /// The games its plan schedules ([`planned_games`]; with an SPRT, the most it may play),
+    /// when it has a plan.
+    pub games_planned: Option<u64>,
     pub pairings: Vec<PairingView>,
     /// The fleet's: who submitted it, its priority, its workers, when.
     pub owner: Option<String>,
@@ -117,20 +110,10 @@ impl RunView {
         self.pairings.first()
     }
 
-    /// The verdict in words: how it stopped, and the SPRT's word when there is one.
-    pub fn verdict(&self) -> String {
-        let sprt = self.lead().and_then(|p| p.summary.as_ref()).and_then(|s| s.sprt.as_ref());
-        let word = sprt.map(|r| match r.verdict {
-            Verdict::H1 => "H1 accepted",
-            Verdict::H0 => "H0 accepted",
-            Verdict::Continue => "continue",
-        });
-        match (self.state, word) {
-            (State::Finished, Some(w)) => format!("{w} ({})", self.state_note),
-            (State::Finished, None) => self.state_note.clone(),
-            (_, Some(w)) => w.to_string(),
-            (_, None) => self.state.name().to_string(),
-        }
+    /// Its games against those planned, 0..1, when it has a plan.
+    pub fn progress(&self) -> Option<f64> {
+        let planned = self.games_planned.filter(|n| *n > 0)?;
+        Some((self.games as f64 / planned as f64).min(1.0))
     }
 
     /// Whether one of its engines' names holds `engine` (lower case).
@@ -150,11 +133,13 @@ impl RunView {
     }
 }
 
-/// The live counts pushed to a page: a run's id with short texts keyed by field, and whether
-/// the run has ended (the page then stops listening).
+/// The live counts pushed to a page: a run's id and state with short texts keyed by field, and
+/// whether the run has ended (the page then stops listening).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct LiveCounts {
     pub id: String,
+    /// The word the row's class (`st-WORD`) follows; its label is the `state` field.
+    pub state: State,
     pub ended: bool,
     pub fields: Vec<(&'static str, String)>,
     /// Where the LLR stands between its bounds, 0..1 (the bar's marker).
@@ -165,7 +150,8 @@ impl LiveCounts {
     pub fn of(run: &RunView) -> LiveCounts {
         let lead = run.lead();
         let s = lead.and_then(|p| p.summary.as_ref());
-        let mut fields = vec![("games", run.games.to_string()), ("verdict", run.verdict())];
+        let mut fields =
+            vec![("games", run.games.to_string()), ("state", run.state.label().into())];
         if let Some(p) = lead {
             fields.push(("wdl", format!("{}-{}-{}", p.wdl.wins, p.wdl.draws, p.wdl.losses)));
             fields.push(("penta", penta_text(&p.penta)));
@@ -179,10 +165,16 @@ impl LiveCounts {
         }
         LiveCounts {
             id: run.id.clone(),
-            ended: run.state == State::Finished,
+            state: run.state,
+            ended: run.state.has_ended(),
             fields,
             llr_at: sprt.map(|r| llr_at(r.llr, r.lower_bound, r.upper_bound)),
         }
+    }
+
+    /// The text of field `k`.
+    pub fn field(&self, k: &str) -> Option<&str> {
+        self.fields.iter().find(|(f, _)| *f == k).map(|(_, v)| v.as_str())
     }
 }
 
