@@ -67,8 +67,9 @@ pub enum Command {
     /// Compare engine variants at fixed time (depth reached) or fixed depth (nodes, speed-up,
     /// same move, same value).
     Searchtest(Box<SearchTestArgs>),
-    /// A fleet worker: claims game pairs of submitted runs from the database, plays them and
-    /// reports each pair; ends when no run it serves has a pair left (--wait: stays for more).
+    /// A fleet worker: claims game pairs of submitted runs from the fleet's server (--server) or
+    /// its database (--db), plays them and reports each pair; ends when no run it serves has a
+    /// pair left (--wait: stays for more).
     Worker(WorkerArgs),
     /// The fleet's PostgreSQL database: `runner db init` creates or migrates its schema.
     Db(DbArgs),

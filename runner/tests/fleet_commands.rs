@@ -135,7 +135,7 @@ async fn submit_status_pull_report_and_cancel() {
     // The kind, then the limits as the games were played (`RunPlan::limits_text`).
     let head = out.lines().find(|l| l.starts_with(&format!("run {id} ("))).unwrap_or_default();
     assert!(head.starts_with(&format!("run {id} (match, ")) && head.contains("depth=1"), "{out}");
-    assert!(out.contains(": complete (every pair played)"), "{out}");
+    assert!(out.contains(": ended (every pair played)"), "{out}");
     assert!(
         out.contains("a vs b: 8 games, W-D-L 4-4-0, pentanomial [LL LD DD WD WW] = [0 0 0 4 0]"),
         "{out}"
