@@ -3,9 +3,10 @@
 //! - [`output_within`]: a process run to its end with its output captured, killed past its
 //!   limit, the test failing with what it waited for ([`crate::run_runner`] uses it);
 //! - the test clock: every test thread that asks the helpers for a binary or a scratch folder
-//!   is timed from then on, and one monitor thread aborts the test process, naming the test,
-//!   when a test runs past [`TEST_LIMIT`]. It guards every end-to-end file, whether or not the
-//!   file starts a [`crate::watchdog`] of its own (a tighter limit for one test).
+//!   is timed from then on (after the workspace's build, which a test process makes once and
+//!   which is not the test's time), and one monitor thread aborts the test process, naming
+//!   the test, when a test runs past [`TEST_LIMIT`]. It guards every end-to-end file, whether
+//!   or not the file starts a [`crate::watchdog`] of its own (a tighter limit for one test).
 
 use std::collections::HashMap;
 use std::io::Read as _;

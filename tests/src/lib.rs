@@ -67,15 +67,15 @@ fn ensure_built() {
 
 /// Path of the `runner` binary.
 pub fn runner_bin() -> PathBuf {
-    deadline::time_this_test();
     ensure_built();
+    deadline::time_this_test();
     bin_dir().join("runner")
 }
 
 /// Path of the bundled `engine` binary.
 pub fn engine_bin() -> PathBuf {
-    deadline::time_this_test();
     ensure_built();
+    deadline::time_this_test();
     bin_dir().join("engine")
 }
 
@@ -95,6 +95,7 @@ pub fn bad_spec(name: &str, mode: &str, n: Option<u64>) -> String {
 
 /// A fresh scratch directory under the target directory.
 pub fn scratch(name: &str) -> PathBuf {
+    ensure_built();
     deadline::time_this_test();
     let d = bin_dir().join("e2e-scratch").join(format!("{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
@@ -311,6 +312,8 @@ pub struct Watchdog {
 
 /// Starts a [`Watchdog`] for the test `name` (dropped at the test's end, or as it unwinds).
 pub fn watchdog(name: &str, limit: Duration) -> Watchdog {
+    // The workspace's build (once per test process, minutes on a cold tree) is not the test's.
+    ensure_built();
     let (tx, rx) = std::sync::mpsc::channel::<()>();
     let name = name.to_string();
     std::thread::spawn(move || {
