@@ -29,26 +29,31 @@ runner=$PWD/target/release/runner
 
 tour=$(mktemp -d "${TMPDIR:-/tmp}/fleet-tour.XXXXXX")
 echo "everything of this tour is under $tour"
+# The cluster (data, log and socket) in a folder of its own: as root, it belongs to the postgres
+# user (PostgreSQL refuses to run as root), while the tour's folder stays root's, so that the
+# workers' boxes, which have no root powers, can reach their caches in it.
+pgdir="$tour/db"
+mkdir "$pgdir"
 as=()
 if [ "$(id -u)" = 0 ]; then
-  # PostgreSQL refuses to run as root: its cluster belongs to the postgres user.
-  chown postgres "$tour"
+  chmod 711 "$tour"
+  chown postgres "$pgdir"
   as=(runuser -u postgres --)
 fi
 stop_cluster() {
   if [ -z "${KEEP:-}" ]; then
-    "${as[@]}" "$pgbin/pg_ctl" -D "$tour/pg" -m fast stop >/dev/null 2>&1 || true
+    "${as[@]}" "$pgbin/pg_ctl" -D "$pgdir/pg" -m fast stop >/dev/null 2>&1 || true
   fi
 }
 trap stop_cluster EXIT
 
-say "A throwaway PostgreSQL cluster on a Unix socket in $tour (no TCP)"
-"${as[@]}" "$pgbin/initdb" -D "$tour/pg" -U postgres --auth=trust -E UTF8 --locale=C >/dev/null
-"${as[@]}" "$pgbin/pg_ctl" -D "$tour/pg" -l "$tour/pg.log" -w \
-  -o "-c listen_addresses='' -c unix_socket_directories='$tour'" start >/dev/null
+say "A throwaway PostgreSQL cluster on a Unix socket in $pgdir (no TCP)"
+"${as[@]}" "$pgbin/initdb" -D "$pgdir/pg" -U postgres --auth=trust -E UTF8 --locale=C >/dev/null
+"${as[@]}" "$pgbin/pg_ctl" -D "$pgdir/pg" -l "$pgdir/pg.log" -w \
+  -o "-c listen_addresses='' -c unix_socket_directories='$pgdir'" start >/dev/null
 # The approver here is the cluster's superuser; in a real team, a role in fleet_approver.
-admin="host=$tour user=postgres dbname=postgres"
-as_role() { echo "host=$tour user=$1 dbname=postgres"; }
+admin="host=$pgdir user=postgres dbname=postgres"
+as_role() { echo "host=$pgdir user=$1 dbname=postgres"; }
 
 say "The schema, the roles (docs/fleet-worker-role.sql) and two people"
 "$runner" db init --db "$admin"
@@ -81,8 +86,10 @@ echo "bob's run: $run_b"
 
 say "Both wait for an approver; runner status says so"
 "$runner" status --db "$admin" | grep -E "^run |pending" || true
-"$runner" approve --db "$admin" "$run_a"
-"$runner" approve --db "$admin" "$run_b"
+# `approve` shows each engine as workers will run it, then asks; --yes is the answer a script
+# gives (the approver has read the engines above).
+"$runner" approve --db "$admin" "$run_a" --yes
+"$runner" approve --db "$admin" "$run_b" --yes
 
 # box3 is a machine whose owner changed the worker: it plays nothing and reports each pair of
 # alice's run it is leased as won twice by dev. A worker's key lets it call only the worker
@@ -138,5 +145,5 @@ say "A pulled run is an ordinary results folder"
 "$runner" pull --db "$admin" "$run_a" --out "$tour/run-$run_a" | tail -3
 echo "report: $tour/run-$run_a/report.html"
 if [ -n "${KEEP:-}" ]; then
-  echo "the cluster is still running: RUNNER_DB=\"$admin\"; stop it with: ${as[*]} $pgbin/pg_ctl -D $tour/pg stop"
+  echo "the cluster is still running: RUNNER_DB=\"$admin\"; stop it with: ${as[*]} $pgbin/pg_ctl -D $pgdir/pg stop"
 fi
