@@ -251,7 +251,7 @@ pub enum DbAction {
 #[derive(Args, Debug, Clone)]
 pub struct SubmitArgs {
     #[command(flatten)]
-    pub db: DbArg,
+    pub db: FleetDoorArg,
     #[command(flatten)]
     pub share: ShareArgs,
     #[command(subcommand)]
@@ -309,7 +309,7 @@ pub enum SubmitWhat {
 #[derive(Args, Debug, Clone)]
 pub struct PullArgs {
     #[command(flatten)]
-    pub db: DbArg,
+    pub db: FleetDoorArg,
     /// The run's id (as `runner submit` printed it).
     #[arg(value_name = "RUN")]
     pub run: i64,

@@ -18,6 +18,11 @@ struct Fleet {
     /// `http://127.0.0.1:PORT` (or https).
     url: String,
     key_file: PathBuf,
+    /// An approver's token (`runner user add ops --approver`): runs are submitted and pulled
+    /// through the server.
+    token_file: PathBuf,
+    /// The CA of the server's certificate, for the people's commands.
+    ca: Option<PathBuf>,
 }
 
 impl Drop for Fleet {
@@ -40,8 +45,14 @@ impl Fleet {
         let key = String::from_utf8_lossy(&o.stdout).lines().last().unwrap_or_default().to_string();
         let key_file = dir.join("worker.key");
         std::fs::write(&key_file, format!("{key}\n")).unwrap();
+        let o = run_runner(&dir, &["user", "add", "ops", "--approver", "--db", &pg.url()]);
+        assert!(o.status.success(), "user add: {}", stderr(&o));
+        let token =
+            String::from_utf8_lossy(&o.stdout).lines().last().unwrap_or_default().to_string();
+        let token_file = dir.join("ops.token");
+        std::fs::write(&token_file, format!("{token}\n")).unwrap();
         let (server, url) = spawn_server(&pg, &dir, "127.0.0.1:0", extra);
-        Fleet { pg, dir, server, url, key_file }
+        Fleet { pg, dir, server, url, key_file, token_file, ca: None }
     }
 
     /// Stops the server at once (SIGKILL).
@@ -57,11 +68,23 @@ impl Fleet {
         self.server = server;
     }
 
+    /// A people's command through the server (`--server`, the token, the CA): no database
+    /// URL in its arguments or environment.
+    fn person(&self, cmd: &str, args: &[&str]) -> std::process::Output {
+        let mut c = Command::new(runner_bin());
+        c.current_dir(&self.dir).arg(cmd).args(["--server", &self.url, "--token-file"]);
+        c.arg(&self.token_file);
+        if let Some(ca) = &self.ca {
+            c.arg("--ca").arg(ca);
+        }
+        for var in ["RUNNER_DB", "RUNNER_SERVER", "RUNNER_TOKEN", "PGHOST", "PGUSER"] {
+            c.env_remove(var);
+        }
+        c.args(args).stdin(Stdio::null()).output().expect("runner")
+    }
+
     fn submit(&self, args: &[&str]) -> i64 {
-        let url = self.pg.url();
-        let mut full = vec!["submit", "--db", &url];
-        full.extend_from_slice(args);
-        let o = run_runner(&self.dir, &full);
+        let o = self.person("submit", args);
         assert!(o.status.success(), "submit: {}", stderr(&o));
         let out = String::from_utf8_lossy(&o.stdout).into_owned();
         out.lines()
@@ -233,13 +256,20 @@ fn three_workers_of_the_server_play_an_sprt_to_its_end_without_a_database_url() 
         assert!(!log.contains("database"), "a worker of the server names no database: {log}");
     }
     let pulled = f.dir.join("pulled");
+    let o = f.person("pull", &[&run.to_string(), "--out", &pulled.to_string_lossy()]);
+    assert!(o.status.success(), "pull: {}", stderr(&o));
+    assert_eq!(read_games(&pulled).len() as i64, games);
+    // The same folder pulled straight from the database: the same games.
+    let direct = f.dir.join("pulled-direct");
     let url = f.pg.url();
     let o = run_runner(
         &f.dir,
-        &["pull", &run.to_string(), "--db", &url, "--out", &pulled.to_string_lossy()],
+        &["pull", &run.to_string(), "--db", &url, "--out", &direct.to_string_lossy()],
     );
-    assert!(o.status.success(), "pull: {}", stderr(&o));
-    assert_eq!(read_games(&pulled).len() as i64, games);
+    assert!(o.status.success(), "pull --db: {}", stderr(&o));
+    assert_eq!(read_games(&pulled), read_games(&direct));
+    let pgn = |d: &Path| std::fs::read_to_string(d.join("games.pgn")).unwrap();
+    assert_eq!(pgn(&pulled), pgn(&direct), "the same games.pgn either way");
 }
 
 #[test]
@@ -306,7 +336,8 @@ fn a_worker_verifies_the_server_with_its_ca_and_refuses_one_it_does_not_trust() 
     let (ca, cert, key) = make_ca(&dir, "ours");
     let (other_ca, _, _) = make_ca(&dir, "theirs");
     let (cert_s, key_s) = (cert.to_string_lossy().into_owned(), key.to_string_lossy().into_owned());
-    let f = Fleet::new("server-tls", &["--tls-cert", &cert_s, "--tls-key", &key_s]);
+    let mut f = Fleet::new("server-tls", &["--tls-cert", &cert_s, "--tls-key", &key_s]);
+    f.ca = Some(ca.clone());
     assert!(f.url.starts_with("https://"), "{}", f.url);
     let book = e2e::write_book(&f.dir, 4);
     let (a, b) = (bad_spec("a", "good", None), bad_spec("b", "good", None));

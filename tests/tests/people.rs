@@ -803,3 +803,152 @@ fn worker_keys_and_the_kinds_of_secret(cli: &Cli, port: u16, alice: &str, carol:
     let out = said(cli.run(Some(carol), &["worker-key", "revoke", "m1"]), "revoke");
     assert_eq!(out.trim(), "worker key m1 revoked; 0 leased pair(s) went back to the queue");
 }
+
+/// `runner submit --server URL --token-file FILE match ...` as the user whose token is in
+/// `file`, from the fixture's folder with no database in the environment; (run id, stderr).
+fn submit_via(f: &Fixture, url: &str, file: &str, extra: &[&str]) -> (Option<i64>, String) {
+    let (a, b) = (bad_spec("A", "good", None), bad_spec("B", "good", None));
+    let mut args = vec!["submit", "--server", url, "--token-file", file];
+    args.extend_from_slice(extra);
+    let more = ["--book", f.book.as_str(), "--nodes", "1", "--games", "4"];
+    args.extend(match_args(&a, &b, "unused", &more));
+    args.truncate(args.len() - 4); // no --progress / --out for a submission
+    let mut cmd = Command::new(runner_bin());
+    cmd.current_dir(&f.dir).args(&args).stdin(Stdio::null());
+    for var in ["RUNNER_DB", "RUNNER_SERVER", "RUNNER_TOKEN", "PGHOST", "PGPORT"] {
+        cmd.env_remove(var);
+    }
+    let o = cmd.output().expect("runner");
+    let run = o.status.success().then(|| {
+        stdout(&o).lines().last().and_then(|l| l.strip_prefix("run ")?.trim().parse().ok())
+    });
+    (run.flatten(), stderr(&o))
+}
+
+/// A raw request with a bearer token and a body.
+fn api_send(port: u16, method: &str, path: &str, token: Option<&str>, body: &str) -> Reply {
+    let auth = token.map(|t| format!("Bearer {t}"));
+    let mut h = vec![("Content-Type", "application/octet-stream")];
+    if let Some(a) = &auth {
+        h.push(("Authorization", a));
+    }
+    request(port, method, path, &h, body)
+}
+
+/// sha256("hello world") and sha256("abc").
+const HELLO: &str = "b94d27b9934d3e08a52e52d7da7dabfac484efe37a5380ee9088f7ace2efcde9";
+const ABC: &str = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+
+/// `runner submit --server`: a submitter's run is theirs and pending, its engine uploaded over
+/// HTTP in chunks and stored once for everyone; the server computes the schedule itself. As
+/// requests: an upload is its uploader's until sealed (today's main: `fleet_artifact_put` of
+/// the same hash by another role deletes the upload and starts it again as theirs), bytes that
+/// are not the file of the hash are never sealed, chunks are bounded, and a run names only
+/// artifacts of its own engines.
+#[test]
+fn runs_and_their_engines_are_submitted_through_the_server() {
+    let _w = watchdog("people-submit", Duration::from_secs(900));
+    let f = fixture("people-submit");
+    let server = serve(&f.dir, "serve", &["--db", &f.pg.url()]);
+    let (port, url) = (server.port, format!("http://127.0.0.1:{}", server.port));
+    let cli = Cli { f: &f, url: url.clone() };
+    let (alice, bob) =
+        (cli.token_file("alice", &f.alice, 0o600), cli.token_file("bob", &f.bob, 0o600));
+    let (run, err) = submit_via(&f, &url, &alice, &[]);
+    let run = run.unwrap_or_else(|| panic!("alice's submit: {err}"));
+    assert!(err.contains(&format!("submitted to {url}")), "{err}");
+    assert!(err.contains("waits for an approver"), "{err}");
+    assert_eq!(
+        f.pg.psql(&format!(
+            "SELECT owner || ' ' || state || ' ' || (SELECT count(*) FROM pairs p \
+             WHERE p.run_id = r.id) FROM runs r WHERE id = {run}"
+        )),
+        "alice pending 2",
+        "the run is alice's, pending, with the schedule of 4 games"
+    );
+    let stored =
+        "SELECT string_agg(created_by || ' ' || sealed || ' ' || kind, ', ') FROM artifacts";
+    assert_eq!(f.pg.psql(stored), "alice true binary", "one engine binary, uploaded by alice");
+    // Bob's run of the same engines uploads nothing again.
+    let (bobs, err) = submit_via(&f, &url, &bob, &[]);
+    let bobs = bobs.unwrap_or_else(|| panic!("bob's submit: {err}"));
+    assert_eq!(f.pg.psql(stored), "alice true binary");
+    assert_eq!(
+        f.pg.psql(&format!("SELECT count(*) FROM run_artifacts WHERE run_id IN ({run}, {bobs})")),
+        "2"
+    );
+    // A priority above 0 is an approver's.
+    let (none, err) = submit_via(&f, &url, &alice, &["--priority", "5"]);
+    assert!(none.is_none() && err.contains("approver"), "{err}");
+
+    // Uploads as requests.
+    let put = |who: Option<&str>, sha: &str, q: &str, body: &str| {
+        api_send(port, "PUT", &format!("/api/v1/artifacts/{sha}/chunks/{q}"), who, body)
+    };
+    assert_eq!(put(None, HELLO, "0?size=11&kind=binary", "hello world").status, 401);
+    let r = put(Some(&f.bob), HELLO, "0?size=11&kind=binary", "hello world");
+    assert_eq!(r.status, 200, "{r:?}");
+    let r = put(Some(&f.alice), HELLO, "0?size=11&kind=binary", "hello world");
+    assert!(r.status == 409 && r.body.contains("being uploaded by bob"), "{r:?}");
+    let seal = |who: &str, sha: &str| {
+        api_send(port, "POST", &format!("/api/v1/artifacts/{sha}/seal"), Some(who), "")
+    };
+    assert_eq!(seal(&f.alice, HELLO).status, 409, "only its uploader seals it");
+    assert_eq!(seal(&f.bob, HELLO).status, 200);
+    let r = api_get(port, &format!("/api/v1/artifacts/{HELLO}"), &f.alice);
+    assert!(r.body.contains("\"sealed\":true"), "{r:?}");
+    assert_eq!(
+        f.pg.psql(&format!(
+            "SELECT created_by || ' ' || sealed FROM artifacts WHERE sha = '{HELLO}'"
+        )),
+        "bob true"
+    );
+    // Other bytes under a hash: never sealed, and the upload is dropped.
+    assert_eq!(put(Some(&f.bob), ABC, "0?size=3&kind=source", "xyz").status, 200);
+    let r = seal(&f.bob, ABC);
+    assert!(r.status == 400 && r.body.contains("not the file of that hash"), "{r:?}");
+    assert_eq!(f.pg.psql(&format!("SELECT count(*) FROM artifacts WHERE sha = '{ABC}'")), "0");
+    // Bounds: a chunk of the wrong length, past the last, a size of 0 or over 128 MiB, a name
+    // that is no SHA-256, a kind that is none.
+    for (sha, q, body) in [
+        (ABC, "0?size=3&kind=binary", "ab"),
+        (ABC, "1?size=3&kind=binary", "abc"),
+        (ABC, "0?size=0&kind=binary", ""),
+        (ABC, "0?size=999999999999&kind=binary", "abc"),
+        ("ABC", "0?size=3&kind=binary", "abc"),
+        (ABC, "0?size=3&kind=script", "abc"),
+    ] {
+        let r = put(Some(&f.bob), sha, q, body);
+        assert_eq!(r.status, 400, "{sha} {q}: {r:?}");
+    }
+    assert_eq!(f.pg.psql(&format!("SELECT count(*) FROM artifacts WHERE sha = '{ABC}'")), "0");
+
+    // A run naming an artifact that is not one of its engines', or a malformed submission.
+    let sub = f.pg.psql(&format!("SELECT submission FROM runs WHERE id = {run}"));
+    let body = format!("{{\"submission\": {sub}, \"artifacts\": [\"{HELLO}\"]}}");
+    let r = api_post(port, "/api/v1/runs", Some(&f.alice), &body);
+    assert!(r.status == 400 && r.body.contains("none of the run's engines"), "{r:?}");
+    let r = api_post(port, "/api/v1/runs", Some(&f.alice), "{\"submission\": {\"format\": 99}}");
+    assert_eq!(r.status, 400, "{r:?}");
+    let r = api_post(port, "/api/v1/runs", None, &format!("{{\"submission\": {sub}}}"));
+    assert_eq!(r.status, 401, "{r:?}");
+    let runs = f.pg.psql("SELECT count(*) FROM runs");
+    let r = api_post(port, "/api/v1/runs", Some(&f.carol), &format!("{{\"submission\": {sub}}}"));
+    assert!(r.status == 200 && r.body.contains("\"state\":\"active\""), "an approver's: {r:?}");
+    assert_eq!(
+        f.pg.psql("SELECT count(*) FROM runs"),
+        (runs.parse::<i64>().unwrap() + 1).to_string()
+    );
+
+    // Pulled through the server, with no database anywhere: alice's pending run, no games yet.
+    let out = f.dir.join("pulled");
+    let o = cli.run(Some(&alice), &["pull", &run.to_string(), "--out", &out.to_string_lossy()]);
+    let text = said(o, "pull");
+    assert!(text.contains("results: "), "{text}");
+    let origin = std::fs::read_to_string(out.join("pull.json")).unwrap();
+    assert!(origin.contains(&url), "{origin}");
+    assert_eq!(f.pg.psql(&format!("SELECT pulled_by FROM runs WHERE id = {run}")), "alice");
+    // Another run into the same folder is refused.
+    let o = cli.run(Some(&alice), &["pull", &bobs.to_string(), "--out", &out.to_string_lossy()]);
+    refused(o, "a pull of another run into the folder", "choose a new folder");
+}

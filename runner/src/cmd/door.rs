@@ -50,3 +50,10 @@ pub async fn open(arg: &FleetDoorArg, changes: bool) -> Result<Via> {
         }
     }
 }
+
+/// The database `--db` (or RUNNER_DB) names, as a pulled folder and the messages name it
+/// (`user@host:port/db`, never a password).
+pub fn database_name(flag: Option<&str>) -> Result<String> {
+    use crate::fleet::connect::{db_url, parse_target};
+    Ok(parse_target(&db_url(flag)?)?.to_string())
+}

@@ -1,17 +1,20 @@
-//! `runner submit --db URL match|sweep|tune ARGS...`: the run is built and checked as the local
-//! command builds and checks it (`crate::fleet::submission`), then stored with its schedule;
-//! `run ID` is the last line on stdout.
+//! `runner submit (--server URL | --db URL) match|sweep|tune ARGS...`: the run is built and
+//! checked as the local command builds and checks it (`crate::fleet::submission`), its engines
+//! uploaded as artifacts, then stored with its schedule, through the server's people API (the
+//! server computes the schedule itself) or straight into the database; `run ID` is the last
+//! line on stdout.
 
-use anyhow::Result;
+use anyhow::{Result, anyhow};
+use serde_json::json;
 
+use super::door::{Via, database_name, open};
 use crate::cli::{SubmitArgs, SubmitWhat};
 use crate::exit::Exit;
-use crate::fleet::connect::connect;
 use crate::fleet::queue::share::Share;
-use crate::fleet::schema;
 use crate::fleet::source::submit::prepare_sources;
 use crate::fleet::submission::{
-    store, submission_of_match_with, submission_of_sweep_with, submission_of_tune_with,
+    RunParts, Submission, store, submission_of_match_with, submission_of_sweep_with,
+    submission_of_tune_with, upload_all,
 };
 
 /// `runner submit`. Returns the process exit code.
@@ -30,16 +33,39 @@ pub async fn run(args: &SubmitArgs) -> Result<Exit> {
         SubmitWhat::Sweep(s) => submission_of_sweep_with(s, &sources).await?,
         SubmitWhat::Tune(t) => submission_of_tune_with(t, &sources).await?,
     };
-    if sub.plan().scheduling.repeat == 1 {
-        anyhow::bail!(
-            "--repeat 1 is not supported by the fleet (its pairs hold one opening each): run it \
-             locally, or use --repeat 2"
-        );
-    }
-    let (target, mut db) = connect(args.db.db.as_deref()).await?;
-    schema::check(&db).await?;
+    // Refused here as the server would refuse it, before any upload.
+    RunParts::of(&sub)?;
     let share = Share { priority: args.share.priority, throughput: args.share.throughput };
-    let (id, pending) = store(&mut db, &sub, share, &sources).await?;
+    let (target, id, pending) = match open(&args.db, true).await? {
+        Via::Db(mut db) => {
+            let (id, pending) = store(&mut db, &sub, share, &sources).await?;
+            (database_name(args.db.db.as_deref())?, id, pending)
+        }
+        Via::Server(s) => {
+            let shas = upload_all(&s, &sub, &sources).await?;
+            let body = json!({
+                "submission": sub,
+                "priority": share.priority,
+                "throughput": share.throughput,
+                "artifacts": shas,
+            });
+            let v = s.post("/api/v1/runs", body).await?;
+            let id = v.get("run").and_then(serde_json::Value::as_i64);
+            let id = id.ok_or_else(|| anyhow!("the server's answer names no run"))?;
+            let pending = v.get("state").and_then(serde_json::Value::as_str) == Some("pending");
+            (s.base().to_string(), id, pending)
+        }
+    };
+    said(&sub, &target, share);
+    if pending {
+        errln!("run {id} waits for an approver (`runner approve {id}`) before workers start on it");
+    }
+    outln!("run {id}");
+    Ok(Exit::Done)
+}
+
+/// The line saying what was submitted where.
+fn said(sub: &Submission, target: &str, share: Share) {
     let plan = sub.plan();
     errln!(
         "submitted to {target}: {} ({}), {} pairing(s) x {} games max, {}, {} opening(s), plan {}, \
@@ -54,9 +80,4 @@ pub async fn run(args: &SubmitArgs) -> Result<Exit> {
         share.priority,
         share.throughput
     );
-    if pending {
-        errln!("run {id} waits for an approver (`runner approve {id}`) before workers start on it");
-    }
-    outln!("run {id}");
-    Ok(Exit::Done)
 }

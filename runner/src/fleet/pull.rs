@@ -112,7 +112,7 @@ pub struct PullOrigin {
 pub const PULL_FILE: &str = "pull.json";
 
 /// A tuning run as the fleet holds it.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct PulledTune {
     /// Every iteration handed out, with the values logged before its games.
     pub started: Vec<Iteration>,
@@ -246,37 +246,82 @@ pub fn write_folder(
     Ok(text)
 }
 
+/// What a pull reads of run `run`: gathered where the database is (the server, or `runner pull
+/// --db`), written where the folder is ([`write_bundle`]). Sent as JSON by the server's
+/// `GET /api/v1/runs/{id}/pull`; the puller checks every record again before writing.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PullBundle {
+    pub run: i64,
+    /// The run as submitted (run.json's plan and what the workers play).
+    pub submission: serde_json::Value,
+    /// The run's state word (`active`, `decided`, ...).
+    pub state: String,
+    pub stop_reason: Option<String>,
+    pub pairings: Vec<queue::PairingRow>,
+    /// The stored games: schedule order, or the order they were reported for a tuning run.
+    pub games: Vec<StoredGame>,
+    pub tune: Option<PulledTune>,
+    pub share: FleetShare,
+}
+
 /// `runner pull`: run `run` of the database written into `out` by [`write_folder`] (games in
 /// schedule order, a tuning run's in the order they were reported). Returns the text to print.
 pub async fn pull(db: &Client, database: &str, run: i64, out: &Path) -> Result<String> {
+    write_bundle(gather(db, run).await?, database, out)
+}
+
+/// Everything a pull of run `run` needs, read from the database.
+pub async fn gather(db: &Client, run: i64) -> Result<PullBundle> {
     let row = queue::run(db, run).await?.ok_or_else(|| anyhow!("no run {run} in the database"))?;
     let sub = Submission::from_stored(&row.submission).with_context(|| format!("run {run}"))?;
-    let origin = PullOrigin { run, database: database.to_string() };
-    check_out(out, &origin, &sub)?;
     let tuning = sub.spsa().is_some();
     let order = if tuning { GameOrder::Reported } else { GameOrder::Schedule };
-    let stored = queue::games(db, run, order).await?;
-    let records = checked_records(run, &sub, stored)?;
-    let state = RunState::parse(&row.state)
-        .ok_or_else(|| anyhow!("run {run} is in state {:?}, unknown to this runner", row.state))?;
+    let games = queue::games(db, run, order).await?;
     let pairings = queue::pairings(db, run).await?;
-    let labels: Vec<String> = pairings.iter().map(|p| p.label.clone()).collect();
-    let points = pairings.iter().map(|p| point_status(p, &labels)).collect();
-    let dropped = pairings
+    let tune = if tuning { Some(pulled_tune(db, run).await?) } else { None };
+    let share = pulled_share(db, &row, &sub).await?;
+    Ok(PullBundle {
+        run,
+        submission: row.submission,
+        state: row.state,
+        stop_reason: row.stop_reason,
+        pairings,
+        games,
+        tune,
+        share,
+    })
+}
+
+/// Writes what [`gather`] read into `out` (see [`write_folder`]); `database` names where it came
+/// from (`pull.json`). Returns the text to print.
+pub fn write_bundle(b: PullBundle, database: &str, out: &Path) -> Result<String> {
+    let run = b.run;
+    let sub = Submission::from_stored(&b.submission).with_context(|| format!("run {run}"))?;
+    let origin = PullOrigin { run, database: database.to_string() };
+    check_out(out, &origin, &sub)?;
+    let records = checked_records(run, &sub, b.games)?;
+    let state = RunState::parse(&b.state)
+        .ok_or_else(|| anyhow!("run {run} is in state {:?}, unknown to this runner", b.state))?;
+    let labels: Vec<String> = b.pairings.iter().map(|p| p.label.clone()).collect();
+    let points = b.pairings.iter().map(|p| point_status(p, &labels)).collect();
+    let dropped = b
+        .pairings
         .into_iter()
         .filter(|p| p.verdict.as_deref() == Some(DROPPED))
         .map(|p| (p.pairing.max(0) as usize, p.why.unwrap_or_default()))
         .collect();
-    let tune = if tuning { Some(pulled_tune(db, run).await?) } else { None };
-    let share = pulled_share(db, &row, &sub).await?;
-    let words = format!("{}\n", share.words);
+    let tune = match (sub.spsa().is_some(), b.tune) {
+        (true, None) => bail!("run {run}: a tuning run came without its iterations"),
+        (_, t) => t,
+    };
+    let words = format!("{}\n", b.share.words);
     let pulled = PulledState {
         state,
-        stop_reason: row.stop_reason,
+        stop_reason: b.stop_reason,
         dropped,
         points: Some(points),
         tune,
-        share: Some(Box::new(share)),
+        share: Some(Box::new(b.share)),
     };
     Ok(write_folder(out, &origin, &sub, records, pulled)? + &words)
 }

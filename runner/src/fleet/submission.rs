@@ -326,6 +326,116 @@ pub async fn submission_of_tune_with(
 /// hash, the fault limit reached) before it fails.
 pub const REFUSAL_LIMIT: i32 = 3;
 
+/// What the database stores of a submission besides the document itself: its schedule of
+/// game pairs, what decides it, a tuning run's starting theta and random draws. Computed from
+/// the submission alone, by `runner submit --db` and by the server (which trusts no schedule a
+/// client sends).
+pub struct RunParts {
+    pub submission: Value,
+    pub judge: Value,
+    pub labels: Vec<String>,
+    pub engines: Vec<(String, String)>,
+    pub jobs: Vec<(i32, i32, i32)>,
+    pub theta: Option<Value>,
+    pub draws: Vec<Value>,
+}
+
+impl RunParts {
+    /// The parts of `sub`; a plan the fleet cannot play (`--repeat 1`) is refused.
+    pub fn of(sub: &Submission) -> Result<RunParts> {
+        let plan = sub.plan();
+        if plan.scheduling.repeat == 1 {
+            bail!(
+                "--repeat 1 is not supported by the fleet (its pairs hold one opening each): run \
+                 it locally, or use --repeat 2"
+            );
+        }
+        let labels: Vec<String> = plan.pairings.iter().map(|p| p.label.clone()).collect();
+        let name = |i: usize| plan.engines.get(i).map(|e| e.name.clone()).unwrap_or_default();
+        let engines = plan.pairings.iter().map(|p| (name(p.first), name(p.second))).collect();
+        let int =
+            |x: usize| i32::try_from(x).map_err(|_| anyhow!("{x} is beyond the queue's range"));
+        let jobs: Vec<(i32, i32, i32)> = sub
+            .schedule()
+            .iter()
+            .map(|j| Ok((int(j.pairing)?, int(j.pair)?, int(j.opening)?)))
+            .collect::<Result<_>>()?;
+        let spsa = sub.spsa();
+        let theta = spsa.as_ref().map(|s| serde_json::to_value(s.start_theta())).transpose()?;
+        let draws: Vec<Value> = match &spsa {
+            Some(s) => jobs
+                .iter()
+                .map(|j| serde_json::to_value(s.draws(j.1 as u64)))
+                .collect::<Result<_, _>>()?,
+            None => Vec::new(),
+        };
+        let judge =
+            judge_config(plan.sprt.as_ref(), sub.race().as_ref(), labels.len(), spsa.as_ref());
+        Ok(RunParts {
+            submission: serde_json::to_value(sub)?,
+            judge,
+            labels,
+            engines,
+            jobs,
+            theta,
+            draws,
+        })
+    }
+
+    /// The run to insert.
+    pub fn new_run<'a>(&'a self, sub: &'a Submission) -> NewRun<'a> {
+        NewRun {
+            kind: sub.kind(),
+            submission: &self.submission,
+            plan_hash: &sub.run.plan_hash,
+            judge: &self.judge,
+            labels: &self.labels,
+            engines: &self.engines,
+            jobs: &self.jobs,
+            theta: self.theta.as_ref(),
+            draws: &self.draws,
+            refusal_limit: REFUSAL_LIMIT,
+        }
+    }
+}
+
+/// The artifacts a run of `sub` may name: its engines' binaries, and its source archives.
+pub fn artifacts_of(sub: &Submission) -> Vec<String> {
+    let mut shas: Vec<String> = Vec::new();
+    for e in &sub.engines {
+        let sha = match &e.source {
+            Some(src) => &src.archive_sha,
+            None => &e.sha256,
+        };
+        if !shas.contains(sha) {
+            shas.push(sha.clone());
+        }
+    }
+    shas
+}
+
+/// Uploads the engines' binaries and source archives (`sources`) the fleet lacks, through
+/// `door` (the database, or the server); returns the hashes the run names.
+pub async fn upload_all(
+    door: &impl super::artifacts::ArtifactDoor,
+    sub: &Submission,
+    sources: &[PreparedSource],
+) -> Result<Vec<String>> {
+    let binaries: Vec<EngineIdentity> =
+        sub.engines.iter().filter(|e| e.source.is_none()).cloned().collect();
+    let mut shas = super::artifacts::upload_engines(door, &binaries).await?;
+    for p in sources {
+        let sha = &p.identity.archive_sha;
+        if !shas.contains(sha) {
+            super::artifacts::upload_file(door, &p.archive, sha, "source")
+                .await
+                .with_context(|| format!("engine {}: its source archive", p.name))?;
+            shas.push(sha.clone());
+        }
+    }
+    Ok(shas)
+}
+
 /// Stores `sub` with its schedule of game pairs (and a tuning run's starting theta and random
 /// draws) through the queue, with what the database decides it by; returns the run's id and
 /// whether it waits for an approver. The engines' binaries and source archives (`sources`)
@@ -337,52 +447,9 @@ pub async fn store(
     share: Share,
     sources: &[PreparedSource],
 ) -> Result<(i64, bool)> {
-    let value = serde_json::to_value(sub)?;
-    let plan = sub.plan();
-    let labels: Vec<String> = plan.pairings.iter().map(|p| p.label.clone()).collect();
-    let name = |i: usize| plan.engines.get(i).map(|e| e.name.clone()).unwrap_or_default();
-    let engines: Vec<(String, String)> =
-        plan.pairings.iter().map(|p| (name(p.first), name(p.second))).collect();
-    let int = |x: usize| i32::try_from(x).map_err(|_| anyhow!("{x} is beyond the queue's range"));
-    let jobs: Vec<(i32, i32, i32)> = sub
-        .schedule()
-        .iter()
-        .map(|j| Ok((int(j.pairing)?, int(j.pair)?, int(j.opening)?)))
-        .collect::<Result<_>>()?;
-    let spsa = sub.spsa();
-    let theta = spsa.as_ref().map(|s| serde_json::to_value(s.start_theta())).transpose()?;
-    let draws: Vec<Value> = match &spsa {
-        Some(s) => jobs
-            .iter()
-            .map(|j| serde_json::to_value(s.draws(j.1 as u64)))
-            .collect::<Result<_, _>>()?,
-        None => Vec::new(),
-    };
-    let judge = judge_config(plan.sprt.as_ref(), sub.race().as_ref(), labels.len(), spsa.as_ref());
-    let run = NewRun {
-        kind: sub.kind(),
-        submission: &value,
-        plan_hash: &sub.run.plan_hash,
-        judge: &judge,
-        labels: &labels,
-        engines: &engines,
-        jobs: &jobs,
-        theta: theta.as_ref(),
-        draws: &draws,
-        refusal_limit: REFUSAL_LIMIT,
-    };
-    let binaries: Vec<EngineIdentity> =
-        sub.engines.iter().filter(|e| e.source.is_none()).cloned().collect();
-    let mut shas = super::artifacts::upload_engines(&*db, &binaries).await?;
-    for p in sources {
-        let sha = &p.identity.archive_sha;
-        if !shas.contains(sha) {
-            super::artifacts::upload_file(&*db, &p.archive, sha, "source")
-                .await
-                .with_context(|| format!("engine {}: its source archive", p.name))?;
-            shas.push(sha.clone());
-        }
-    }
+    let parts = RunParts::of(sub)?;
+    let run = parts.new_run(sub);
+    let shas = upload_all(&*db, sub, sources).await?;
     let tx = db.transaction().await.context("cannot begin the submission's transaction")?;
     let stored = queue::insert_run_with(&tx, &run, share).await?;
     queue::run_artifacts(&tx, stored.0, &shas).await?;

@@ -13,7 +13,6 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
-use tokio_postgres::GenericClient;
 
 use self::cache::Cache;
 use super::door::Door;
@@ -29,11 +28,40 @@ pub const CHUNK_SIZE: usize = 1 << 20;
 /// database checks an upload's hash over the whole file in memory when it is sealed.
 pub const MAX_SIZE: u64 = 128 << 20;
 
-/// Uploads the binaries of `engines` the database does not hold yet (one per distinct hash);
+/// Where a submitter's artifacts go: the database itself (`runner submit --db`), or the
+/// server's people API (`--server`), which checks who uploads. (Used within the runner only,
+/// on one task: its futures need not be `Send`.)
+#[allow(async_fn_in_trait)]
+pub trait ArtifactDoor {
+    /// Whether artifact `sha` is stored and sealed.
+    async fn sealed(&self, sha: &str) -> Result<bool>;
+    /// Stores chunk `n` (of `size.div_ceil(CHUNK_SIZE)`) of artifact `sha`.
+    async fn put(&self, sha: &str, size: u64, kind: &str, n: usize, bytes: &[u8]) -> Result<()>;
+    /// Seals artifact `sha` (its size and hash are checked where it is stored).
+    async fn seal(&self, sha: &str) -> Result<()>;
+}
+
+impl ArtifactDoor for tokio_postgres::Client {
+    async fn sealed(&self, sha: &str) -> Result<bool> {
+        queue::artifact_sealed(self, sha).await
+    }
+
+    async fn put(&self, sha: &str, size: u64, kind: &str, n: usize, bytes: &[u8]) -> Result<()> {
+        let chunks = i32::try_from(size.div_ceil(CHUNK_SIZE as u64))?;
+        queue::artifact_put(self, sha, i64::try_from(size)?, chunks, kind, i32::try_from(n)?, bytes)
+            .await
+    }
+
+    async fn seal(&self, sha: &str) -> Result<()> {
+        queue::artifact_seal(self, sha).await
+    }
+}
+
+/// Uploads the binaries of `engines` the fleet does not hold yet (one per distinct hash);
 /// returns the hashes of all of them (the run's artifacts). A binary over [`MAX_SIZE`] is not
 /// stored (a warning says so): workers must then have it themselves.
 pub async fn upload_engines(
-    db: &impl GenericClient,
+    door: &impl ArtifactDoor,
     engines: &[EngineIdentity],
 ) -> Result<Vec<String>> {
     let mut shas: Vec<String> = Vec::new();
@@ -56,7 +84,7 @@ pub async fn upload_engines(
             );
             continue;
         }
-        upload_file(db, &path, &e.sha256, "binary")
+        upload_file(door, &path, &e.sha256, "binary")
             .await
             .with_context(|| format!("engine {}", e.name))?;
         shas.push(e.sha256.clone());
@@ -64,15 +92,15 @@ pub async fn upload_engines(
     Ok(shas)
 }
 
-/// Stores the file at `path` as artifact `sha` (checked against the file) unless the database
+/// Stores the file at `path` as artifact `sha` (checked against the file) unless the fleet
 /// holds it sealed already.
 pub async fn upload_file(
-    db: &impl GenericClient,
+    door: &impl ArtifactDoor,
     path: &std::path::Path,
     sha: &str,
     kind: &str,
 ) -> Result<()> {
-    if queue::artifact_sealed(db, sha).await? {
+    if door.sealed(sha).await? {
         return Ok(());
     }
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
@@ -83,13 +111,11 @@ pub async fn upload_file(
     if have != sha {
         bail!("{} changed since it was identified (sha256 {have}, not {sha})", path.display());
     }
-    let size = i64::try_from(bytes.len())?;
-    let chunks = bytes.len().div_ceil(CHUNK_SIZE);
-    let n_chunks = i32::try_from(chunks)?;
+    let size = bytes.len() as u64;
     for (n, c) in bytes.chunks(CHUNK_SIZE).enumerate() {
-        queue::artifact_put(db, sha, size, n_chunks, kind, n as i32, c).await?;
+        door.put(sha, size, kind, n, c).await?;
     }
-    queue::artifact_seal(db, sha).await
+    door.seal(sha).await
 }
 
 /// Attempts of one chunk's read on a database that fails passingly.

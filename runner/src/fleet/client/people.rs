@@ -40,25 +40,42 @@ impl PeopleClient {
         Ok(PeopleClient { http, base, token })
     }
 
+    /// Whether requests carry a user's token.
+    pub fn has_token(&self) -> bool {
+        self.token.is_some()
+    }
+
+    /// The server's address, as given.
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
     /// `GET path` (under the server's root, e.g. `/api/v1/status`).
     pub async fn get(&self, path: &str) -> Result<Value> {
-        self.call(Method::GET, path, None).await
+        self.call(Method::GET, path, Body::None).await
     }
 
     /// `POST path` with a JSON body.
     pub async fn post(&self, path: &str, body: Value) -> Result<Value> {
-        self.call(Method::POST, path, Some(body)).await
+        self.call(Method::POST, path, Body::Json(body)).await
     }
 
-    async fn call(&self, method: Method, path: &str, body: Option<Value>) -> Result<Value> {
+    /// `PUT path` with bytes (an artifact's chunk).
+    pub async fn put_bytes(&self, path: &str, bytes: Vec<u8>) -> Result<Value> {
+        self.call(Method::PUT, path, Body::Bytes(bytes)).await
+    }
+
+    async fn call(&self, method: Method, path: &str, body: Body) -> Result<Value> {
         let url = format!("{}{path}", self.base);
         let mut req = self.http.request(method, &url);
         if let Some(t) = &self.token {
             req = req.bearer_auth(t);
         }
-        if let Some(b) = &body {
-            req = req.json(b);
-        }
+        req = match body {
+            Body::None => req,
+            Body::Json(b) => req.json(&b),
+            Body::Bytes(b) => req.header("content-type", "application/octet-stream").body(b),
+        };
         let res = req.send().await.map_err(|e| match super::untrusted(&e) {
             Some(why) => anyhow!("{}: TLS: {why} (a private CA: --ca FILE)", self.base),
             None => anyhow!("{}: {}", self.base, super::chain(&e)),
@@ -76,6 +93,33 @@ impl PeopleClient {
                 bail!("{url}: answered {status} (not a runner server, or a proxy's error page)")
             }
         }
+    }
+}
+
+/// What a request carries.
+enum Body {
+    None,
+    Json(Value),
+    Bytes(Vec<u8>),
+}
+
+impl crate::fleet::artifacts::ArtifactDoor for PeopleClient {
+    async fn sealed(&self, sha: &str) -> Result<bool> {
+        let v = self.get(&format!("/api/v1/artifacts/{sha}")).await?;
+        Ok(v.get("sealed").and_then(Value::as_bool).unwrap_or(false))
+    }
+
+    async fn put(&self, sha: &str, size: u64, kind: &str, n: usize, bytes: &[u8]) -> Result<()> {
+        let path = format!("/api/v1/artifacts/{sha}/chunks/{n}?size={size}&kind={kind}");
+        self.put_bytes(&path, bytes.to_vec())
+            .await
+            .with_context(|| format!("chunk {n} of {sha}"))?;
+        Ok(())
+    }
+
+    async fn seal(&self, sha: &str) -> Result<()> {
+        self.post(&format!("/api/v1/artifacts/{sha}/seal"), serde_json::json!({})).await?;
+        Ok(())
     }
 }
 

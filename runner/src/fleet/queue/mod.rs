@@ -31,6 +31,7 @@ pub mod people;
 pub mod read;
 pub mod report;
 pub mod share;
+pub mod submit;
 pub mod users;
 pub mod workers;
 

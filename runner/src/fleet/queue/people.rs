@@ -102,7 +102,7 @@ impl PeopleError {
     }
 }
 
-type Out<T> = Result<T, PeopleError>;
+pub(super) type Out<T> = Result<T, PeopleError>;
 
 /// Writes one audit row.
 pub async fn audit(
@@ -128,7 +128,7 @@ pub async fn audit(
     Ok(())
 }
 
-fn actor(who: &Principal) -> &str {
+pub(super) fn actor(who: &Principal) -> &str {
     who.name().unwrap_or("anonymous")
 }
 

@@ -125,7 +125,7 @@ pub enum GameOrder {
 }
 
 /// A stored game: its record and the worker key that reported it.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct StoredGame {
     pub record: Value,
     pub key_name: Option<String>,
@@ -163,7 +163,7 @@ pub async fn games(db: &Client, run: i64, order: GameOrder) -> Result<Vec<Stored
 }
 
 /// A pairing's label, verdict and why (status and pull).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PairingRow {
     pub pairing: i32,
     pub label: String,

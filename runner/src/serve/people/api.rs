@@ -23,7 +23,7 @@ use super::{App, api_caller, client, refuse_json};
 
 type AppState = State<Arc<App>>;
 
-fn answer(r: Result<Value, PeopleError>) -> Response {
+pub(super) fn answer(r: Result<Value, PeopleError>) -> Response {
     match r {
         Ok(v) => Json(v).into_response(),
         Err(e) => refuse_json(
@@ -34,7 +34,7 @@ fn answer(r: Result<Value, PeopleError>) -> Response {
 }
 
 /// The caller (by token) and a connection, or the refusal to send.
-async fn begin(
+pub(super) async fn begin(
     app: &App,
     headers: &HeaderMap,
 ) -> Result<(Principal, deadpool_postgres::Object), Response> {
@@ -282,7 +282,7 @@ pub async fn me(State(app): AppState, headers: HeaderMap) -> Response {
 }
 
 /// A reading's refusal: the database's error as a 500.
-fn failed(e: anyhow::Error) -> Response {
+pub(super) fn failed(e: anyhow::Error) -> Response {
     refuse_json(StatusCode::INTERNAL_SERVER_ERROR, &format!("{e:#}"))
 }
 

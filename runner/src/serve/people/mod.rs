@@ -7,6 +7,7 @@
 
 pub mod api;
 pub mod limit;
+pub mod submit;
 pub mod web;
 
 use std::net::{IpAddr, SocketAddr};
@@ -17,7 +18,7 @@ use axum::extract::{ConnectInfo, DefaultBodyLimit, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
-use axum::routing::{get, post};
+use axum::routing::{get, post, put};
 
 use crate::fleet::credentials::{TOKEN_PREFIX, plausible, secret_hash};
 use crate::fleet::queue::users::{self, UserRow};
@@ -44,6 +45,8 @@ pub const SESSION_COOKIE: &str = "runner_session";
 pub const SESSION_SECS: f64 = 12.0 * 3600.0;
 /// Largest body a people's request may send.
 pub const BODY_LIMIT: usize = 16 * 1024;
+/// Largest submission (`POST /api/v1/runs`): the plan with its openings.
+pub const SUBMIT_LIMIT: usize = 16 << 20;
 
 /// Who asks, as far as the server knows.
 #[derive(Clone, Debug)]
@@ -214,6 +217,16 @@ pub fn mount(router: Router<Arc<App>>, app: &Arc<App>) -> Router<Arc<App>> {
         .route("/run/{id}/act/{action}", post(web::act))
         .route("/audit", get(web::audit_page))
         .layer(DefaultBodyLimit::max(BODY_LIMIT));
+    // Artifacts move in chunks of 1 MiB; a submission carries its openings.
+    let uploads = Router::new()
+        .route("/api/v1/artifacts/{sha}", get(submit::artifact))
+        .route("/api/v1/artifacts/{sha}/chunks/{n}", put(submit::put_chunk))
+        .route("/api/v1/artifacts/{sha}/seal", post(submit::seal))
+        .route("/api/v1/runs/{id}/pull", get(submit::pull))
+        .layer(DefaultBodyLimit::max(crate::fleet::artifacts::CHUNK_SIZE + 4096))
+        .route("/api/v1/runs", post(submit::submit_run))
+        .layer(DefaultBodyLimit::max(SUBMIT_LIMIT));
+    let people = people.merge(uploads);
     router.merge(people).layer(axum::middleware::from_fn_with_state(app.clone(), guard))
 }
 
