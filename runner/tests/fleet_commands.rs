@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 fn runner(cwd: &Path, db: Option<&str>, args: &[&str]) -> Output {
     let mut c = Command::new(runner_bin());
-    c.args(args).current_dir(cwd).env_remove("RUNNER_DB");
+    c.args(args).current_dir(cwd).env_remove("RUNNER_DB").env_remove("RUNNER_SERVER");
     if let Some(url) = db {
         c.env("RUNNER_DB", url);
     }
@@ -112,9 +112,10 @@ async fn submit_status_pull_report_and_cancel() {
     let (_, err) = text(&o);
     assert!(!o.status.success() && err.contains("does not take --out"), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
-    // Without --db or RUNNER_DB: one line saying so.
+    // Neither --server nor --db (nor their variables): one line naming both ways.
     let o = runner(&dir, None, &[&["submit", "match"][..], &base].concat());
-    assert!(text(&o).1.contains("give --db URL or set RUNNER_DB"), "{:?}", text(&o));
+    let err = text(&o).1;
+    assert!(err.contains("give --server URL") && err.contains("--db URL"), "{err}");
 
     let out = ok(
         runner(
