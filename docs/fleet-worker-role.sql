@@ -95,6 +95,7 @@ SELECT format('REVOKE ALL ON FUNCTION %s FROM PUBLIC, fleet_worker, fleet_submit
 
 -- Everyone: the schema version check every command makes first.
 GRANT SELECT ON fleet_schema TO fleet_worker, fleet_submitter, fleet_reader;
+GRANT SELECT ON fleet_migrations TO fleet_worker, fleet_submitter, fleet_reader;
 
 -- ---------------------------------------------------------------------------- fleet_worker
 -- Reads: the runs it plays (their submissions), pairings, the pairs (outstanding work), its own

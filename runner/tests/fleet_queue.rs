@@ -299,6 +299,46 @@ async fn a_database_of_another_schema_version_is_refused() {
     assert!(e.contains("2 rows"), "{e}");
 }
 
+/// Every migration's text is checksummed: `db init` records each version's SHA-256, and a
+/// database whose recorded checksum is not this binary's (made by a runner built from other
+/// migration files) is refused by every command and by `db init`, naming the version. A
+/// database migrated before checksums were kept gets them at the next init, marked so.
+#[tokio::test]
+async fn migrations_are_checksummed_and_other_migration_files_are_refused() {
+    let pg = TempPg::start("checksums");
+    let mut a = parse_target(&pg.url()).unwrap().connect().await.unwrap();
+    schema::init(&mut a).await.unwrap();
+    let mut ours = Vec::new();
+    for v in 1..=schema::VERSION {
+        ours.push(format!("{v} {} f", schema::checksum(v).unwrap()));
+    }
+    let recorded = || {
+        pg.psql(
+            "SELECT string_agg(version || ' ' || sha256 || ' ' || \
+             CASE WHEN recorded_later THEN 't' ELSE 'f' END, ',' ORDER BY version) \
+             FROM fleet_migrations",
+        )
+    };
+    assert_eq!(recorded(), ours.join(","));
+    assert!(schema::checksum(0).is_none() && schema::checksum(schema::VERSION + 1).is_none());
+    // Another text of migration 3 made this database: refused, by the check and by init.
+    pg.psql(&format!(
+        "UPDATE fleet_migrations SET sha256 = '{}' WHERE version = 3",
+        "0".repeat(64)
+    ));
+    let e = schema::check(&a).await.unwrap_err().to_string();
+    assert!(e.contains("migration to version 3") && e.contains("other migration files"), "{e}");
+    let e = schema::init(&mut a).await.unwrap_err().to_string();
+    assert!(e.contains("migration to version 3"), "{e}");
+    // A database of before the checksums: recorded at the next init, marked as such.
+    pg.psql("DROP TABLE fleet_migrations");
+    schema::check(&a).await.unwrap();
+    assert_eq!(schema::init(&mut a).await.unwrap(), schema::VERSION);
+    let later: Vec<String> = ours.iter().map(|l| format!("{}t", &l[..l.len() - 1])).collect();
+    assert_eq!(recorded(), later.join(","));
+    schema::check(&a).await.unwrap();
+}
+
 #[tokio::test]
 async fn prepared_statements_keep_counts_and_fencing_and_are_made_again_after_a_restart() {
     let mut pg = TempPg::start("prepared");

@@ -14,8 +14,16 @@
 //! for the server that holds the rules; only new tables, so a version-5 server still running
 //! keeps working. From version 6 on, `fleet_schema.oldest` names the oldest binary version
 //! that may still use the database ([`OLDEST`]): such a binary accepts a newer schema.
-//! PostgreSQL 13 or newer
-//! (`gen_random_uuid`).
+//!
+//! Every migration is checksummed: `fleet_migrations` holds the SHA-256 of each migration's text
+//! as applied, and every command (and the server) compares it with its own before it touches
+//! the database, so a runner built from other migration files than the ones that made the
+//! database is refused in one line instead of running on tables it does not know. A database
+//! migrated before the checksums were kept gets its rows at the next `runner db init`, marked
+//! `recorded_later` (what was applied then cannot be known; the tables must match the binary's
+//! version, as they had to before).
+//!
+//! PostgreSQL 13 or newer (`gen_random_uuid`).
 
 use anyhow::{Context, Result, bail};
 use tokio_postgres::Client;
@@ -164,6 +172,60 @@ CREATE TABLE tune_steps (
 );
 "#;
 
+/// The SHA-256 (hex) of the migration to version `v` (1-based), as this binary holds it.
+pub fn checksum(v: i32) -> Option<String> {
+    let i = usize::try_from(v).ok()?.checked_sub(1)?;
+    MIGRATIONS.get(i).map(|sql| crate::hex::sha256_hex(sql.as_bytes()))
+}
+
+/// The checksums table: created by `runner db init` beside the version (a table no older
+/// runner reads, so a server of the same version still running is not disturbed).
+const CHECKSUMS_TABLE: &str = "CREATE TABLE IF NOT EXISTS fleet_migrations (
+    version         integer PRIMARY KEY,
+    sha256          text NOT NULL CHECK (sha256 ~ '^[0-9a-f]{64}$'),
+    applied_at      timestamptz NOT NULL DEFAULT now(),
+    recorded_later  boolean NOT NULL DEFAULT false
+)";
+
+/// Refuses a database whose recorded migrations (up to `upto`) differ from this binary's. A
+/// role that may not read them (a worker's role of an older docs/fleet-worker-role.sql) is not
+/// refused for that: the server and the operator's commands check.
+async fn check_checksums(db: &Client, upto: i32) -> Result<()> {
+    let exists: bool = db
+        .query_one(
+            "SELECT CASE WHEN to_regclass('fleet_migrations') IS NULL THEN false \
+             ELSE has_table_privilege('fleet_migrations', 'SELECT') END",
+            &[],
+        )
+        .await
+        .context("cannot read the migrations' checksums")?
+        .get(0);
+    if !exists {
+        return Ok(());
+    }
+    let rows = db
+        .query(
+            "SELECT version, sha256 FROM fleet_migrations WHERE version <= $1 ORDER BY 1",
+            &[&upto],
+        )
+        .await
+        .context("cannot read the migrations' checksums")?;
+    for r in rows {
+        let (v, applied): (i32, String) = (r.get(0), r.get(1));
+        let Some(ours) = checksum(v) else { continue };
+        if ours != applied {
+            bail!(
+                "the migration to version {v} that made this database (sha256 {}) is not this \
+                 runner's (sha256 {}): it was built from other migration files; use the runner \
+                 that made the database, or one whose migrations match",
+                applied.get(..12).unwrap_or(&applied),
+                ours.get(..12).unwrap_or(&ours)
+            );
+        }
+    }
+    Ok(())
+}
+
 /// The version a database is at (0: no fleet tables yet).
 pub async fn current_version(db: &Client) -> Result<i32> {
     let exists: bool = db
@@ -214,6 +276,18 @@ async fn migrate(db: &mut Client) -> Result<i32> {
     if was > VERSION {
         bail!("{}", newer(was));
     }
+    check_checksums(db, was).await?;
+    db.batch_execute(CHECKSUMS_TABLE).await.context("cannot create the checksums table")?;
+    // Versions applied before checksums were kept: recorded now, and marked so.
+    for v in 1..=was {
+        db.execute(
+            "INSERT INTO fleet_migrations (version, sha256, recorded_later) VALUES ($1, $2, true) \
+             ON CONFLICT (version) DO NOTHING",
+            &[&v, &checksum(v).unwrap_or_default()],
+        )
+        .await
+        .context("cannot record the migrations' checksums")?;
+    }
     let was_usize = usize::try_from(was).unwrap_or(0);
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(was_usize) {
         let tx = db.transaction().await?;
@@ -221,6 +295,13 @@ async fn migrate(db: &mut Client) -> Result<i32> {
         tx.execute("DELETE FROM fleet_schema", &[]).await?;
         let v = i as i32 + 1;
         tx.execute("INSERT INTO fleet_schema (version) VALUES ($1)", &[&v]).await?;
+        tx.execute(
+            "INSERT INTO fleet_migrations (version, sha256) VALUES ($1, $2) \
+             ON CONFLICT (version) DO UPDATE SET sha256 = EXCLUDED.sha256, applied_at = now(), \
+             recorded_later = false",
+            &[&v, &checksum(v).unwrap_or_default()],
+        )
+        .await?;
         if v == VERSION {
             tx.batch_execute("ALTER TABLE fleet_schema ADD COLUMN IF NOT EXISTS oldest integer")
                 .await?;
@@ -262,6 +343,7 @@ fn newer(v: i32) -> String {
 /// Refuses a database whose schema is not this binary's.
 pub async fn check(db: &Client) -> Result<()> {
     let v = current_version(db).await?;
+    check_checksums(db, v.min(VERSION)).await?;
     match v {
         0 => bail!("the database has no fleet tables: run `runner db init --db URL` first"),
         v if v == VERSION => Ok(()),
