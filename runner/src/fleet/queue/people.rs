@@ -219,21 +219,27 @@ pub const PRIORITY: std::ops::RangeInclusive<i32> = -1000..=1000;
 /// Throughput bounds (`fleet_check_throughput`).
 pub const THROUGHPUT: std::ops::RangeInclusive<i32> = 1..=1000;
 
-/// Changes run `run`'s priority, throughput or length (its owner or an approver; a priority
-/// above 0 needs an approver), as `fleet_modify` does.
-pub async fn modify(db: &mut Client, who: &Principal, run: i64, change: Change) -> Out<Modified> {
-    if let Some(p) = change.priority
+/// A priority and a throughput (those given) within [`PRIORITY`] and [`THROUGHPUT`].
+pub fn check_share(priority: Option<i32>, throughput: Option<i32>) -> Out<()> {
+    if let Some(p) = priority
         && !PRIORITY.contains(&p)
     {
         return Err(PeopleError::Invalid(format!("priority {p} is outside [-1000, 1000]")));
     }
-    if let Some(t) = change.throughput
+    if let Some(t) = throughput
         && !THROUGHPUT.contains(&t)
     {
         return Err(PeopleError::Invalid(format!(
             "throughput {t} is outside [1, 1000] (100 is the default share)"
         )));
     }
+    Ok(())
+}
+
+/// Changes run `run`'s priority, throughput or length (its owner or an approver; a priority
+/// above 0 needs an approver), as `fleet_modify` does.
+pub async fn modify(db: &mut Client, who: &Principal, run: i64, change: Change) -> Out<Modified> {
+    check_share(change.priority, change.throughput)?;
     let (tx, f) = begin(db, who, Action::Modify, run).await?;
     if change.priority.is_some_and(|p| p > 0) {
         rights::may(who, Action::RaisePriority, Some(&f), false)?;

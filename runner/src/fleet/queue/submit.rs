@@ -15,7 +15,7 @@ use tokio_postgres::Client;
 use tokio_postgres::types::Type;
 
 use super::admin::NewRun;
-use super::people::{Out, PRIORITY, PeopleError, THROUGHPUT, actor};
+use super::people::{Out, PeopleError, actor, check_share};
 use super::share::Share;
 use super::{one, opt};
 use crate::fleet::artifacts::{CHUNK_SIZE, MAX_SIZE};
@@ -238,18 +238,9 @@ pub async fn submit(
     shas: &[String],
 ) -> Out<(i64, bool)> {
     rights::may(who, Action::Submit, None, false)?;
-    if !PRIORITY.contains(&share.priority) {
-        let p = share.priority;
-        return Err(PeopleError::Invalid(format!("priority {p} is outside [-1000, 1000]")));
-    }
+    check_share(Some(share.priority), Some(share.throughput))?;
     if share.priority > 0 {
         rights::may(who, Action::RaisePriority, None, false)?;
-    }
-    if !THROUGHPUT.contains(&share.throughput) {
-        return Err(PeopleError::Invalid(format!(
-            "throughput {} is outside [1, 1000] (100 is the default share)",
-            share.throughput
-        )));
     }
     for sha in shas {
         check_sha(sha)?;
