@@ -1,7 +1,9 @@
 //! The server's JSON APIs for machines: [`worker`], the worker API (`/api/v1/worker/...`, the
 //! types of `fleet::api`), with its own limits, apart from the pages': a body limit, a cap on
-//! requests in flight (past it, 503 with `Retry-After`), and a deadline per request.
+//! requests in flight (past it, 503 with `Retry-After`), a budget per secret ([`budget`]), and
+//! a deadline per request.
 
+pub mod budget;
 pub mod reply;
 pub mod worker;
 
@@ -31,6 +33,11 @@ fn in_flight() -> &'static Semaphore {
     S.get_or_init(|| Semaphore::new(WORKER_IN_FLIGHT))
 }
 
+fn budgets() -> &'static budget::Budgets {
+    static B: OnceLock<budget::Budgets> = OnceLock::new();
+    B.get_or_init(budget::Budgets::default)
+}
+
 /// The worker API's routes with their limits.
 pub fn routes() -> Router<Arc<App>> {
     worker::routes().layer(DefaultBodyLimit::max(WORKER_BODY_MAX)).layer(from_fn(guard)).layer(
@@ -41,8 +48,23 @@ pub fn routes() -> Router<Arc<App>> {
     )
 }
 
-/// At most [`WORKER_IN_FLIGHT`] requests at once, each within [`WORKER_DEADLINE`].
+/// Each secret within its budget; at most [`WORKER_IN_FLIGHT`] requests at once, each within
+/// [`WORKER_DEADLINE`].
 async fn guard(req: Request, next: Next) -> Response {
+    let secret = req
+        .headers()
+        .get(axum::http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    if let Some(s) = secret
+        && let Err(wait) = budgets().take(s.get(..200).unwrap_or(s), std::time::Instant::now())
+    {
+        return ApiError::unavailable(
+            format!("this worker is over its request budget ({} a second)", budget::RATE),
+            wait.max(Duration::from_secs(1)),
+        )
+        .into_response();
+    }
     let Ok(_permit) = in_flight().try_acquire() else {
         return ApiError::unavailable("the server is busy", Duration::from_secs(1)).into_response();
     };
