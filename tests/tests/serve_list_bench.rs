@@ -31,8 +31,8 @@ impl Drop for Server {
     }
 }
 
-/// The time of a `GET path` over HTTP/1.0 on a new connection, the status and body length.
-fn timed_get(port: u16, path: &str) -> (Duration, u16, usize) {
+/// The time of a `GET path` over HTTP/1.0 on a new connection, the status and the reply.
+fn timed_get(port: u16, path: &str) -> (Duration, u16, String) {
     let start = Instant::now();
     let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect to the server");
     s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
@@ -40,9 +40,9 @@ fn timed_get(port: u16, path: &str) -> (Duration, u16, usize) {
     let mut raw = Vec::new();
     s.read_to_end(&mut raw).expect("read the reply");
     let took = start.elapsed();
-    let text = String::from_utf8_lossy(&raw);
+    let text = String::from_utf8_lossy(&raw).into_owned();
     let status = text.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
-    (took, status, raw.len())
+    (took, status, text)
 }
 
 fn load() -> String {
@@ -134,10 +134,14 @@ fn the_list_of_1000_fleet_runs_read_by_4_clients() {
 
     let (_server, port) = serve(&dir, &pg.url_as("fleet_reader"));
     // The first request may wait for the first list (made as the server starts).
-    let (first, status, bytes) = timed_get(port, "/");
+    let (first, status, page) = timed_get(port, "/");
     assert_eq!(status, 200);
+    // Every run is listed (the finished ones 50 to a page).
+    for panel in ["Pending approval (19)", "Running (20)", "Finished (961)"] {
+        assert!(page.contains(panel), "{panel}");
+    }
     println!("load before: {}", load());
-    println!("first GET / (may wait for the first list): {}, {bytes} bytes", ms(first));
+    println!("first GET / (may wait for the first list): {}, {} bytes", ms(first), page.len());
 
     let start = Instant::now();
     let clients: Vec<_> = (0..CLIENTS)
