@@ -468,8 +468,12 @@ fn a_fleet_run_is_listed_counted_live_and_decided() {
     assert_eq!(games.body.matches("<li class=\"game\"").count(), 8);
     let workers = get_ok(port, "/workers");
     assert!(workers.body.contains("<td class=\"n\">1</td>"), "{}", workers.body);
-    let metrics = get_ok(port, "/metrics").body;
-    assert!(metrics.contains("runner_runs{source=\"fleet\",state=\"ended\"} 1"), "{metrics}");
+    // /metrics counts the list, which is the last one made (the next made in the background,
+    // at most a list's age later): the run's end shows there soon, not at once.
+    let ended = "runner_runs{source=\"fleet\",state=\"ended\"} 1";
+    wait_for("/metrics to count the run ended", Duration::from_secs(120), || {
+        get_ok(port, "/metrics").body.contains(ended)
+    });
     let base = format!("http://127.0.0.1:{port}");
     let seen = browse(&format!("{base}/"), &dir, Some(&dir.join("serve-index.png")));
     assert!(seen.console.is_empty(), "console: {:?}", seen.console);

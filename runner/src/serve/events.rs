@@ -1,7 +1,9 @@
-//! Live counts as server-sent events. Each stream polls its source on a short period, cheaply:
-//! a local run's folder by the size and time of the files its row is made from, the fleet by
-//! one change counter (the newest game's id and the states of open runs); only when that
-//! changed is the row made again and sent, as a `counts` event holding a list of
+//! Live counts as server-sent events. Each watched thing (the list, or one run) has one poller,
+//! shared by every stream that watches it ([`super::pollers`]): it looks at its source on a
+//! short period, cheaply: a local run's folder by the size and time of the files its row is
+//! made from, the fleet by one change counter (the newest game's id and the states of open
+//! runs); only when that changed is the row (or the list) made again and published. Each
+//! stream sends what changed since it last spoke, as a `counts` event holding a list of
 //! [`LiveCounts`]. A run's stream sends `end` after the run's last counts and closes; the
 //! list's stream goes on while the page is open.
 
@@ -14,10 +16,13 @@ use axum::extract::{Path, State};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use futures_util::stream::{self, Stream};
 
-use super::view::LiveCounts;
-use super::{App, fleet_id};
+use tokio::sync::watch;
 
-/// How often a stream looks at its source.
+use super::pollers::{Feed, Pollers};
+use super::view::LiveCounts;
+use super::{App, RunList, fleet_id};
+
+/// How often a poller looks at its source.
 pub const POLL: Duration = Duration::from_millis(500);
 
 /// Ticks after which a local row is made again even with no file changed (run.lock released).
@@ -72,8 +77,66 @@ pub async fn stamp(app: &Arc<App>, fleet: bool, local: Option<&str>) -> String {
     s
 }
 
+/// What a run's poller saw of it.
+#[derive(Clone, PartialEq)]
+pub enum RunSeen {
+    Counts(LiveCounts),
+    /// The run is gone, or its source failed: its streams end.
+    Gone,
+}
+
+/// The pollers of the list and of each run.
+#[derive(Default)]
+pub struct Watched {
+    pub list: Pollers<Arc<RunList>>,
+    pub runs: Pollers<RunSeen>,
+}
+
+/// The one key of the list's poller.
+const LIST: &str = "list";
+
+/// Sleeps [`POLL`], or less when the last stream of `feed` left.
+async fn pause<V>(feed: &Feed<V>) {
+    tokio::select! {
+        _ = tokio::time::sleep(POLL) => {}
+        _ = feed.closed() => {}
+    }
+}
+
+/// Run `id`'s poller: its counts whenever its stamp changed, until no stream watches it.
+async fn poll_run(app: Arc<App>, id: String, feed: Feed<RunSeen>) {
+    let fleet = fleet_id(&id).is_some();
+    let mut seen = Seen::default();
+    while !app.watched.runs.unwatched(&id, &feed) {
+        let local = (!fleet).then_some(id.as_str());
+        if seen.changed(stamp(&app, fleet, local).await) {
+            let now = match app.run(&id).await {
+                Ok(Some(v)) => RunSeen::Counts(LiveCounts::of(&v)),
+                Ok(None) | Err(_) => RunSeen::Gone,
+            };
+            feed.send_if_modified(|v| {
+                let new = v.as_ref() != Some(&now);
+                *v = Some(now);
+                new
+            });
+        }
+        pause(&feed).await;
+    }
+}
+
+/// The list's poller: a list made after each change of the stamp, until no stream watches.
+async fn poll_list(app: Arc<App>, feed: Feed<Arc<RunList>>) {
+    let mut seen = Seen::default();
+    while !app.watched.list.unwatched(LIST, &feed) {
+        if seen.changed(stamp(&app, true, None).await) {
+            feed.send_replace(Some(app.list_fresh().await));
+        }
+        pause(&feed).await;
+    }
+}
+
 enum Step {
-    Watch(Seen, Option<LiveCounts>),
+    Watch(watch::Receiver<Option<RunSeen>>, Option<LiveCounts>),
     End,
     Done,
 }
@@ -83,40 +146,34 @@ pub async fn run_events(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
 ) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
-    let fleet = fleet_id(&id).is_some();
-    let s = stream::unfold(Step::Watch(Seen::default(), None), move |step| {
-        let (app, id) = (app.clone(), id.clone());
-        async move {
-            let (mut seen, mut last) = match step {
-                Step::Done => return None,
-                Step::End => {
-                    return Some((Ok(Event::default().event("end").data("ended")), Step::Done));
+    let rx = app.watched.runs.watch(&id, |feed| {
+        tokio::spawn(poll_run(app.clone(), id.clone(), feed));
+    });
+    let s = stream::unfold(Step::Watch(rx, None), move |step| async move {
+        let (mut rx, mut last) = match step {
+            Step::Done => return None,
+            Step::End => {
+                return Some((Ok(Event::default().event("end").data("ended")), Step::Done));
+            }
+            Step::Watch(rx, last) => (rx, last),
+        };
+        loop {
+            let now = rx.borrow_and_update().clone();
+            match now {
+                Some(RunSeen::Gone) => {
+                    return Some((Ok(Event::default().event("end").data("gone")), Step::Done));
                 }
-                Step::Watch(seen, last) => (seen, last),
-            };
-            loop {
-                let local = (!fleet).then_some(id.as_str());
-                if seen.changed(stamp(&app, fleet, local).await) {
-                    let counts = match app.run(&id).await {
-                        Ok(Some(v)) => LiveCounts::of(&v),
-                        // A run that is gone (or a source failing) ends the stream.
-                        Ok(None) | Err(_) => {
-                            return Some((
-                                Ok(Event::default().event("end").data("gone")),
-                                Step::Done,
-                            ));
-                        }
-                    };
-                    if last.as_ref() != Some(&counts) {
-                        let ended = counts.ended;
-                        let data =
-                            serde_json::to_string(&[&counts]).unwrap_or_else(|_| "[]".into());
-                        last = Some(counts);
-                        let next = if ended { Step::End } else { Step::Watch(seen, last) };
-                        return Some((Ok(Event::default().event("counts").data(data)), next));
-                    }
+                Some(RunSeen::Counts(counts)) if last.as_ref() != Some(&counts) => {
+                    let ended = counts.ended;
+                    let data = serde_json::to_string(&[&counts]).unwrap_or_else(|_| "[]".into());
+                    last = Some(counts);
+                    let next = if ended { Step::End } else { Step::Watch(rx, last) };
+                    return Some((Ok(Event::default().event("counts").data(data)), next));
                 }
-                tokio::time::sleep(POLL).await;
+                _ => {}
+            }
+            if rx.changed().await.is_err() {
+                return None;
             }
         }
     });
@@ -127,32 +184,30 @@ pub async fn run_events(
 pub async fn list_events(
     State(app): State<Arc<App>>,
 ) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
-    let start: (Seen, HashMap<String, LiveCounts>) = (Seen::default(), HashMap::new());
-    let s = stream::unfold(start, move |(mut seen, mut last)| {
-        let app = app.clone();
-        async move {
-            loop {
-                let now = stamp(&app, true, None).await;
-                if seen.changed(now.clone()) {
-                    let list = app.list_at(&now).await;
-                    let changed: Vec<LiveCounts> = list
-                        .0
-                        .iter()
-                        .map(LiveCounts::of)
-                        .filter(|c| last.get(&c.id) != Some(c))
-                        .collect();
-                    if !changed.is_empty() {
-                        for c in &changed {
-                            last.insert(c.id.clone(), c.clone());
-                        }
-                        let data = serde_json::to_string(&changed).unwrap_or_else(|_| "[]".into());
-                        return Some((
-                            Ok(Event::default().event("counts").data(data)),
-                            (seen, last),
-                        ));
+    let rx = app.watched.list.watch(LIST, |feed| {
+        tokio::spawn(poll_list(app.clone(), feed));
+    });
+    let start = (rx, HashMap::<String, LiveCounts>::new());
+    let s = stream::unfold(start, |(mut rx, mut last)| async move {
+        loop {
+            let now = rx.borrow_and_update().clone();
+            if let Some(list) = now {
+                let changed: Vec<LiveCounts> = list
+                    .0
+                    .iter()
+                    .map(LiveCounts::of)
+                    .filter(|c| last.get(&c.id) != Some(c))
+                    .collect();
+                if !changed.is_empty() {
+                    for c in &changed {
+                        last.insert(c.id.clone(), c.clone());
                     }
+                    let data = serde_json::to_string(&changed).unwrap_or_else(|_| "[]".into());
+                    return Some((Ok(Event::default().event("counts").data(data)), (rx, last)));
                 }
-                tokio::time::sleep(POLL).await;
+            }
+            if rx.changed().await.is_err() {
+                return None;
             }
         }
     });

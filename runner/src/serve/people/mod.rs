@@ -216,6 +216,7 @@ pub fn mount(router: Router<Arc<App>>, app: &Arc<App>) -> Router<Arc<App>> {
         .route("/logout", post(web::logout))
         .route("/run/{id}/act/{action}", post(web::act))
         .route("/audit", get(web::audit_page))
+        .layer(axum::middleware::from_fn_with_state(app.clone(), list_after_change))
         .layer(DefaultBodyLimit::max(BODY_LIMIT));
     // Artifacts move in chunks of 1 MiB; a submission carries its openings.
     let uploads = Router::new()
@@ -228,6 +229,19 @@ pub fn mount(router: Router<Arc<App>>, app: &Arc<App>) -> Router<Arc<App>> {
         .layer(DefaultBodyLimit::max(SUBMIT_LIMIT));
     let people = people.merge(uploads);
     router.merge(people).layer(axum::middleware::from_fn_with_state(app.clone(), guard))
+}
+
+/// A change made through the server (a POST that succeeded; a login or logout is none) has the
+/// next list made at once, so that the list shows it as soon as that list is made
+/// ([`App::list_changed`]); the change's answer does not wait for it.
+async fn list_after_change(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
+    let change = req.method() == axum::http::Method::POST
+        && !matches!(req.uri().path(), "/login" | "/logout");
+    let res = next.run(req).await;
+    if change && (res.status().is_success() || res.status().is_redirection()) {
+        app.list_changed();
+    }
+    res
 }
 
 /// A page's answer to a refused or failed change: the status and the reason, on a page.
