@@ -17,6 +17,7 @@ use stats::Verdict;
     Eq,
     Hash,
     Serialize,
+    utoipa::ToSchema,
     strum::IntoStaticStr,
     strum::EnumString,
 )]

@@ -49,6 +49,21 @@ impl<'de> Deserialize<'de> for Name {
     }
 }
 
+/// A name in the API's document: its length and alphabet, from [`NAME_MAX`] and [`Name::new`].
+impl utoipa::PartialSchema for Name {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::ObjectBuilder::new()
+            .schema_type(utoipa::openapi::Type::String)
+            .description(Some("A user's or a worker key's name: letters, digits, . _ @ -"))
+            .min_length(Some(1))
+            .max_length(Some(NAME_MAX))
+            .pattern(Some("^[A-Za-z0-9._@-]+$"))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for Name {}
+
 impl std::str::FromStr for Name {
     type Err = String;
     fn from_str(s: &str) -> Result<Name, String> {

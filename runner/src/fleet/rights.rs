@@ -48,7 +48,7 @@ pub enum Role {
 }
 
 /// A run's state, as the `runs.state` column holds it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum RunState {
     Pending,

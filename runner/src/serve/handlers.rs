@@ -16,6 +16,7 @@ use crate::report::html::page::{self, Served, Viewer};
 use crate::report::html::render_page;
 use crate::store::GameRecord;
 
+use super::people::api::RefusalBody;
 use super::view::{LiveCounts, RunView};
 use super::{App, assets, fleet_id, games, pages};
 
@@ -311,22 +312,51 @@ pub async fn workers(State(app): AppState, Query(q): Query<WorkersQuery>) -> Res
     }
 }
 
-/// `/api/runs`: every run's row as JSON.
-pub async fn api_runs(State(app): AppState) -> Response {
-    let list = app.list().await;
-    Json(serde_json::json!({ "runs": list.0, "notes": list.1 })).into_response()
+/// Every run of both sources, as `/api/runs` answers.
+#[derive(serde::Serialize, utoipa::ToSchema)]
+#[schema(as = RunList)]
+pub struct RunListBody<'a> {
+    /// The fleet's runs first, then the run folders'.
+    #[schema(value_type = Vec<RunView>)]
+    pub runs: &'a [RunView],
+    /// A source that failed, and why (its runs are missing from the list).
+    #[schema(value_type = Vec<String>)]
+    pub notes: &'a [String],
 }
 
-/// `/api/run/ID`: one run's row as JSON.
+/// Every run's row, the fleet's and the run folders' (what the list page shows). Open to
+/// whoever may read the pages (`--private`: a user's token).
+#[utoipa::path(
+    get, path = "/api/runs", tag = "runs",
+    responses(
+        (status = 200, description = "Every run", body = RunListBody),
+        (status = 401, description = "--private, and no valid user's token", body = RefusalBody),
+    ),
+    security((), ("user_token" = [])),
+)]
+pub async fn api_runs(State(app): AppState) -> Response {
+    let list = app.list().await;
+    Json(RunListBody { runs: &list.0, notes: &list.1 }).into_response()
+}
+
+/// One run's row, by its id in the server's URLs (a run folder's name, or `fleet-N`). Open to
+/// whoever may read the pages (`--private`: a user's token).
+#[utoipa::path(
+    get, path = "/api/run/{id}", tag = "runs",
+    params(("id" = String, Path, description = "A run folder's name, or fleet-N for fleet run N")),
+    responses(
+        (status = 200, description = "The run", body = RunView),
+        (status = 401, description = "--private, and no valid user's token", body = RefusalBody),
+        (status = 404, description = "No such run", body = RefusalBody),
+        (status = 500, description = "Its source failed", body = RefusalBody),
+    ),
+    security((), ("user_token" = [])),
+)]
 pub async fn api_run(State(app): AppState, Path(id): Path<String>) -> Response {
+    let refused = |status, error: String| (status, Json(RefusalBody { error })).into_response();
     match app.run(&id).await {
         Ok(Some(v)) => Json(v).into_response(),
-        Ok(None) => (StatusCode::NOT_FOUND, Json(serde_json::json!({ "error": "no such run" })))
-            .into_response(),
-        Err(e) => (
-            StatusCode::INTERNAL_SERVER_ERROR,
-            Json(serde_json::json!({ "error": format!("{e:#}") })),
-        )
-            .into_response(),
+        Ok(None) => refused(StatusCode::NOT_FOUND, "no such run".into()),
+        Err(e) => refused(StatusCode::INTERNAL_SERVER_ERROR, format!("{e:#}")),
     }
 }

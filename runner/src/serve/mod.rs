@@ -24,6 +24,7 @@ pub mod latest;
 pub mod listen;
 pub mod local;
 pub mod metrics;
+pub mod openapi;
 pub mod pages;
 pub mod people;
 pub mod pollers;
@@ -38,7 +39,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use axum::Router;
-use axum::http::{HeaderValue, header};
+use axum::http::{HeaderValue, Method, header};
 use axum::response::Response;
 use axum::routing::get;
 use futures_util::future::BoxFuture;
@@ -46,6 +47,7 @@ use futures_util::future::BoxFuture;
 use self::fleet::Fleet;
 use self::latest::Latest;
 use self::local::Local;
+use self::openapi::{ApiRoute, add_routes, route};
 use self::view::RunView;
 
 /// What `runner serve` was told.
@@ -218,10 +220,23 @@ pub fn fleet_id(id: &str) -> Option<i64> {
     id.strip_prefix(FLEET_PREFIX)?.parse().ok()
 }
 
+/// The server's own JSON routes under `/api/` (the worker API's are [`api::worker::table`], the
+/// people's [`people::api_table`]): the router registers these, and the API's document is
+/// checked against them (`serve::openapi`'s tests). A new one goes here, with
+/// `#[utoipa::path(...)]` on its handler and the handler's name in `paths(...)` of
+/// [`openapi::ApiDoc`]; the test `every_api_route_is_documented` names a route left out.
+pub fn api_table() -> Vec<ApiRoute> {
+    vec![
+        route(Method::GET, "/api/runs", handlers::api_runs),
+        route(Method::GET, "/api/run/{id}", handlers::api_run),
+        route(Method::GET, openapi::DOCUMENT_PATH, openapi::document_json),
+    ]
+}
+
 /// The routes of the server over `app`.
 pub fn router(app: Arc<App>) -> Router {
     let csp = app.csp.clone();
-    let router = Router::new()
+    let pages = Router::new()
         .route("/", get(handlers::index))
         .route("/run/{id}", get(handlers::run_page))
         .route("/run/{id}/games", get(handlers::games_page))
@@ -231,9 +246,8 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/run/{id}/events", get(events::run_events))
         .route("/events", get(events::list_events))
         .route("/workers", get(handlers::workers))
-        .route("/api/runs", get(handlers::api_runs))
-        .route("/api/run/{id}", get(handlers::api_run))
-        .route("/metrics", get(metrics::metrics))
+        .route("/metrics", get(metrics::metrics));
+    let router = add_routes(pages, api_table())
         .layer(tower_http::limit::RequestBodyLimitLayer::new(PAGE_BODY_MAX))
         .merge(api::routes());
     people::mount(router, &app).fallback(handlers::not_found).with_state(app).layer(

@@ -21,10 +21,12 @@ pub fn verdicts(pairings: &[PairingView]) -> Vec<Verdict> {
 }
 
 /// One run of the list.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, utoipa::ToSchema)]
 pub struct RunView {
     /// The id in the server's URLs: a folder name, or `fleet-N` for fleet run N.
     pub id: String,
+    /// `local` (a run folder) or `fleet` (the database).
+    #[schema(value_type = String)]
     pub source: &'static str,
     /// match, gauntlet, sweep, tune, ...
     pub kind: String,
@@ -83,12 +85,19 @@ pub fn differing_options(engines: &[crate::plan::engine_spec::EngineSpec]) -> Ve
 }
 
 /// One pairing's counts and statistics.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
 pub struct PairingView {
     pub label: String,
     pub games: u64,
+    /// `{"wins", "draws", "losses"}`, of the first engine.
+    #[schema(value_type = Object)]
     pub wdl: Wdl,
+    /// `{"ll", "ld", "dd", "wd", "ww"}`: game pairs from the worst to the best.
+    #[schema(value_type = Object)]
     pub penta: Penta,
+    /// The statistics of `runner stats` (score, Elo and normalized Elo with their intervals,
+    /// the SPRT's LLR, bounds and verdict), when there are games.
+    #[schema(value_type = Option<Object>)]
     pub summary: Option<Summary>,
 }
 

@@ -1,13 +1,19 @@
-//! Requests and answers of the worker API, one type each, with their bounds.
+//! Requests and answers of the worker API, one type each, with their bounds. Each is also a
+//! schema of the API's OpenAPI document (`serve::openapi`): its bounds are written there too
+//! (`minimum`, `maximum`, `maxLength`, `maxItems`), checked against [`super::bounds`] by that
+//! module's tests.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use utoipa::ToSchema;
 
 use super::bounds::{self as b, Checked, Invalid};
 
 /// Why the server refused a request: typed, so that a worker tells a refusal of this server
-/// (an incident when it concerns a pair) from a proxy's error page.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// (an incident when it concerns a pair) from a proxy's error page. Each is answered with its
+/// HTTP status: invalid 422, unauthorized 401, forbidden 403, not_found 404, conflict 409,
+/// upgrade_worker 426, too_large 413, unavailable 503 (with `Retry-After`), internal 500.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Code {
     /// The request breaks its bounds or its shape.
@@ -52,8 +58,8 @@ impl Code {
     }
 }
 
-/// The body of every refusal.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// The body of every refusal of the worker API (answered with the `x-runner-api` header).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct ErrorBody {
     pub code: Code,
     /// One line for a person.
@@ -67,16 +73,27 @@ impl From<Invalid> for ErrorBody {
 }
 
 /// `POST /register` (bearer: the worker key): a worker process starts.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RegisterRequest {
+    /// The machine's name: not blank, no control characters.
+    #[schema(min_length = 1, max_length = 200)]
     pub host: String,
+    #[schema(minimum = 1, maximum = 2147483647)]
     pub pid: i32,
+    /// Pairs played at once.
+    #[schema(minimum = 1, maximum = 1024)]
     pub concurrency: i64,
+    /// The lease asked for, in seconds.
+    #[schema(minimum = 5, maximum = 3600)]
     pub lease_secs: f64,
     /// The runner's version (`CARGO_PKG_VERSION`), shown by `runner workers`.
+    #[schema(min_length = 1, max_length = 200)]
     pub version: String,
+    /// The CPU's model name.
+    #[schema(max_length = 200)]
     pub cpu: Option<String>,
+    #[schema(minimum = 1, maximum = 1048576)]
     pub cores: Option<i32>,
 }
 
@@ -98,7 +115,7 @@ impl RegisterRequest {
 }
 
 /// The answer to a registration.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct Registered {
     pub worker: i64,
     /// This process's secret: the bearer token of every later request.
@@ -107,15 +124,26 @@ pub struct Registered {
 }
 
 /// `POST /claim`: leases up to `n` pairs.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ClaimRequest {
+    /// Claim from this run only.
+    #[schema(minimum = 1)]
     pub only: Option<i64>,
+    /// Runs not to claim from (positive ids).
     #[serde(default)]
+    #[schema(max_items = 4096)]
     pub skip: Vec<i64>,
+    /// The run this worker plays now: it is kept on it while that run is within its share.
+    #[schema(minimum = 1)]
     pub current: Option<i64>,
+    /// Pairs wanted.
+    #[schema(minimum = 1, maximum = 1024)]
     pub n: i64,
+    #[schema(minimum = 5, maximum = 3600)]
     pub lease_secs: f64,
+    /// A tuning run's iterations handed out beyond those applied, at the most.
+    #[schema(minimum = 1, maximum = 1000)]
     pub tune_in_flight: i64,
 }
 
@@ -135,7 +163,7 @@ impl ClaimRequest {
 }
 
 /// A leased pair.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Claim {
     pub run_id: i64,
     pub seq: i32,
@@ -147,16 +175,19 @@ pub struct Claim {
     pub spsa: Option<Value>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Claimed {
     pub claims: Vec<Claim>,
 }
 
 /// `POST /heartbeat`: renews the leases named (none: the worker says it is alive).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HeartbeatRequest {
+    /// The leases to renew (positive ids).
+    #[schema(max_items = 4096)]
     pub tokens: Vec<i64>,
+    #[schema(minimum = 5, maximum = 3600)]
     pub lease_secs: f64,
 }
 
@@ -168,15 +199,17 @@ impl HeartbeatRequest {
 }
 
 /// The leases still this worker's.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct Alive {
     pub tokens: Vec<i64>,
 }
 
 /// `POST /release`: gives leases back.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReleaseRequest {
+    /// The leases given back (positive ids).
+    #[schema(max_items = 4096)]
     pub tokens: Vec<i64>,
 }
 
@@ -186,17 +219,22 @@ impl ReleaseRequest {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct Released {
     pub released: i64,
 }
 
 /// `POST /refuse`: this worker cannot play run `run`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RefuseRequest {
+    #[schema(minimum = 1)]
     pub run: i64,
+    /// One line (tabs allowed, no other control characters).
+    #[schema(max_length = 2000)]
     pub reason: String,
+    /// The run's leases this worker gives back (positive ids).
+    #[schema(max_items = 4096)]
     pub tokens: Vec<i64>,
 }
 
@@ -209,18 +247,24 @@ impl RefuseRequest {
 }
 
 /// The run's state after a refusal.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[schema(as = RunStateAfter)]
 pub struct RunState {
     pub state: String,
 }
 
 /// A pair this worker holds, by its lease.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PairRef {
+    #[schema(minimum = 1)]
     pub run: i64,
+    #[schema(minimum = 0)]
     pub pairing: i32,
+    #[schema(minimum = 0)]
     pub pair: i32,
+    /// The lease.
+    #[schema(minimum = 1)]
     pub token: i64,
 }
 
@@ -234,10 +278,12 @@ impl PairRef {
 }
 
 /// `POST /incident`: a pair this worker holds could not be stored.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct IncidentRequest {
     pub pair: PairRef,
+    /// One line (tabs allowed, no other control characters).
+    #[schema(max_length = 2000)]
     pub what: String,
 }
 
@@ -249,10 +295,12 @@ impl IncidentRequest {
 }
 
 /// `POST /report`: a finished pair, its two game records.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReportRequest {
     pub pair: PairRef,
+    /// The pair's two game records (objects, as `games.jsonl` holds them).
+    #[schema(min_items = 2, max_items = 2)]
     pub records: [Value; 2],
     /// Answer every pairing's counts (a racing sweep's judge compares them).
     #[serde(default)]
@@ -270,17 +318,21 @@ impl ReportRequest {
 }
 
 /// Counts of one pairing (`queue::PairingCounts`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct Counts {
     pub pairing: i32,
     pub active: bool,
     pub dropped: bool,
+    /// Pairs from the worst (LL) to the best (WW).
+    #[schema(min_items = 5, max_items = 5)]
     pub penta: [i64; 5],
+    /// Wins, draws, losses.
+    #[schema(min_items = 3, max_items = 3)]
     pub wdl: [i64; 3],
 }
 
 /// How a report ended.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
 pub enum ReportAnswer {
     /// Stored (also the answer to a replay of a report stored already under the same lease).
@@ -290,9 +342,10 @@ pub enum ReportAnswer {
 }
 
 /// `POST /settle`: asks the server to decide run `run`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SettleRequest {
+    #[schema(minimum = 1)]
     pub run: i64,
 }
 
@@ -303,21 +356,21 @@ impl SettleRequest {
 }
 
 /// A pairing stopped by a decision.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct StopBody {
     pub pairing: i32,
     pub verdict: String,
     pub why: String,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct SettleAnswer {
     pub state: String,
     pub stops: Vec<StopBody>,
 }
 
 /// `POST /iteration`: a tuning pair's iteration.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct IterationRequest {
     pub pair: PairRef,
@@ -329,14 +382,14 @@ impl IterationRequest {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct IterationAnswer {
     /// None: the lease is lost.
     pub iteration: Option<Value>,
 }
 
 /// How an engine was built on the worker.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum BuildKind {
     Built,
@@ -359,16 +412,26 @@ impl BuildKind {
 }
 
 /// `POST /engine-loaded`: an engine this worker loaded for a run.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EngineLoadedRequest {
+    #[schema(minimum = 1)]
     pub run: i64,
+    /// The engine's name in the run.
+    #[schema(min_length = 1, max_length = 200)]
     pub engine: String,
+    #[schema(min_length = 1, max_length = 200)]
     pub commit: Option<String>,
     pub build: Option<BuildKind>,
+    /// Seconds the build took.
+    #[schema(minimum = 0, maximum = 604800)]
     pub build_secs: Option<f64>,
+    #[schema(minimum = 0)]
     pub nodes: Option<i64>,
+    #[schema(minimum = 0)]
     pub nps: Option<i64>,
+    /// Why it failed to load or build.
+    #[schema(max_length = 2000)]
     pub error: Option<String>,
 }
 
@@ -395,11 +458,14 @@ impl EngineLoadedRequest {
 }
 
 /// `POST /outstanding`: the runs with open pairs this worker may serve.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OutstandingRequest {
+    #[schema(minimum = 1)]
     pub only: Option<i64>,
+    /// Positive run ids.
     #[serde(default)]
+    #[schema(max_items = 4096)]
     pub skip: Vec<i64>,
 }
 
@@ -412,7 +478,7 @@ impl OutstandingRequest {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Outstanding {
     pub runs: Vec<i64>,
     /// Seconds until the soonest lease among them expires.
@@ -420,7 +486,7 @@ pub struct Outstanding {
 }
 
 /// `GET /run/{id}`: a run as stored (`queue::RunRow`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct RunBody {
     pub id: i64,
     pub kind: String,
@@ -435,7 +501,7 @@ pub struct RunBody {
 }
 
 /// `GET /run/{id}/artifacts`: an artifact of the run.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct Artifact {
     pub sha: String,
     pub size: i64,
@@ -443,13 +509,13 @@ pub struct Artifact {
     pub kind: String,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct Artifacts {
     pub artifacts: Vec<Artifact>,
 }
 
 /// `GET /version`: what the server speaks.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct Version {
     pub protocol: u32,
     pub min_protocol: u32,
@@ -457,7 +523,7 @@ pub struct Version {
 }
 
 /// An empty answer.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct Done {}
 
 #[cfg(test)]

@@ -124,14 +124,18 @@ pub async fn key_revoke(db: &Client, name: &str) -> Result<i64> {
     Ok(row.try_get("n")?)
 }
 
-/// A worker key as `runner worker-key list` shows it.
-#[derive(Clone, Debug, PartialEq)]
+/// A worker key as `runner worker-key list` shows it (never the key itself).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, utoipa::ToSchema)]
 pub struct KeyRow {
     pub name: String,
     pub created_by: String,
+    /// UTC, `YYYY-MM-DDTHH:MM:SSZ`.
     pub created: String,
+    /// UTC, `YYYY-MM-DDTHH:MM:SSZ`; none while the key is valid.
     pub revoked: Option<String>,
+    /// Worker processes registered with it.
     pub workers: i64,
+    /// Pairs its workers stored.
     pub pairs: i64,
 }
 

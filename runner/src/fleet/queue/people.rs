@@ -541,7 +541,7 @@ pub async fn run_keys(db: &Client, run: i64) -> Out<Vec<String>> {
 }
 
 /// One entry of the audit log.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct AuditRow {
     pub id: i64,
     /// UTC, `YYYY-MM-DDTHH:MM:SSZ`.

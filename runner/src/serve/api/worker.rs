@@ -1,22 +1,23 @@
 //! The worker API's handlers, `/api/v1/worker/...`: each takes a typed, bounded request
 //! ([`reply::Body`]), the worker from its headers, and calls the fleet queue's function on a
 //! connection of the server's pool; the database functions still check the key, the secret
-//! and the lease.
+//! and the lease. Each handler carries its `#[utoipa::path]` for the API's document
+//! ([`crate::serve::openapi`]).
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use axum::Router;
 use axum::extract::{Path, State};
-use axum::http::{HeaderValue, header};
+use axum::http::{HeaderValue, Method, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
 use tokio::sync::Semaphore;
 
 use super::reply::{ApiError, AppState, Body, Key, Protocol, Worker, conn};
 use crate::fleet::api::{self, *};
 use crate::fleet::queue::{self, Machine, PairReport, WorkerId};
 use crate::serve::App;
+use crate::serve::openapi::{ApiRoute, WorkerRefusals, add_routes, route};
 
 /// Artifact chunks sent at once, at the most: downloads (1 MiB each) must leave the pool's
 /// connections to reports and claims. Past it a download is answered 503 with `Retry-After`.
@@ -27,26 +28,36 @@ fn downloads() -> &'static Semaphore {
     S.get_or_init(|| Semaphore::new(DOWNLOADS))
 }
 
+/// The worker API's routes, relative to [`api::PREFIX`]: the router registers these, and the
+/// API's document is checked against them (`serve::openapi`'s tests). A new route goes here,
+/// with `#[utoipa::path(..., path = "/api/v1/worker/...")]` on its handler and the handler's
+/// name in `paths(...)` of `serve::openapi::ApiDoc`; the test `every_api_route_is_documented`
+/// names a route left out.
+pub fn table() -> Vec<ApiRoute> {
+    use Method as M;
+    vec![
+        route(M::GET, "/version", version),
+        route(M::POST, "/register", register),
+        route(M::POST, "/stopped", stopped),
+        route(M::POST, "/claim", claim),
+        route(M::POST, "/heartbeat", heartbeat),
+        route(M::POST, "/release", release),
+        route(M::POST, "/refuse", refuse),
+        route(M::POST, "/incident", incident),
+        route(M::POST, "/report", report),
+        route(M::POST, "/settle", settle),
+        route(M::POST, "/iteration", iteration),
+        route(M::POST, "/engine-loaded", engine_loaded),
+        route(M::POST, "/outstanding", outstanding),
+        route(M::GET, "/run/{id}", run),
+        route(M::GET, "/run/{id}/artifacts", artifacts),
+        route(M::GET, "/artifact/{sha}/chunk/{n}", chunk),
+    ]
+}
+
 /// The routes, under [`api::PREFIX`].
 pub fn routes() -> Router<Arc<App>> {
-    let r = Router::new()
-        .route("/version", get(version))
-        .route("/register", post(register))
-        .route("/stopped", post(stopped))
-        .route("/claim", post(claim))
-        .route("/heartbeat", post(heartbeat))
-        .route("/release", post(release))
-        .route("/refuse", post(refuse))
-        .route("/incident", post(incident))
-        .route("/report", post(report))
-        .route("/settle", post(settle))
-        .route("/iteration", post(iteration))
-        .route("/engine-loaded", post(engine_loaded))
-        .route("/outstanding", post(outstanding))
-        .route("/run/{id}", get(run))
-        .route("/run/{id}/artifacts", get(artifacts))
-        .route("/artifact/{sha}/chunk/{n}", get(chunk))
-        .fallback(not_found);
+    let r = add_routes(Router::new(), table()).fallback(not_found);
     Router::new().nest(api::PREFIX, r)
 }
 
@@ -56,7 +67,15 @@ async fn not_found() -> ApiError {
     ApiError::new(Code::NotFound, "no such call of the worker API")
 }
 
-async fn version() -> axum::Json<Version> {
+/// What the server speaks: its worker protocol, the oldest it hands work to, its version.
+#[utoipa::path(
+    get, path = "/api/v1/worker/version", tag = "worker",
+    responses(
+        (status = 200, description = "The server's protocol", body = Version),
+        (status = 503, description = "unavailable: the server is busy (Retry-After)", body = ErrorBody, headers(("x-runner-api" = String, description = "1: the answer is the API's"))),
+    ),
+)]
+pub(crate) async fn version() -> axum::Json<Version> {
     axum::Json(Version {
         protocol: api::PROTOCOL,
         min_protocol: api::MIN_PROTOCOL,
@@ -64,7 +83,17 @@ async fn version() -> axum::Json<Version> {
     })
 }
 
-async fn register(
+/// A worker process starts: registered under the key it sends, it gets its id and secret.
+#[utoipa::path(
+    post, path = "/api/v1/worker/register", tag = "worker",
+    request_body = RegisterRequest,
+    responses(
+        (status = 200, description = "Registered: the id and secret of every later call", body = Registered),
+        WorkerRefusals,
+    ),
+    security(("worker_key" = [])),
+)]
+pub(crate) async fn register(
     State(app): AppState,
     Key(key): Key,
     Body(r): Body<RegisterRequest>,
@@ -81,13 +110,38 @@ async fn register(
     Ok(axum::Json(Registered { worker: w.id, secret: w.secret().clone(), key_name: w.key_name }))
 }
 
-async fn stopped(State(app): AppState, Worker(w): Worker, Body(_): Body<Done>) -> Answer<Done> {
+/// The worker process stops (marked stopped; its leases, if any, expire on their own).
+#[utoipa::path(
+    post, path = "/api/v1/worker/stopped", tag = "worker",
+    request_body = Done,
+    responses((status = 200, description = "Noted", body = Done), WorkerRefusals),
+    security(("worker_secret" = [], "worker_id" = [])),
+)]
+pub(crate) async fn stopped(
+    State(app): AppState,
+    Worker(w): Worker,
+    Body(_): Body<Done>,
+) -> Answer<Done> {
     let db = conn(&app).await?;
     queue::worker_stopped(&db, &w).await?;
     Ok(axum::Json(Done {}))
 }
 
-async fn claim(
+/// Leases up to `n` pairs.
+#[utoipa::path(
+    post, path = "/api/v1/worker/claim", tag = "worker",
+    request_body = ClaimRequest,
+    params(
+        ("x-runner-worker-version" = Option<u32>, Header, description = "The worker protocol the worker speaks (0 when absent); below the server's `min_protocol`, a claim is refused 426"),
+    ),
+    responses(
+        (status = 200, description = "The pairs leased (none: nothing to play now)", body = Claimed),
+        (status = 426, description = "upgrade_worker: the worker's protocol is older than the server hands work to", body = ErrorBody, headers(("x-runner-api" = String, description = "1: the answer is the API's"))),
+        WorkerRefusals,
+    ),
+    security(("worker_secret" = [], "worker_id" = [])),
+)]
+pub(crate) async fn claim(
     State(app): AppState,
     Worker(w): Worker,
     Protocol(v): Protocol,
@@ -111,7 +165,17 @@ async fn claim(
     Ok(axum::Json(Claimed { claims: c.into_iter().map(Into::into).collect() }))
 }
 
-async fn heartbeat(
+/// Renews the leases named (none: the worker says it is alive).
+#[utoipa::path(
+    post, path = "/api/v1/worker/heartbeat", tag = "worker",
+    request_body = HeartbeatRequest,
+    responses(
+        (status = 200, description = "The leases still this worker's", body = Alive),
+        WorkerRefusals,
+    ),
+    security(("worker_secret" = [], "worker_id" = [])),
+)]
+pub(crate) async fn heartbeat(
     State(app): AppState,
     Worker(w): Worker,
     Body(r): Body<HeartbeatRequest>,
@@ -122,7 +186,17 @@ async fn heartbeat(
     Ok(axum::Json(Alive { tokens }))
 }
 
-async fn release(
+/// Gives leases back.
+#[utoipa::path(
+    post, path = "/api/v1/worker/release", tag = "worker",
+    request_body = ReleaseRequest,
+    responses(
+        (status = 200, description = "How many were released", body = Released),
+        WorkerRefusals,
+    ),
+    security(("worker_secret" = [], "worker_id" = [])),
+)]
+pub(crate) async fn release(
     State(app): AppState,
     Worker(w): Worker,
     Body(r): Body<ReleaseRequest>,
@@ -132,7 +206,18 @@ async fn release(
     Ok(axum::Json(Released { released }))
 }
 
-async fn refuse(
+/// This worker cannot play a run (an engine that does not build, a missing file): it says why
+/// and gives the run's leases back.
+#[utoipa::path(
+    post, path = "/api/v1/worker/refuse", tag = "worker",
+    request_body = RefuseRequest,
+    responses(
+        (status = 200, description = "The run's state after", body = RunState),
+        WorkerRefusals,
+    ),
+    security(("worker_secret" = [], "worker_id" = [])),
+)]
+pub(crate) async fn refuse(
     State(app): AppState,
     Worker(w): Worker,
     Body(r): Body<RefuseRequest>,
@@ -142,7 +227,14 @@ async fn refuse(
     Ok(axum::Json(RunState { state }))
 }
 
-async fn incident(
+/// A pair this worker holds could not be stored: why.
+#[utoipa::path(
+    post, path = "/api/v1/worker/incident", tag = "worker",
+    request_body = IncidentRequest,
+    responses((status = 200, description = "Noted", body = Done), WorkerRefusals),
+    security(("worker_secret" = [], "worker_id" = [])),
+)]
+pub(crate) async fn incident(
     State(app): AppState,
     Worker(w): Worker,
     Body(r): Body<IncidentRequest>,
@@ -154,7 +246,16 @@ async fn incident(
 
 /// Stores a pair; a replay of a report stored already under the same worker and lease (its
 /// answer was lost on the way) is answered as the report was, with the counts now.
-async fn report(
+#[utoipa::path(
+    post, path = "/api/v1/worker/report", tag = "worker",
+    request_body = ReportRequest,
+    responses(
+        (status = 200, description = "Stored, or refused with why (a lease lost)", body = ReportAnswer),
+        WorkerRefusals,
+    ),
+    security(("worker_secret" = [], "worker_id" = [])),
+)]
+pub(crate) async fn report(
     State(app): AppState,
     Worker(w): Worker,
     Body(r): Body<ReportRequest>,
@@ -177,7 +278,17 @@ async fn report(
     Ok(axum::Json(answer.into()))
 }
 
-async fn settle(
+/// Asks the server to decide a run now (its SPRT, its end).
+#[utoipa::path(
+    post, path = "/api/v1/worker/settle", tag = "worker",
+    request_body = SettleRequest,
+    responses(
+        (status = 200, description = "The run's state and the pairings stopped", body = SettleAnswer),
+        WorkerRefusals,
+    ),
+    security(("worker_secret" = [], "worker_id" = [])),
+)]
+pub(crate) async fn settle(
     State(app): AppState,
     Worker(w): Worker,
     Body(r): Body<SettleRequest>,
@@ -187,7 +298,17 @@ async fn settle(
     Ok(axum::Json(s.into()))
 }
 
-async fn iteration(
+/// A tuning pair's iteration (its parameters to play).
+#[utoipa::path(
+    post, path = "/api/v1/worker/iteration", tag = "worker",
+    request_body = IterationRequest,
+    responses(
+        (status = 200, description = "The iteration, or null when the lease is lost", body = IterationAnswer),
+        WorkerRefusals,
+    ),
+    security(("worker_secret" = [], "worker_id" = [])),
+)]
+pub(crate) async fn iteration(
     State(app): AppState,
     Worker(w): Worker,
     Body(r): Body<IterationRequest>,
@@ -197,7 +318,14 @@ async fn iteration(
     Ok(axum::Json(IterationAnswer { iteration }))
 }
 
-async fn engine_loaded(
+/// An engine this worker loaded (or built, or failed to) for a run.
+#[utoipa::path(
+    post, path = "/api/v1/worker/engine-loaded", tag = "worker",
+    request_body = EngineLoadedRequest,
+    responses((status = 200, description = "Noted", body = Done), WorkerRefusals),
+    security(("worker_secret" = [], "worker_id" = [])),
+)]
+pub(crate) async fn engine_loaded(
     State(app): AppState,
     Worker(w): Worker,
     Body(r): Body<EngineLoadedRequest>,
@@ -207,7 +335,17 @@ async fn engine_loaded(
     Ok(axum::Json(Done {}))
 }
 
-async fn outstanding(
+/// The runs with open pairs this worker may serve.
+#[utoipa::path(
+    post, path = "/api/v1/worker/outstanding", tag = "worker",
+    request_body = OutstandingRequest,
+    responses(
+        (status = 200, description = "The runs, and when the soonest lease among them expires", body = Outstanding),
+        WorkerRefusals,
+    ),
+    security(("worker_secret" = [], "worker_id" = [])),
+)]
+pub(crate) async fn outstanding(
     State(app): AppState,
     Worker(w): Worker,
     Body(r): Body<OutstandingRequest>,
@@ -226,7 +364,18 @@ fn path_id(what: &str, v: &str) -> Result<i64, ApiError> {
         .ok_or_else(|| ApiError::new(Code::Invalid, format!("{what}: must be a positive id")))
 }
 
-async fn run(State(app): AppState, Worker(w): Worker, Path(id): Path<String>) -> Answer<RunBody> {
+/// A run as stored (its submission: what to play).
+#[utoipa::path(
+    get, path = "/api/v1/worker/run/{id}", tag = "worker",
+    params(("id" = i64, Path, minimum = 1, description = "The run's id")),
+    responses((status = 200, description = "The run", body = RunBody), WorkerRefusals),
+    security(("worker_secret" = [], "worker_id" = [])),
+)]
+pub(crate) async fn run(
+    State(app): AppState,
+    Worker(w): Worker,
+    Path(id): Path<String>,
+) -> Answer<RunBody> {
     let id = path_id("run", &id)?;
     let db = conn(&app).await?;
     checked(&db, &w).await?;
@@ -236,7 +385,17 @@ async fn run(State(app): AppState, Worker(w): Worker, Path(id): Path<String>) ->
     }
 }
 
-async fn artifacts(
+/// The artifacts of a run (engine sources or binaries, books, networks), by digest.
+#[utoipa::path(
+    get, path = "/api/v1/worker/run/{id}/artifacts", tag = "worker",
+    params(("id" = i64, Path, minimum = 1, description = "The run's id")),
+    responses(
+        (status = 200, description = "The run's artifacts", body = Artifacts),
+        WorkerRefusals,
+    ),
+    security(("worker_secret" = [], "worker_id" = [])),
+)]
+pub(crate) async fn artifacts(
     State(app): AppState,
     Worker(w): Worker,
     Path(id): Path<String>,
@@ -248,7 +407,19 @@ async fn artifacts(
 }
 
 /// One chunk of an artifact, as bytes; at most [`DOWNLOADS`] at once.
-async fn chunk(
+#[utoipa::path(
+    get, path = "/api/v1/worker/artifact/{sha}/chunk/{n}", tag = "worker",
+    params(
+        ("sha" = String, Path, pattern = "^[0-9a-f]{64}$", description = "The artifact's SHA-256, lowercase hex"),
+        ("n" = i32, Path, minimum = 0, description = "The chunk, from 0 (1 MiB each)"),
+    ),
+    responses(
+        (status = 200, description = "The chunk's bytes (1 MiB, the last one shorter)", content(("application/octet-stream"))),
+        WorkerRefusals,
+    ),
+    security(("worker_secret" = [], "worker_id" = [])),
+)]
+pub(crate) async fn chunk(
     State(app): AppState,
     Worker(w): Worker,
     Path((sha, n)): Path<(String, String)>,

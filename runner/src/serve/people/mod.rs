@@ -15,16 +15,17 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::{ConnectInfo, DefaultBodyLimit, Request, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
-use axum::routing::{get, post, put};
+use axum::routing::{get, post};
 
 use crate::fleet::credentials::{TOKEN_PREFIX, plausible, secret_hash};
 use crate::fleet::queue::users::{self, UserRow};
 use crate::fleet::rights::Principal;
 
 use super::App;
+use super::openapi::{ApiRoute, add_routes, route};
 
 /// What the people's side was told (`runner serve --private --public-url --trusted-proxy`).
 #[derive(Debug, Default)]
@@ -68,7 +69,7 @@ impl Caller {
 
 /// A request refused before any handler ran: a status and a one-line reason.
 pub fn refuse_json(status: StatusCode, message: &str) -> Response {
-    (status, axum::Json(serde_json::json!({ "error": message }))).into_response()
+    (status, axum::Json(api::RefusalBody { error: message.to_string() })).into_response()
 }
 
 /// The bearer token of `headers`, if any (`Some(Err)`: an Authorization header of another kind).
@@ -168,13 +169,18 @@ pub fn peer(info: Option<&ConnectInfo<SocketAddr>>) -> IpAddr {
 }
 
 /// `--private`: a request without a login gets `/login` (pages) or 401 (the API), except the
-/// login itself and the worker API (which has its own keys).
+/// login itself, the worker API (which has its own keys) and the API's document (which says
+/// nothing of the fleet).
 pub async fn guard(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
     if !app.people.private {
         return next.run(req).await;
     }
     let path = req.uri().path();
-    if path == "/login" || path == "/logout" || path.starts_with("/api/v1/worker/") {
+    if path == "/login"
+        || path == "/logout"
+        || path == super::openapi::DOCUMENT_PATH
+        || path.starts_with("/api/v1/worker/")
+    {
         return next.run(req).await;
     }
     let api = path.starts_with("/api/");
@@ -196,38 +202,55 @@ pub async fn guard(State(app): State<Arc<App>>, req: Request, next: Next) -> Res
     }
 }
 
+/// The people's JSON API: the router registers these, and the API's document is checked
+/// against them (`serve::openapi`'s tests). A new route goes here, never as a `.route(...)` of
+/// its own, with `#[utoipa::path(...)]` on its handler (see [`api::approve`]: the method, the
+/// whole path, params, body, answers with `PeopleChangeRefusals` or `PeopleReadRefusals`, the
+/// security) and the handler's name in `paths(...)` of `serve::openapi::ApiDoc`; the test
+/// `every_api_route_is_documented` names a route left out.
+pub fn api_table() -> Vec<ApiRoute> {
+    use Method as M;
+    vec![
+        route(M::POST, "/api/v1/runs/{id}/approve", api::approve),
+        route(M::POST, "/api/v1/runs/{id}/cancel", api::cancel),
+        route(M::POST, "/api/v1/runs/{id}/modify", api::modify),
+        route(M::POST, "/api/v1/runs/{id}/purge", api::purge),
+        route(M::POST, "/api/v1/runs/{id}/delete", api::delete),
+        route(M::POST, "/api/v1/runs/{id}/pulled", api::pulled),
+        route(M::GET, "/api/v1/worker-keys", api::keys),
+        route(M::POST, "/api/v1/worker-keys", api::key_add),
+        route(M::POST, "/api/v1/worker-keys/{name}/revoke", api::key_revoke),
+        route(M::GET, "/api/v1/audit", api::audit),
+        route(M::GET, "/api/v1/me", api::me),
+        route(M::GET, "/api/v1/status", api::status_all),
+        route(M::GET, "/api/v1/runs/{id}/status", api::run_status),
+        route(M::GET, "/api/v1/workers", api::workers),
+        route(M::GET, "/api/v1/artifacts/{sha}", submit::artifact),
+        limited(
+            route(M::PUT, "/api/v1/artifacts/{sha}/chunks/{n}", submit::put_chunk),
+            crate::fleet::artifacts::CHUNK_SIZE + 4096,
+        ),
+        route(M::POST, "/api/v1/artifacts/{sha}/seal", submit::seal),
+        limited(route(M::POST, "/api/v1/runs", submit::submit_run), SUBMIT_LIMIT),
+        route(M::GET, "/api/v1/runs/{id}/pull", submit::pull),
+    ]
+}
+
+/// `r` taking bodies of up to `max` bytes (artifacts' chunks, submissions with their openings).
+fn limited(mut r: ApiRoute, max: usize) -> ApiRoute {
+    r.handler = r.handler.layer(DefaultBodyLimit::max(max));
+    r
+}
+
 /// Adds the people's routes and the `--private` guard to `router`.
 pub fn mount(router: Router<Arc<App>>, app: &Arc<App>) -> Router<Arc<App>> {
-    let people = Router::new()
-        .route("/api/v1/runs/{id}/approve", post(api::approve))
-        .route("/api/v1/runs/{id}/cancel", post(api::cancel))
-        .route("/api/v1/runs/{id}/modify", post(api::modify))
-        .route("/api/v1/runs/{id}/purge", post(api::purge))
-        .route("/api/v1/runs/{id}/delete", post(api::delete))
-        .route("/api/v1/runs/{id}/pulled", post(api::pulled))
-        .route("/api/v1/worker-keys", get(api::keys).post(api::key_add))
-        .route("/api/v1/worker-keys/{name}/revoke", post(api::key_revoke))
-        .route("/api/v1/audit", get(api::audit))
-        .route("/api/v1/me", get(api::me))
-        .route("/api/v1/status", get(api::status_all))
-        .route("/api/v1/runs/{id}/status", get(api::run_status))
-        .route("/api/v1/workers", get(api::workers))
+    let people = add_routes(Router::new(), api_table())
         .route("/login", get(web::login_form).post(web::login))
         .route("/logout", post(web::logout))
         .route("/run/{id}/act/{action}", post(web::act))
         .route("/audit", get(web::audit_page))
         .layer(axum::middleware::from_fn_with_state(app.clone(), list_after_change))
         .layer(DefaultBodyLimit::max(BODY_LIMIT));
-    // Artifacts move in chunks of 1 MiB; a submission carries its openings.
-    let uploads = Router::new()
-        .route("/api/v1/artifacts/{sha}", get(submit::artifact))
-        .route("/api/v1/artifacts/{sha}/chunks/{n}", put(submit::put_chunk))
-        .route("/api/v1/artifacts/{sha}/seal", post(submit::seal))
-        .route("/api/v1/runs/{id}/pull", get(submit::pull))
-        .layer(DefaultBodyLimit::max(crate::fleet::artifacts::CHUNK_SIZE + 4096))
-        .route("/api/v1/runs", post(submit::submit_run))
-        .layer(DefaultBodyLimit::max(SUBMIT_LIMIT));
-    let people = people.merge(uploads);
     router.merge(people).layer(axum::middleware::from_fn_with_state(app.clone(), guard))
 }
 
