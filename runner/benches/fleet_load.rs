@@ -22,6 +22,8 @@
 //! cargo bench -p runner --bench fleet_load -- [--workers 10,100,500] [--runs 1,100]
 //!     [--seconds N] [--pairs N] [--max-connections N] [--via direct|pgbouncer] [--pool N]
 //!     [--heartbeat SECONDS] [--statements] [--play-ms MS]
+//! cargo bench -p runner --bench fleet_load -- --via http [--workers N,..] [--runs N,..]
+//!     [--idle N] [--seconds N] [--play-ms MS]
 //! cargo bench -p runner --bench fleet_load -- --shares [--seconds N] [--play-ms MS]
 //! ```
 //!
@@ -34,6 +36,12 @@
 //!
 //! `--via pgbouncer` puts Debian's PgBouncer (`/usr/sbin/pgbouncer`) in transaction pooling
 //! mode between the workers and the server, with `--pool` server connections.
+//!
+//! `--via http` puts the fleet's server between them instead (`runner serve --db`, this
+//! build's binary, as a process of its own): the workers speak the worker API through the
+//! worker's own HTTP client and do what `runner worker --server URL` does, heartbeats at its
+//! interval and idle polls included; every request's latency is printed by kind (`http`).
+//! `--idle N` adds N workers that find nothing to claim and poll as an idle worker does.
 //!
 //! The client (this process) and the server share the machine: on a small machine the figures
 //! include the client's own CPU (JSON, the worker's SPRT look at the counts, 500 tasks).
@@ -54,6 +62,11 @@ use runner::fleet::schema;
 use serde_json::{Value, json};
 use stats::GameScore;
 
+#[path = "fleet_load/http.rs"]
+mod http;
+#[path = "fleet_load/kinds.rs"]
+mod kinds;
+
 /// An SPRT that a fleet of equal engines does not decide within minutes (nElo bounds 1 apart,
 /// error rates 0.001: about 10^6 pairs to a decision).
 const SPRT: &str = "elo0=-0.5,elo1=0.5,alpha=0.001,beta=0.001";
@@ -69,6 +82,8 @@ const LABEL: &str = "new vs base";
 enum Via {
     Direct,
     Pgbouncer,
+    /// Through `runner serve`'s worker API (`http`).
+    Http,
 }
 
 #[derive(Clone, Debug)]
@@ -92,13 +107,15 @@ struct Opts {
     /// Workers prepare their frequent statements once per connection (`queue::Conn`); default
     /// on for direct connections, off through PgBouncer (Debian 12's 1.18 does not keep them).
     prepared: Option<bool>,
+    /// With `--via http`: workers beside the N that find nothing to claim (idle polls).
+    idle: usize,
 }
 
 fn usage() -> ! {
     eprintln!(
         "usage: cargo bench -p runner --bench fleet_load -- [--workers 10,100,500] \
-         [--runs 1,100] [--shares] [--seconds N] [--pairs N] [--max-connections N] [--via direct|pgbouncer] [--pool N] \
-         [--heartbeat SECONDS] [--statements] [--play-ms MS] [--prepared on|off]"
+         [--runs 1,100] [--shares] [--seconds N] [--pairs N] [--max-connections N] [--via direct|pgbouncer|http] [--pool N] \
+         [--heartbeat SECONDS] [--statements] [--play-ms MS] [--prepared on|off] [--idle N]"
     );
     std::process::exit(2)
 }
@@ -118,6 +135,7 @@ impl Default for Opts {
             statements: false,
             play_ms: 0.0,
             prepared: None,
+            idle: 0,
         }
     }
 }
@@ -175,6 +193,7 @@ fn parse_args() -> Opts {
                 o.via = match v.as_str() {
                     "direct" => Via::Direct,
                     "pgbouncer" => Via::Pgbouncer,
+                    "http" => Via::Http,
                     _ => bad(&a, &v),
                 };
             }
@@ -183,6 +202,10 @@ fn parse_args() -> Opts {
                 o.pool = v.parse().ok().filter(|&n: &usize| n > 0).unwrap_or_else(|| bad(&a, &v));
             }
             "--statements" => o.statements = true,
+            "--idle" => {
+                let v = value();
+                o.idle = v.parse().ok().unwrap_or_else(|| bad(&a, &v));
+            }
             "--prepared" => {
                 let v = value();
                 o.prepared = match v.as_str() {
@@ -1040,9 +1063,14 @@ fn main() {
         rt.block_on(share_bench(&o));
         return;
     }
+    if o.via == Via::Http {
+        http::main(&o, &rt);
+        return;
+    }
     let via = match o.via {
         Via::Direct => "direct connections".to_string(),
         Via::Pgbouncer => format!("PgBouncer transaction pooling, {} server connections", o.pool),
+        Via::Http => unreachable!("--via http has its own main"),
     };
     println!(
         "fleet queue load test: {} s per row, {via}, max_connections={}, fsync=on, \
