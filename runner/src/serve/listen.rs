@@ -34,6 +34,23 @@ const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a stopping server lets its requests in flight finish.
 pub const STOP_GRACE: Duration = Duration::from_secs(5);
 
+/// Connections the kernel queues before the server accepts them. tokio's default, 128, made a
+/// fleet of 500 workers starting at once wait a second for a retry of every connection past it
+/// (docs/measurements/fleet-load.md, 2026-11-29); the kernel caps it at `net.core.somaxconn`.
+pub const LISTEN_BACKLOG: u32 = 1024;
+
+/// A listener on `addr` with a queue of [`LISTEN_BACKLOG`] connections.
+pub fn bind(addr: std::net::SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
+    let socket = match addr {
+        std::net::SocketAddr::V4(_) => tokio::net::TcpSocket::new_v4()?,
+        std::net::SocketAddr::V6(_) => tokio::net::TcpSocket::new_v6()?,
+    };
+    // As the standard library's bind does on Unix: a restarted server takes its port at once.
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(LISTEN_BACKLOG)
+}
+
 /// The TLS acceptor of a certificate chain and its key (PEM files).
 pub fn tls_acceptor(cert: &Path, key: &Path) -> Result<TlsAcceptor> {
     let pem = std::fs::read(cert).with_context(|| format!("cannot read {}", cert.display()))?;

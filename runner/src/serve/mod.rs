@@ -289,9 +289,8 @@ pub async fn serve(cfg: Config) -> Result<()> {
     };
     let app = Arc::new(app);
     tokio::spawn(keep_listing(Arc::downgrade(&app)));
-    let listener = tokio::net::TcpListener::bind(cfg.bind)
-        .await
-        .with_context(|| format!("cannot listen on {}", cfg.bind))?;
+    let listener =
+        listen::bind(cfg.bind).with_context(|| format!("cannot listen on {}", cfg.bind))?;
     let addr = listener.local_addr().context("no local address")?;
     let scheme = if tls.is_some() { "https" } else { "http" };
     outln!("serving {scheme}://{addr}/ (results {})", cfg.results.display());

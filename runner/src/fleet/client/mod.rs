@@ -98,6 +98,9 @@ impl WorkerClient {
             .use_preconfigured_tls(tls)
             .timeout(timeout)
             .connect_timeout(timeout.min(Duration::from_secs(10)))
+            // Below the server's 10 s wait for a next request on a kept connection: a
+            // connection is never reused just as the server closes it.
+            .pool_idle_timeout(Duration::from_secs(5))
             .user_agent(concat!("runner-worker/", env!("CARGO_PKG_VERSION")))
             .build()
             .context("cannot make the HTTP client")?;

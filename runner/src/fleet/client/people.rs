@@ -35,6 +35,7 @@ impl PeopleClient {
         let http = reqwest::Client::builder()
             .use_preconfigured_tls(super::tls_config(ca)?)
             .timeout(REQUEST_TIMEOUT)
+            .pool_idle_timeout(Duration::from_secs(5))
             .build()
             .map_err(|e| anyhow!("cannot set up the HTTP client: {e}"))?;
         Ok(PeopleClient { http, base, token })
