@@ -55,6 +55,12 @@ pub(super) async fn begin(
     app: &App,
     headers: &HeaderMap,
 ) -> Result<(Principal, deadpool_postgres::Object), Response> {
+    let who = user(app, headers).await?;
+    Ok((who, client(app).await?))
+}
+
+/// The user the token names, or the refusal to send (no connection held).
+pub(super) async fn user(app: &App, headers: &HeaderMap) -> Result<Principal, Response> {
     let caller = api_caller(app, headers).await?;
     if caller.who == Principal::Anonymous {
         return Err(refuse_json(
@@ -62,7 +68,7 @@ pub(super) async fn begin(
             "send a user's token: Authorization: Bearer rt_... (runner user add prints one)",
         ));
     }
-    Ok((caller.who, client(app).await?))
+    Ok(caller.who)
 }
 
 /// A run's state before and after an approval or a cancellation.

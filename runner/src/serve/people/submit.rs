@@ -21,7 +21,7 @@ use crate::fleet::queue::share::Share;
 use crate::fleet::queue::submit::{self, ArtifactKind, Upload};
 use crate::fleet::submission::{RunParts, Submission, artifacts_of};
 
-use super::api::{answer, begin, failed, refused};
+use super::api::{answer, begin, failed, refused, user};
 use super::{App, client, refuse_json};
 use crate::serve::openapi::{PeopleChangeRefusals, PeopleReadRefusals};
 
@@ -184,6 +184,11 @@ pub async fn submit_run(
     headers: HeaderMap,
     Json(body): Json<SubmitBody>,
 ) -> Response {
+    // Who asks first: nobody without a token makes the server build a schedule.
+    let who = match user(&app, &headers).await {
+        Ok(w) => w,
+        Err(r) => return r,
+    };
     let sub = match Submission::from_stored(&body.submission) {
         Ok(s) => s,
         Err(e) => return refused(PeopleError::Invalid(format!("the submission: {e:#}"))),
@@ -198,8 +203,8 @@ pub async fn submit_run(
             "artifact {other} is none of the run's engines or source archives"
         )));
     }
-    let (who, mut db) = match begin(&app, &headers).await {
-        Ok(x) => x,
+    let mut db = match client(&app).await {
+        Ok(db) => db,
         Err(r) => return r,
     };
     let share = Share { priority: body.priority, throughput: body.throughput };
