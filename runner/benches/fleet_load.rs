@@ -494,7 +494,7 @@ async fn report_pair(
     let r = pair_report(c, [&g0, &g1]);
     let t = Instant::now();
     match queue::report(db, wid, &r, judge.needs_all()).await {
-        Ok(Reported::Stored { counts, open }) => {
+        Ok(Reported::Stored { counts, open, .. }) => {
             out.report.push(t.elapsed());
             out.stored += 1;
             // As a worker does: ask the database for a decision when one may be due.

@@ -355,3 +355,70 @@ async fn a_path_outside_the_api_is_a_typed_not_found_and_bad_paths_are_refused()
     assert!(res.headers().contains_key(api::SERVER_HEADER));
     let _ = Duration::ZERO;
 }
+
+/// The server decides a run after a report by itself (no `POST /settle`): its SPRT, and its
+/// end when nothing is left open; a run whose stored judge cannot be read fails at its next
+/// report with the reason (it stayed active for ever, with no word).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_decides_after_a_report_and_a_run_it_cannot_judge_fails_saying_why() {
+    let s = setup("api-decide", 40).await;
+    let sprt = fleet_common::sprt("elo0=0,elo1=200");
+    s.pg.psql(&format!("UPDATE runs SET judge = '{sprt}' WHERE id = {}", s.run));
+    let mut decided = None;
+    for n in 1..=40 {
+        let c = s.claim().await;
+        let mut body = s.report_body(&c);
+        body["records"] =
+            json!([record(&c, 0, "1-0", ("A", "B")), record(&c, 1, "0-1", ("A", "B"))]);
+        let a = s.api.post("/report", &s.secret, Some(s.worker), body).await;
+        assert_eq!(a.body["outcome"], "stored", "{}", a.body);
+        if let Some(settled) = a.body.get("settled") {
+            decided = Some((n, settled.clone()));
+            break;
+        }
+    }
+    let (n, settled) = decided.expect("the server decided the SPRT");
+    assert_eq!(settled["state"], "decided", "{settled}");
+    assert_eq!(settled["stops"][0]["verdict"], "H1", "{settled}");
+    let why = settled["stops"][0]["why"].as_str().unwrap();
+    assert!(why.contains(&format!("SPRT accepted H1 after {} games", 2 * n)), "{why}");
+    assert_eq!(s.pg.psql(&format!("SELECT state FROM runs WHERE id = {}", s.run)), "decided");
+    assert_eq!(
+        s.pg.psql(&format!(
+            "SELECT count(*) FROM pairs WHERE run_id = {} AND state = 'leased'",
+            s.run
+        )),
+        "0"
+    );
+
+    // A run with nothing left open is complete after its last report.
+    let db = fleet_common::db(&s.pg).await;
+    let run = new_run(&db, 1, json!({})).await;
+    let c = s.claim().await;
+    assert_eq!(c.run_id, run);
+    let a = s.api.post("/report", &s.secret, Some(s.worker), s.report_body(&c)).await;
+    assert_eq!(a.body["settled"]["state"], "complete", "{}", a.body);
+
+    // A judge that does not parse (written by hand, or by a version that wrote it otherwise).
+    let run = new_run(&db, 2, json!({})).await;
+    s.pg.psql(&format!(
+        "UPDATE runs SET judge = '{{\"sprt\": {{\"elo0\": \"x\"}}}}' WHERE id = {run}"
+    ));
+    let c = s.claim().await;
+    assert_eq!(c.run_id, run);
+    let a = s.api.post("/report", &s.secret, Some(s.worker), s.report_body(&c)).await;
+    assert_eq!(a.body["outcome"], "stored", "{}", a.body);
+    assert_eq!(a.body["settled"]["state"], "failed", "{}", a.body);
+    let (state, why) = (
+        s.pg.psql(&format!("SELECT state FROM runs WHERE id = {run}")),
+        s.pg.psql(&format!("SELECT stop_reason FROM runs WHERE id = {run}")),
+    );
+    assert_eq!(state, "failed");
+    assert!(
+        why.starts_with(&format!("run {run} cannot be decided: its stored judge does not parse")),
+        "{why}"
+    );
+    // No pair of it is handed out again.
+    let a = s.api.post("/claim", &s.secret, Some(s.worker), claim_body(json!(30))).await;
+    assert_eq!(a.body["claims"], json!([]), "{}", a.body);
+}

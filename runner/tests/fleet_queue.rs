@@ -156,7 +156,8 @@ async fn every_decision_covers_every_stored_pair() {
                             _ => "L",
                         };
                         let first = [pick(&mut rng), pick(&mut rng)];
-                        if let Reported::Stored { counts, open } = report(&conn, &w, c, first).await
+                        if let Reported::Stored { counts, open, .. } =
+                            report(&conn, &w, c, first).await
                             && (judge.may_stop(&counts) || !open)
                         {
                             queue::settle(&conn, &w, run).await.unwrap();
@@ -361,7 +362,7 @@ async fn prepared_statements_keep_counts_and_fencing_and_are_made_again_after_a_
         c.token -= 1000;
         match report_all(&conn, &w, &c, ["W", "D"], k % 2 == 1).await {
             // The counts returned include this pair (k + 1 pairs, each WD).
-            Reported::Stored { counts, open } => {
+            Reported::Stored { counts, open, .. } => {
                 assert!(open);
                 assert_eq!(counts.len(), 1);
                 assert_eq!(counts[0].penta, [0, 0, 0, k + 1, 0], "after pair {k}");
@@ -392,4 +393,130 @@ async fn prepared_statements_keep_counts_and_fencing_and_are_made_again_after_a_
     let counts = queue::pairing_counts(&*conn, run, None).await.unwrap();
     assert_eq!(counts[0].penta, [0, 0, 0, 8, 4]);
     assert_eq!(counts[0].wdl, [16, 8, 0]);
+}
+
+/// The server's decision (Rust: `queue::settle`, `fleet::decide::Judge`) against the database's
+/// (`fleet_settle_run`, which workers speaking to the database still use), on the same stored
+/// counts: random SPRT and racing runs of 1 to 4 pairings, some pairings stopped before, some
+/// runs with every pair played. Every row a decision writes must be the same, reasons included.
+#[tokio::test]
+async fn the_servers_decision_is_the_databases_on_the_same_counts() {
+    let pg = TempPg::start("decide-diff");
+    let mut admin = db(&pg).await;
+    let mut rng = ChaCha8Rng::seed_from_u64(43);
+    let engines = [("A", "B"), ("A", "C"), ("A", "D"), ("A", "E")];
+    let mut stops = 0;
+    let mut ended = HashMap::<String, usize>::new();
+    for case in 0..80 {
+        let points = if rng.random_range(0..5u8) < 2 { 1 } else { rng.random_range(2..=4usize) };
+        let sprt_spec = ["elo0=0,elo1=10", "elo0=-3,elo1=2,model=logistic", "elo0=0,elo1=30"]
+            [rng.random_range(0..3usize)];
+        let spec = stats::SprtSpec::parse(sprt_spec).unwrap();
+        let race =
+            runner::sweep::racing::RaceConfig { alpha: 0.05, min_pairs: rng.random_range(4..12) };
+        let (with_sprt, with_race) = match rng.random_range(0..3u8) {
+            0 => (true, false),
+            1 => (false, true),
+            _ => (true, true),
+        };
+        let judge = runner::fleet::decide::judge_config(
+            with_sprt.then_some(&spec),
+            with_race.then_some(&race),
+            points,
+            None,
+        );
+        let runs = [
+            new_run_of(&admin, "sweep", &engines[..points], 3, judge.clone()).await.0,
+            new_run_of(&admin, "sweep", &engines[..points], 3, judge.clone()).await.0,
+        ];
+        let played = rng.random_range(0..4u8) == 0;
+        let mut before = Vec::new();
+        for p in 0..points {
+            // Around the SPRT's bounds and racing's thresholds: the first pairing better.
+            let n = rng.random_range(0..160i64);
+            let edge =
+                if p == 0 { rng.random_range(-0.8..0.8) } else { rng.random_range(-0.1..0.2) };
+            let mut penta = [0i64; 5];
+            for _ in 0..n {
+                let x: f64 = rng.random::<f64>() + edge * rng.random::<f64>();
+                let k = ((x * 5.0) as usize).min(4);
+                penta[k] += 1;
+            }
+            let stopped = rng.random_range(0..6u8) == 0;
+            before.push((p, penta, stopped));
+        }
+        let mut sql = String::new();
+        for run in runs {
+            for &(p, penta, stopped) in &before {
+                let [ll, ld, dd, wd, ww] = penta;
+                let (wins, losses) = (wd + 2 * ww, ld + 2 * ll);
+                let draws = ld + 2 * dd + wd;
+                sql.push_str(&format!(
+                    "INSERT INTO tallies (run_id, pairing, worker_id, ll, ld, dd, wd, ww, wins, \
+                     draws, losses) VALUES ({run}, {p}, 1, {ll}, {ld}, {dd}, {wd}, {ww}, {wins}, \
+                     {draws}, {losses});"
+                ));
+                if stopped {
+                    sql.push_str(&format!(
+                        "UPDATE pairings SET active = false, verdict = 'dropped', why = 'before' \
+                         WHERE run_id = {run} AND pairing = {p};"
+                    ));
+                }
+            }
+            if played {
+                sql.push_str(&format!("UPDATE pairs SET state = 'done' WHERE run_id = {run};"));
+            }
+        }
+        admin.batch_execute(&sql).await.unwrap();
+        let rust = queue::settle::decide(&mut admin, runs[0]).await.unwrap();
+        let sql = admin
+            .query("SELECT state FROM fleet_settle_run($1)", &[&runs[1]])
+            .await
+            .unwrap()
+            .last()
+            .map(|r| r.get::<_, String>(0));
+        assert_eq!(Some(&rust.state), sql.as_ref(), "case {case}");
+        let mut rows = Vec::new();
+        for run in runs {
+            let one = admin
+                .query_one(
+                    "SELECT (SELECT row_to_json(r)::text FROM (SELECT state, stop_reason, \
+                                finished_at IS NULL AS open FROM runs WHERE id = $1) r), \
+                            (SELECT json_agg(g ORDER BY g.pairing)::text FROM (SELECT pairing, \
+                                active, verdict, why, stop_games, stop_best, stop_z \
+                                FROM pairings WHERE run_id = $1) g), \
+                            (SELECT json_agg(p ORDER BY p.pairing, p.pair)::text FROM (SELECT \
+                                pairing, pair, state, lease_until IS NULL AS unleased \
+                                FROM pairs WHERE run_id = $1) p)",
+                    &[&run],
+                )
+                .await
+                .unwrap();
+            rows.push((0..3).map(|i| one.get::<_, String>(i)).collect::<Vec<_>>());
+        }
+        assert_eq!(rows[0], rows[1], "case {case}: {judge}");
+        stops += rust.stops.len();
+        *ended.entry(rust.state).or_default() += 1;
+    }
+    // The cases reach every outcome.
+    assert!(stops >= 20, "{stops} stops");
+    for state in ["active", "decided", "complete"] {
+        assert!(ended.get(state).copied().unwrap_or(0) >= 3, "{state}: {ended:?}");
+    }
+}
+
+/// A run whose stored judge cannot be read fails at its next decision, saying why.
+#[tokio::test]
+async fn a_run_that_cannot_be_judged_fails_with_the_reason() {
+    let pg = TempPg::start("judge-bad");
+    let mut admin = db(&pg).await;
+    let run = new_run(&admin, 3, json!({"race": {"min_pairs": "many"}})).await;
+    let s = queue::settle::decide(&mut admin, run).await.unwrap();
+    assert_eq!(s.state, "failed");
+    let row = queue::run(&admin, run).await.unwrap().unwrap();
+    let why = row.stop_reason.unwrap();
+    assert!(why.contains("cannot be decided: its stored judge does not parse"), "{why}");
+    assert!(why.contains("race: invalid type"), "{why}");
+    // Decided once: a failed run is left as it is.
+    assert_eq!(queue::settle::decide(&mut admin, run).await.unwrap().state, "failed");
 }

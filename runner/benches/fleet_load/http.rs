@@ -213,7 +213,7 @@ async fn pair_task(
     let all = judge.needs_all();
     let (door, wid, r) = (&*door, &wid, &r);
     match retried(door, &mut p.lat, Kind::Report, move || door.report(wid, r, all)).await {
-        Ok(Reported::Stored { counts, open }) => {
+        Ok(Reported::Stored { counts, open, .. }) => {
             p.stored_at = Some(Instant::now());
             if judge.may_stop(&counts) || !open {
                 let run = c.run_id;

@@ -86,6 +86,8 @@ pub struct App {
     pub pool: Option<deadpool_postgres::Pool>,
     /// The people's side: `--private`, cookies, proxies, login limits.
     pub people: people::Settings,
+    /// The judges of the runs workers report to.
+    pub judges: api::judges::Judges,
 }
 
 /// Every run of both sources, and the notes of a source that failed.
@@ -145,6 +147,7 @@ impl App {
             watched: events::Watched::default(),
             pool: None,
             people: people::Settings::default(),
+            judges: api::judges::Judges::default(),
         })
     }
 

@@ -62,12 +62,23 @@ pub struct Dropped {
 #[derive(Clone, Debug)]
 pub struct Race {
     config: RaceConfig,
+    /// The critical value by number of active points, when given rather than computed from
+    /// `config.alpha` (the fleet's stored judge: [`Race::with_criticals`]).
+    criticals: Option<Vec<f64>>,
     dropped: Vec<Option<Dropped>>,
 }
 
 impl Race {
     pub fn new(points: usize, config: RaceConfig) -> Race {
-        Race { config, dropped: vec![None; points] }
+        Race { config, criticals: None, dropped: vec![None; points] }
+    }
+
+    /// A race that looks with the critical values given: `criticals[k]` for `k` active points,
+    /// as [`RaceConfig::criticals`] makes them (a look with `k` past the end drops nothing).
+    /// The fleet stores them with a run, so a decision does not depend on the server's build.
+    pub fn with_criticals(points: usize, min_pairs: u64, criticals: Vec<f64>) -> Race {
+        let config = RaceConfig { alpha: f64::NAN, min_pairs };
+        Race { config, criticals: Some(criticals), dropped: vec![None; points] }
     }
 
     pub fn is_active(&self, i: usize) -> bool {
@@ -114,7 +125,10 @@ impl Race {
             return Vec::new();
         };
         let (mb, sb) = est[best].unwrap_or((0.0, 0.0));
-        let crit = self.config.criticals(k)[k];
+        let crit = match &self.criticals {
+            Some(c) => c.get(k).copied().unwrap_or(f64::INFINITY),
+            None => self.config.criticals(k)[k],
+        };
         let mut out = Vec::new();
         for (i, e) in est.iter().enumerate() {
             let Some((mi, si)) = *e else { continue };

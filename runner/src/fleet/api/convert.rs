@@ -83,9 +83,11 @@ impl From<Counts> for PairingCounts {
 impl From<queue::Reported> for ReportAnswer {
     fn from(r: queue::Reported) -> ReportAnswer {
         match r {
-            queue::Reported::Stored { counts, open } => {
-                ReportAnswer::Stored { counts: counts.into_iter().map(Into::into).collect(), open }
-            }
+            queue::Reported::Stored { counts, open, settled } => ReportAnswer::Stored {
+                counts: counts.into_iter().map(Into::into).collect(),
+                open,
+                settled: settled.map(Into::into),
+            },
             queue::Reported::Refused(why) => ReportAnswer::Refused { why },
         }
     }
@@ -94,9 +96,10 @@ impl From<queue::Reported> for ReportAnswer {
 impl From<ReportAnswer> for queue::Reported {
     fn from(r: ReportAnswer) -> queue::Reported {
         match r {
-            ReportAnswer::Stored { counts, open } => queue::Reported::Stored {
+            ReportAnswer::Stored { counts, open, settled } => queue::Reported::Stored {
                 counts: counts.into_iter().map(Into::into).collect(),
                 open,
+                settled: settled.map(Into::into),
             },
             ReportAnswer::Refused { why } => queue::Reported::Refused(why),
         }
@@ -123,7 +126,14 @@ impl From<SettleAnswer> for Settled {
             stops: s
                 .stops
                 .into_iter()
-                .map(|s| queue::Stop { pairing: s.pairing, verdict: s.verdict, why: s.why })
+                .map(|s| queue::Stop {
+                    pairing: s.pairing,
+                    verdict: s.verdict,
+                    why: s.why,
+                    games: 0,
+                    best: None,
+                    z: None,
+                })
                 .collect(),
         }
     }

@@ -335,8 +335,15 @@ pub struct Counts {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
 pub enum ReportAnswer {
-    /// Stored (also the answer to a replay of a report stored already under the same lease).
-    Stored { counts: Vec<Counts>, open: bool },
+    /// Stored (also the answer to a replay of a report stored already under the same lease),
+    /// with the decision the server took after it, if it took one (servers before it left that
+    /// to the worker: `POST /settle`).
+    Stored {
+        counts: Vec<Counts>,
+        open: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        settled: Option<SettleAnswer>,
+    },
     /// Not stored: why.
     Refused { why: String },
 }

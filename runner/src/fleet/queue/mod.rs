@@ -7,7 +7,8 @@
 //! claims, renews and gives back leases, refuses runs and records incidents; [`report`] stores
 //! a finished pair (the database reads its result from the game records) and asks the database
 //! to decide (`fleet_settle`: the SPRT, racing and the run's end are computed inside PostgreSQL,
-//! with the run locked, from every stored pair). Submitters and approvers go through [`admin`]
+//! with the run locked, from every stored pair); the server decides in Rust instead, by the same
+//! rules and locks ([`settle`]). Submitters and approvers go through [`admin`]
 //! (submit, approve, cancel, purge, worker keys), and [`share`] (priorities and throughputs:
 //! `runner modify`, each run's share now); [`builds`] the engines workers built and benched;
 //! [`read`] holds what status and pull read;
@@ -30,6 +31,7 @@ pub mod lease;
 pub mod people;
 pub mod read;
 pub mod report;
+pub mod settle;
 pub mod share;
 pub mod submit;
 pub mod users;

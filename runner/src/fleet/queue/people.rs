@@ -14,7 +14,8 @@ use tokio_postgres::types::Type;
 use tokio_postgres::{Client, GenericClient, Transaction};
 
 use super::admin::KeyRow;
-use super::report::{Settled, settle_as_owner};
+use super::report::Settled;
+use super::settle;
 use super::share::{Change, Modified, Share};
 use super::{one, opt, rows};
 use crate::fleet::bounded::Name;
@@ -302,7 +303,7 @@ pub async fn modify(db: &mut Client, who: &Principal, run: i64, change: Change) 
             .await?;
         }
         // A shrunk run whose every pair left is played is complete now.
-        tx.query_typed("SELECT 1 FROM fleet_settle_run($1)", &[(&run, Type::INT8)]).await?;
+        settle::decide_in(&tx, run).await?;
     }
     let r = one(
         &tx,
@@ -388,7 +389,7 @@ pub async fn purge(db: &mut Client, who: &Principal, run: i64, key: &Name) -> Ou
     audit(&tx, actor(who), AuditAction::Purge, Some(run), Some(key.as_str()), &format!("{n}"))
         .await?;
     tx.commit().await?;
-    let settled = settle_as_owner(db, run).await?;
+    let settled = settle::decide(db, run).await?;
     Ok((n, settled))
 }
 

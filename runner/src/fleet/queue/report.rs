@@ -8,7 +8,8 @@
 //! worker's own judge reads (`fleet::decide`) only to know whether to ask the database for a
 //! decision: [`settle`] (`fleet_settle`) takes the run's row for update, so it waits for every
 //! report in flight, and decides from the counts of every stored pair, by rules computed inside
-//! the database. A worker cannot write a decision.
+//! the database. A worker cannot write a decision. Through the server, the server reads the
+//! counts with the run's stored rules and decides itself (`super::settle`).
 
 use anyhow::{Context, Result};
 use serde_json::Value;
@@ -55,12 +56,17 @@ impl PairingCounts {
     }
 }
 
-/// A pairing stopped by the database's decision: the verdict word and the line saying why.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A pairing stopped by a decision: the verdict word and the line saying why; what the
+/// decision is stored with (the games it was taken on; for a racing drop the best point then and
+/// the test statistic).
+#[derive(Clone, Debug, PartialEq)]
 pub struct Stop {
     pub pairing: i32,
     pub verdict: String,
     pub why: String,
+    pub games: i64,
+    pub best: Option<i32>,
+    pub z: Option<f64>,
 }
 
 /// A finished pair, ready to store.
@@ -77,8 +83,9 @@ pub struct PairReport<'a> {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Reported {
     /// Stored: the counts after it (every pairing's when asked for, else the reported one's),
-    /// and whether the run has other pairs open.
-    Stored { counts: Vec<PairingCounts>, open: bool },
+    /// whether the run has other pairs open, and the decision the server took after it, if it
+    /// took one (a worker speaking to the database asks for it: [`settle`]).
+    Stored { counts: Vec<PairingCounts>, open: bool, settled: Option<Settled> },
     /// Not stored (nothing written): why.
     Refused(String),
 }
@@ -112,7 +119,7 @@ pub async fn report(db: &impl Db, w: &WorkerId, r: &PairReport<'_>, all: bool) -
     }
     let open: bool = first.try_get("open")?;
     let counts = found.iter().map(PairingCounts::from_row).collect::<Result<Vec<_>, _>>()?;
-    Ok(Reported::Stored { counts, open })
+    Ok(Reported::Stored { counts, open, settled: None })
 }
 
 /// A report replayed for a pair stored already under the same worker and lease token (its
@@ -156,7 +163,7 @@ pub async fn replayed(
         Some(row) => row.try_get("open")?,
         None => false,
     };
-    Ok(Some(Reported::Stored { counts, open }))
+    Ok(Some(Reported::Stored { counts, open, settled: None }))
 }
 
 /// What the database decided when asked.
@@ -203,6 +210,9 @@ fn settled(found: &[Row]) -> Result<Settled> {
                 pairing,
                 verdict: r.try_get::<_, Option<String>>("verdict")?.unwrap_or_default(),
                 why: r.try_get::<_, Option<String>>("why")?.unwrap_or_default(),
+                games: 0,
+                best: None,
+                z: None,
             });
         }
     }

@@ -11,7 +11,7 @@ use super::Served;
 use crate::fleet::door::Door;
 use crate::fleet::link::is_transient;
 use crate::fleet::pair::{PairEnd, play_pair};
-use crate::fleet::queue::{Claim, PairReport, Reported, WorkerId};
+use crate::fleet::queue::{Claim, PairReport, Reported, Settled, WorkerId};
 use crate::plan::schedule::Job;
 use crate::play::cancel::Cancel;
 use crate::play::pause::PauseWatch;
@@ -127,12 +127,17 @@ async fn play_and_report(
     let label = s.spec.plan.pairings.get(c.pairing as usize).map_or("", |p| p.label.as_str());
     let results = format!("{} {}", records[0].result.pgn(), records[1].result.pgn());
     match outcome {
-        Reported::Stored { counts, open } => {
+        Reported::Stored { counts, open, settled } => {
             done.ended = Ended::Stored;
             let mut line =
                 format!("run {} {label} pair {}: {results} stored", c.run_id, c.pair + 1);
-            if s.judge.may_stop(&counts) || !open {
-                line.push_str(&settle(link, id, c.run_id, quit).await);
+            match settled {
+                // The server decided after the report.
+                Some(settled) => line.push_str(&decision_lines(c.run_id, &settled)),
+                None if s.judge.may_stop(&counts) || !open => {
+                    line.push_str(&settle(link, id, c.run_id, quit).await);
+                }
+                None => {}
             }
             done.line = Some(line);
         }
@@ -214,14 +219,19 @@ async fn report(
     link.call(&what, stop, |d| d.report(id, report, all)).await
 }
 
-/// Asks the database to decide on run `run` after a stored pair that may end it. The database
-/// decides, from every stored pair; this worker only asks (its lease of the pair has ended:
-/// only a signal, `quit`, gives up, leaving the decision to the next report or an idle worker).
-/// Returns the stops' reasons and the run's new state, each on a line of its own after a `\n`
-/// ("" when nothing was decided).
+/// Asks the database to decide on run `run` after a stored pair that may end it (a server
+/// decides after a report by itself). The database decides, from every stored pair; this worker
+/// only asks (its lease of the pair has ended: only a signal, `quit`, gives up, leaving the
+/// decision to the next report or an idle worker). Returns [`decision_lines`].
 async fn settle(link: &Door, id: &WorkerId, run: i64, quit: &Cancel) -> String {
     let settled =
         link.call("asking for a decision", quit, |d| d.settle(id, run)).await.unwrap_or_default();
+    decision_lines(run, &settled)
+}
+
+/// The stops' reasons and the run's new state, each on a line of its own after a `\n` ("" when
+/// nothing was decided).
+fn decision_lines(run: i64, settled: &Settled) -> String {
     let mut lines = String::new();
     for st in &settled.stops {
         lines.push_str(&format!("\n{}", st.why));

@@ -260,7 +260,7 @@ pub(crate) async fn report(
     Worker(w): Worker,
     Body(r): Body<ReportRequest>,
 ) -> Answer<ReportAnswer> {
-    let db = conn(&app).await?;
+    let mut db = conn(&app).await?;
     let p = PairReport {
         run_id: r.pair.run,
         pairing: r.pair.pairing,
@@ -268,12 +268,31 @@ pub(crate) async fn report(
         token: r.pair.token,
         records: [&r.records[0], &r.records[1]],
     };
-    let answer = match queue::report(&**db, &w, &p, r.all).await? {
-        queue::Reported::Refused(why) => match queue::replayed(&db, &w, &p, r.all).await? {
+    let judge = app.judges.of(&db, p.run_id).await?;
+    let all = r.all || judge.as_ref().is_ok_and(|j| j.needs_all());
+    let answer = match queue::report(&**db, &w, &p, all).await? {
+        queue::Reported::Refused(why) => match queue::replayed(&db, &w, &p, all).await? {
             Some(stored) => stored,
             None => queue::Reported::Refused(why),
         },
         stored => stored,
+    };
+    let answer = match answer {
+        queue::Reported::Stored { mut counts, open, .. } => {
+            // The server decides when its judge says a bound may be crossed, or nothing is
+            // left open; a judge that cannot be read fails the run in that decision.
+            let may_stop = judge.as_ref().map_or(true, |j| !j.stops(&counts, &[]).is_empty());
+            let settled = if may_stop || !open {
+                Some(queue::settle::decide(&mut db, p.run_id).await?)
+            } else {
+                None
+            };
+            if !r.all {
+                counts.retain(|c| c.pairing == p.pairing);
+            }
+            queue::Reported::Stored { counts, open, settled }
+        }
+        refused => refused,
     };
     Ok(axum::Json(answer.into()))
 }
@@ -293,8 +312,8 @@ pub(crate) async fn settle(
     Worker(w): Worker,
     Body(r): Body<SettleRequest>,
 ) -> Answer<SettleAnswer> {
-    let db = conn(&app).await?;
-    let s = queue::settle(&**db, &w, r.run).await?;
+    let mut db = conn(&app).await?;
+    let s = queue::settle::decide_for(&mut db, &w, r.run).await?;
     Ok(axum::Json(s.into()))
 }
 
