@@ -192,6 +192,10 @@ pub struct ServeArgs {
     /// repeat for several
     #[arg(long = "trusted-proxy", value_name = "IP")]
     pub trusted_proxy: Vec<std::net::IpAddr>,
+    /// How often an idle worker asks for work, in seconds (workers follow the server's word;
+    /// a bigger fleet may want it longer)
+    #[arg(long, value_name = "SECS", default_value_t = 2, value_parser = whole::<u32, 1, 300>)]
+    pub worker_poll: u32,
 }
 
 /// `runner fastchess` arguments: fastchess's own, then after `--` runner match options.

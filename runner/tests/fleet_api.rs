@@ -19,8 +19,14 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// The server over `pg`'s fleet (schema made), its worker API on a pool of `size` connections.
 async fn serve(pg: &TempPg, size: usize) -> SocketAddr {
+    serve_polling(pg, size, runner::fleet::worker::IDLE_POLL).await
+}
+
+/// [`serve`] with `--worker-poll`.
+async fn serve_polling(pg: &TempPg, size: usize, poll: Duration) -> SocketAddr {
     let mut app = runner::serve::App::new(pg.socket_dir().join("no-results"), None).unwrap();
     app.pool = Some(runner::serve::pool::open(&pg.url(), size).await.unwrap());
+    app.worker_poll = poll;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let router = runner::serve::router(Arc::new(app));
@@ -421,4 +427,26 @@ async fn the_server_decides_after_a_report_and_a_run_it_cannot_judge_fails_sayin
     // No pair of it is handed out again.
     let a = s.api.post("/claim", &s.secret, Some(s.worker), claim_body(json!(30))).await;
     assert_eq!(a.body["claims"], json!([]), "{}", a.body);
+}
+
+/// An idle worker waits as long as the server says (`runner serve --worker-poll`) before it
+/// asks again; the answer's bounds are in the API's document.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_sets_how_often_an_idle_worker_asks() {
+    let s = setup("api-poll", 1).await;
+    let a = s.api.post("/outstanding", &s.secret, Some(s.worker), json!({"skip": []})).await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    assert_eq!(a.body["poll_secs"], 2.0, "the default: {}", a.body);
+    assert_eq!(a.body["runs"], json!([s.run]), "{}", a.body);
+
+    let pg = TempPg::start("api-poll-7");
+    let db = fleet_common::db(&pg).await;
+    let api = Api::new(serve_polling(&pg, 2, Duration::from_secs(7)).await);
+    let key = queue::key_add(&db, "box").await.unwrap();
+    let r = api.post("/register", &key, None, registration(30.0)).await;
+    let (w, secret) =
+        (r.body["worker"].as_i64().unwrap(), r.body["secret"].as_str().unwrap().to_string());
+    let a = api.post("/outstanding", &secret, Some(w), json!({"skip": []})).await;
+    assert_eq!(a.body["poll_secs"], 7.0, "{}", a.body);
+    assert_eq!(a.body["runs"], json!([]), "{}", a.body);
 }

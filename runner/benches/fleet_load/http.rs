@@ -374,7 +374,7 @@ async fn idle_poll(
 ) {
     let soonest = match once(&mut out.lat, Kind::IdlePoll, door.outstanding(wid, None, skip)).await
     {
-        Ok((_, soonest)) => soonest,
+        Ok(w) => w.soonest,
         Err(e) => {
             if !is_transient(&e) {
                 out.base.errors.push(format!("outstanding: {e:#}"));

@@ -29,6 +29,7 @@ pub async fn run(args: &ServeArgs) -> Result<Exit> {
         private: args.private,
         public_url: args.public_url.clone(),
         trusted_proxies: args.trusted_proxy.clone(),
+        worker_poll: std::time::Duration::from_secs(args.worker_poll.into()),
     })
     .await?;
     Ok(Exit::Done)

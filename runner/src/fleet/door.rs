@@ -15,7 +15,7 @@ use super::client::{WorkerClient, retry_after};
 use super::link::{Link, PARTING_TIMEOUT, TimedOut, backoff, is_transient, sleep_or_cancel};
 use super::queue::builds::{EngineLoad, engine_loaded};
 use super::queue::{
-    self, ArtifactRow, Claim, Machine, PairReport, Reported, RunRow, Settled, WorkerId,
+    self, ArtifactRow, Claim, Machine, PairReport, Reported, RunRow, Settled, Waiting, WorkerId,
 };
 use crate::play::cancel::Cancel;
 
@@ -209,7 +209,7 @@ impl Door {
         w: &WorkerId,
         only: Option<i64>,
         skip: &[i64],
-    ) -> Result<(Vec<i64>, Option<Duration>)> {
+    ) -> Result<Waiting> {
         match self {
             Door::Db(l) => {
                 let id = w.id;

@@ -64,6 +64,8 @@ pub struct Config {
     pub public_url: Option<String>,
     /// Peers whose `X-Forwarded-For` is believed (a reverse proxy in front).
     pub trusted_proxies: Vec<std::net::IpAddr>,
+    /// How long an idle worker waits before it asks again (`--worker-poll`).
+    pub worker_poll: std::time::Duration,
 }
 
 /// Connections of the worker API's pool.
@@ -88,6 +90,8 @@ pub struct App {
     pub people: people::Settings,
     /// The judges of the runs workers report to.
     pub judges: api::judges::Judges,
+    /// How long an idle worker waits before it asks again (`--worker-poll`).
+    pub worker_poll: std::time::Duration,
 }
 
 /// Every run of both sources, and the notes of a source that failed.
@@ -148,6 +152,7 @@ impl App {
             pool: None,
             people: people::Settings::default(),
             judges: api::judges::Judges::default(),
+            worker_poll: crate::fleet::worker::IDLE_POLL,
         })
     }
 
@@ -290,6 +295,7 @@ pub async fn serve(cfg: Config) -> Result<()> {
         trusted_proxies: cfg.trusted_proxies.clone(),
         limiter: Default::default(),
     };
+    app.worker_poll = cfg.worker_poll;
     let app = Arc::new(app);
     tokio::spawn(keep_listing(Arc::downgrade(&app)));
     let listener =

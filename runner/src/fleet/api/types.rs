@@ -490,6 +490,11 @@ pub struct Outstanding {
     pub runs: Vec<i64>,
     /// Seconds until the soonest lease among them expires.
     pub soonest_secs: Option<f64>,
+    /// How long an idle worker waits before it asks again, in seconds (the server's
+    /// `--worker-poll`; a server before it said nothing, and workers waited 2 s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, maximum = 300)]
+    pub poll_secs: Option<f64>,
 }
 
 /// `GET /run/{id}`: a run as stored (`queue::RunRow`).

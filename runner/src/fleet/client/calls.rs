@@ -11,7 +11,7 @@ use super::{Auth, Passing, WorkerClient};
 use crate::fleet::api::{self, *};
 use crate::fleet::queue::builds::EngineLoad;
 use crate::fleet::queue::{
-    self, ArtifactRow, Machine, PairReport, Reported, RunRow, Settled, WorkerId,
+    self, ArtifactRow, Machine, PairReport, Reported, RunRow, Settled, Waiting, WorkerId,
 };
 
 impl WorkerClient {
@@ -165,15 +165,19 @@ impl WorkerClient {
         w: &WorkerId,
         only: Option<i64>,
         skip: &[i64],
-    ) -> Result<(Vec<i64>, Option<Duration>)> {
+    ) -> Result<Waiting> {
         let req = OutstandingRequest { only, skip: skip.to_vec() };
         let a: Outstanding =
             self.json(Method::POST, "/outstanding", Auth::Worker(w), Some(&req)).await?;
-        let soonest = a
-            .soonest_secs
-            .filter(|s| s.is_finite())
-            .map(|s| Duration::from_secs_f64(s.clamp(0.0, 3600.0)));
-        Ok((a.runs, soonest))
+        let secs = |s: Option<f64>, max: f64| {
+            s.filter(|s| s.is_finite()).map(|s| Duration::from_secs_f64(s.clamp(0.0, max)))
+        };
+        Ok(Waiting {
+            runs: a.runs,
+            soonest: secs(a.soonest_secs, 3600.0),
+            // The server's word, within the bounds any server may give.
+            poll: secs(a.poll_secs, 300.0).map(|p| p.max(Duration::from_secs(1))),
+        })
     }
 
     pub async fn engine_loaded(&self, w: &WorkerId, run: i64, e: &EngineLoad) -> Result<()> {

@@ -56,7 +56,7 @@ pub use lease::{
     register_machine, register_worker, release, worker_auth, worker_stopped,
 };
 pub use read::{
-    GameOrder, PairingRow, Progress, Refusal, RunRow, StoredGame, games, outstanding,
+    GameOrder, PairingRow, Progress, Refusal, RunRow, StoredGame, Waiting, games, outstanding,
     pairing_counts, pairings, progress, refusals, run, runs, tune_iterations, tune_state,
 };
 pub use report::{

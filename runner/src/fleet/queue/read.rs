@@ -28,6 +28,16 @@ pub async fn pairing_counts(
     Ok(found.iter().map(PairingCounts::from_row).collect::<Result<_, _>>()?)
 }
 
+/// What an idle worker waits for: the runs with open pairs, the soonest a lease among them
+/// expires, and how long to wait before asking again when the server says (else
+/// `fleet::worker::IDLE_POLL`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Waiting {
+    pub runs: Vec<i64>,
+    pub soonest: Option<Duration>,
+    pub poll: Option<Duration>,
+}
+
 /// Active runs (of `only` when given, never those in `skip` nor those worker `worker`'s key
 /// refused) that still have open pairs, and the soonest a lease among them expires (a worker
 /// with nothing to claim waits for it).
@@ -36,7 +46,7 @@ pub async fn outstanding(
     worker: i64,
     only: Option<i64>,
     skip: &[i64],
-) -> Result<(Vec<i64>, Option<Duration>)> {
+) -> Result<Waiting> {
     let found = rows(
         db,
         // Per run, through the partial indexes (never a scan of a run's stored pairs).
@@ -62,7 +72,8 @@ pub async fn outstanding(
             soonest = Some(soonest.map_or(s, |m| m.min(s)));
         }
     }
-    Ok((ids, soonest.map(|s| Duration::from_secs_f64(s.clamp(0.0, 3600.0)))))
+    let soonest = soonest.map(|s| Duration::from_secs_f64(s.clamp(0.0, 3600.0)));
+    Ok(Waiting { runs: ids, soonest, poll: None })
 }
 
 /// A run as stored.

@@ -31,6 +31,10 @@ use super::pair::RunSpec;
 use super::queue::{self, RunRow, WorkerId};
 use crate::play::cancel::Cancel;
 
+/// How long an idle worker waits before it asks for work again, unless the server says
+/// otherwise (`runner serve --worker-poll`).
+pub const IDLE_POLL: Duration = Duration::from_secs(2);
+
 /// How a worker works.
 #[derive(Clone, Debug)]
 pub struct WorkerOptions {

@@ -12,10 +12,10 @@ use anyhow::{Result, bail};
 use tokio::task::JoinSet;
 
 use super::task::{Done, Ended, pair_task};
-use super::{LoadRun, Served, Tally, WorkerOptions};
+use super::{IDLE_POLL, LoadRun, Served, Tally, WorkerOptions};
 use crate::fleet::door::Door;
 use crate::fleet::link::{is_transient, sleep_or_cancel};
-use crate::fleet::queue::{Claim, RunRow, WorkerId};
+use crate::fleet::queue::{Claim, RunRow, Waiting, WorkerId};
 use crate::play::cancel::Cancel;
 use crate::play::pause::PauseWatch;
 use crate::report::warnings::FaultStreaks;
@@ -380,15 +380,16 @@ impl<'a> Worker<'a> {
     /// Nothing held: settle the runs served, then end, or wait for leases of others or new runs.
     async fn idle(&mut self) -> Result<Idle> {
         let (id, only, skip) = (&self.id, self.opts.run, &self.refused);
-        let (open, soonest) = match self.link.outstanding(id, only, skip).await {
-            Ok(x) => x,
-            Err(e) if is_transient(&e) => {
-                errln!("warning: cannot read the runs ({e:#}); retrying");
-                sleep_or_cancel(self.link.wait(2, &e), &self.cancel).await;
-                return Ok(Idle::Again);
-            }
-            Err(e) => return Err(e),
-        };
+        let Waiting { runs: open, soonest, poll } =
+            match self.link.outstanding(id, only, skip).await {
+                Ok(x) => x,
+                Err(e) if is_transient(&e) => {
+                    errln!("warning: cannot read the runs ({e:#}); retrying");
+                    sleep_or_cancel(self.link.wait(2, &e), &self.cancel).await;
+                    return Ok(Idle::Again);
+                }
+                Err(e) => return Err(e),
+            };
         // A served run with nothing open may still be 'active' when this worker's last report
         // did not settle it (its process was stopped between the two calls, say): settle it.
         let unsettled: Vec<i64> = self
@@ -426,9 +427,8 @@ impl<'a> Worker<'a> {
                 );
             }
         }
-        let wait = soonest
-            .unwrap_or(Duration::from_secs(2))
-            .clamp(Duration::from_millis(200), Duration::from_secs(2));
+        let poll = poll.unwrap_or(IDLE_POLL);
+        let wait = soonest.unwrap_or(poll).clamp(Duration::from_millis(200), poll);
         sleep_or_cancel(wait, &self.cancel).await;
         Ok(Idle::Again)
     }

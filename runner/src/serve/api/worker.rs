@@ -371,8 +371,12 @@ pub(crate) async fn outstanding(
 ) -> Answer<Outstanding> {
     let db = conn(&app).await?;
     queue::worker_auth(&db, &w).await?;
-    let (runs, soonest) = queue::outstanding(&db, w.id, r.only, &r.skip).await?;
-    Ok(axum::Json(Outstanding { runs, soonest_secs: soonest.map(|d| d.as_secs_f64()) }))
+    let waiting = queue::outstanding(&db, w.id, r.only, &r.skip).await?;
+    Ok(axum::Json(Outstanding {
+        runs: waiting.runs,
+        soonest_secs: waiting.soonest.map(|d| d.as_secs_f64()),
+        poll_secs: Some(app.worker_poll.as_secs_f64()),
+    }))
 }
 
 /// A positive id from a path, else a typed refusal.
