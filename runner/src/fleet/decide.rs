@@ -8,7 +8,7 @@
 //! worker's [`RunJudge`] (the same rules from the run's plan) reads the counts a report returns
 //! only to know when to ask a server that does not decide by itself, or the database
 //! (`fleet_settle_run` of `sql/v2_trust.sql` and `sql/judge.sql`, which give what these
-//! functions give: `runner/tests/fleet_queue.rs` and `fleet_judge_sql.rs` compare them).
+//! functions give: `runner/tests/fleet_db/queue.rs` and `fleet_db/judge_sql.rs` compare them).
 
 use serde::Deserialize;
 use serde_json::{Value, json};

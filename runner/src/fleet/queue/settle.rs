@@ -7,7 +7,7 @@
 //!
 //! A run whose stored judge cannot be read fails, with the reason, rather than staying active
 //! with no word. (`fleet_settle_run` in `sql/v2_trust.sql` takes the same decisions for the
-//! workers that still speak to the database directly; `runner/tests/fleet_queue.rs` compares
+//! workers that still speak to the database directly; `runner/tests/fleet_db/queue.rs` compares
 //! the two.)
 
 use anyhow::{Context, Result};

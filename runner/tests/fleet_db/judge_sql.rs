@@ -2,7 +2,9 @@
 //! PostgreSQL (a throwaway cluster): the SPRT's LLR (`stats::llr`), one racing look
 //! (`sweep::racing::Race::update`) and SPSA's start and update of an iteration
 //! (`tune::spsa::Spsa::begin_with`, `Spsa::update`), on inputs from a fixed-seed generator.
-//! Also prints (does not assert) the time per `fleet_sprt_llr` call.
+//! Also prints (does not assert) the time per `fleet_sprt_llr` call. (judge.sql names this file
+//! by its old path, `runner/tests/fleet_judge_sql.rs`: a migration's text is fixed by its
+//! checksum.)
 
 use std::time::Instant;
 
@@ -17,7 +19,7 @@ use serde_json::Value;
 use stats::{EloModel, Penta};
 use tokio_postgres::Client;
 
-const JUDGE_SQL: &str = include_str!("../src/fleet/sql/judge.sql");
+const JUDGE_SQL: &str = include_str!("../../src/fleet/sql/judge.sql");
 
 async fn judge_db(pg: &TempPg) -> Client {
     let c = parse_target(&pg.url()).unwrap().connect().await.unwrap();

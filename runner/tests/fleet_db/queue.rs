@@ -2,12 +2,10 @@
 //! tokens, heartbeats, decisions taken by the database over every stored pair, schema versions.
 //! No engines: the games are synthetic records.
 
-mod fleet_common;
-
 use std::collections::HashMap;
 
+use crate::common::{LEASE, db, new_run, new_run_of, report, report_all, report_as, sprt, worker};
 use e2e::pg::TempPg;
-use fleet_common::{LEASE, db, new_run, new_run_of, report, report_all, report_as, sprt, worker};
 use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
 use runner::fleet::connect::parse_target;

@@ -6,12 +6,10 @@
 //! then the larger weight, then the run served least recently, then the older run), never on
 //! timing.
 
-mod fleet_common;
-
 use std::collections::HashMap;
 
+use crate::common::{LEASE, db, new_run, report, worker};
 use e2e::pg::TempPg;
-use fleet_common::{LEASE, db, new_run, report, worker};
 use runner::fleet::queue::share::{Change, modify, shares};
 use runner::fleet::queue::{self, Claim, Reported, WorkerId};
 use serde_json::json;
@@ -224,7 +222,7 @@ async fn modify_checks_who_and_bounds_and_changes_the_length_within_the_schedule
     pg.psql("CREATE ROLE mallory LOGIN");
     pg.psql("GRANT SELECT ON ALL TABLES IN SCHEMA public TO mallory");
     pg.psql("GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA public TO mallory");
-    let m = fleet_common::connect_as(&pg, "mallory").await;
+    let m = crate::common::connect_as(&pg, "mallory").await;
     let e = modify(&m, run, Change { priority: Some(-1), ..Change::default() }).await.unwrap_err();
     assert!(format!("{e:#}").contains("only its owner or an approver"), "{e:#}");
     pg.psql(&format!("UPDATE runs SET owner = 'mallory' WHERE id = {run}"));

@@ -4,14 +4,12 @@
 //! names the SQL call that succeeds on a database a worker reaches itself); a replayed report;
 //! an old worker's protocol; half-sent requests; a body over the limit.
 
-mod fleet_common;
-
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::common::{new_run, record};
 use e2e::pg::TempPg;
-use fleet_common::{new_run, record};
 use runner::fleet::api::{self, Code, ErrorBody};
 use runner::fleet::queue;
 use serde_json::{Value, json};
@@ -107,7 +105,7 @@ struct Setup {
 
 async fn setup(name: &str, pairs: i32) -> Setup {
     let pg = TempPg::start(name);
-    let db = fleet_common::db(&pg).await;
+    let db = crate::common::db(&pg).await;
     let run = new_run(&db, pairs, json!({})).await;
     let key = queue::key_add(&db, "box").await.unwrap();
     let addr = serve(&pg, 4).await;
@@ -300,7 +298,7 @@ async fn a_body_over_the_limit_is_refused_typed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn half_sent_requests_do_not_block_the_server_and_are_dropped() {
     let pg = TempPg::start("api-half-sent");
-    let _db = fleet_common::db(&pg).await;
+    let _db = crate::common::db(&pg).await;
     let addr = serve(&pg, 2).await;
     let mut held = Vec::new();
     for _ in 0..200 {
@@ -368,7 +366,7 @@ async fn a_path_outside_the_api_is_a_typed_not_found_and_bad_paths_are_refused()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_server_decides_after_a_report_and_a_run_it_cannot_judge_fails_saying_why() {
     let s = setup("api-decide", 40).await;
-    let sprt = fleet_common::sprt("elo0=0,elo1=200");
+    let sprt = crate::common::sprt("elo0=0,elo1=200");
     s.pg.psql(&format!("UPDATE runs SET judge = '{sprt}' WHERE id = {}", s.run));
     let mut decided = None;
     for n in 1..=40 {
@@ -398,7 +396,7 @@ async fn the_server_decides_after_a_report_and_a_run_it_cannot_judge_fails_sayin
     );
 
     // A run with nothing left open is complete after its last report.
-    let db = fleet_common::db(&s.pg).await;
+    let db = crate::common::db(&s.pg).await;
     let run = new_run(&db, 1, json!({})).await;
     let c = s.claim().await;
     assert_eq!(c.run_id, run);
@@ -440,7 +438,7 @@ async fn the_server_sets_how_often_an_idle_worker_asks() {
     assert_eq!(a.body["runs"], json!([s.run]), "{}", a.body);
 
     let pg = TempPg::start("api-poll-7");
-    let db = fleet_common::db(&pg).await;
+    let db = crate::common::db(&pg).await;
     let api = Api::new(serve_polling(&pg, 2, Duration::from_secs(7)).await);
     let key = queue::key_add(&db, "box").await.unwrap();
     let r = api.post("/register", &key, None, registration(30.0)).await;

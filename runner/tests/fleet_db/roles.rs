@@ -3,12 +3,10 @@
 //! their runs; a worker plays and reports only what it was leased, through the database's
 //! functions, and every direct write a hostile worker or another owner tried before is refused.
 
-mod fleet_common;
-
 use std::path::Path;
 
+use crate::common::{LEASE, connect_as, new_run, report, sprt};
 use e2e::pg::TempPg;
-use fleet_common::{LEASE, connect_as, new_run, report, sprt};
 use runner::fleet::queue::{self, Claim, Reported, WorkerId};
 use runner::fleet::schema;
 use serde_json::json;

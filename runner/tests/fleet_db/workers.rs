@@ -2,12 +2,10 @@
 //! docs/fleet-worker-role.sql: what each worker registered (machine, CPU, cores), what it did
 //! (games, engine faults, losses on time, refusals) as `runner workers` shows it to a reader.
 
-mod fleet_common;
-
 use std::path::Path;
 
+use crate::common::{LEASE, connect_as, new_run, report};
 use e2e::pg::TempPg;
-use fleet_common::{LEASE, connect_as, new_run, report};
 use runner::fleet::queue::{self, Claim, Machine, PairReport, Reported, WorkerId};
 use runner::fleet::schema;
 use runner::fleet::workers::{format_workers, state};
@@ -141,7 +139,7 @@ async fn a_worker_that_reports_a_biased_result_is_flagged_and_purged() {
     use rand::rngs::ChaCha8Rng;
     use rand::{RngExt, SeedableRng};
     let pg = TempPg::start("workers-bias");
-    let db = fleet_common::db(&pg).await;
+    let db = crate::common::db(&pg).await;
     let run = new_run(&db, 340, json!({})).await;
     let mut ids = Vec::new();
     for name in ["h1", "h2", "h3", "h4", "h5", "liar"] {
@@ -203,7 +201,7 @@ async fn a_worker_that_reports_a_biased_result_is_flagged_and_purged() {
     assert!(page.contains("engine &lt;b&gt;A&lt;/b&gt;: not found") && !page.contains(why));
 
     // Its pairs are taken back and played by an honest key.
-    let mut owner = fleet_common::db(&pg).await;
+    let mut owner = crate::common::db(&pg).await;
     let (n, _) = queue::purge(&mut owner, run, "liar").await.unwrap();
     assert_eq!(n, 40);
     for _ in 0..40 {
@@ -244,7 +242,7 @@ async fn http_get(addr: std::net::SocketAddr, path: &str) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_long_run_s_first_page_is_made_while_its_games_are_read() {
     let pg = TempPg::start("workers-long-page");
-    let db = fleet_common::db(&pg).await;
+    let db = crate::common::db(&pg).await;
     let run = new_run(&db, 6000, json!({})).await;
     // Whole game records (drawn by agreement at the start position), as a worker stores them.
     pg.psql(&format!(
@@ -287,9 +285,9 @@ async fn a_long_run_s_first_page_is_made_while_its_games_are_read() {
 #[tokio::test]
 async fn a_run_no_worker_can_play_says_so() {
     let pg = TempPg::start("workers-unplayable");
-    let db = fleet_common::db(&pg).await;
+    let db = crate::common::db(&pg).await;
     let run = new_run(&db, 10, json!({})).await;
-    let w1 = fleet_common::worker(&db, "a").await;
+    let w1 = crate::common::worker(&db, "a").await;
     let text = runner::fleet::status::status(&db, Some(run)).await.unwrap();
     assert!(text.contains("): running\n"), "{text}");
     let c = queue::claim(&db, &w1, Some(run), &[], 2, LEASE).await.unwrap();
@@ -358,9 +356,9 @@ async fn the_workers_and_delete_commands() {
     use runner::cli::{CancelArgs, DeleteArgs, FleetDoorArg, WorkersArgs};
     use runner::exit::Exit;
     let pg = TempPg::start("workers-cli");
-    let db = fleet_common::db(&pg).await;
+    let db = crate::common::db(&pg).await;
     let run = new_run(&db, 4, json!({})).await;
-    let w = fleet_common::worker(&db, "cli-host").await;
+    let w = crate::common::worker(&db, "cli-host").await;
     let c = queue::claim(&db, &w, Some(run), &[], 1, LEASE).await.unwrap();
     assert!(matches!(report(&db, &w, &c[0], ["W", "L"]).await, Reported::Stored { .. }));
     let url = FleetDoorArg { db: Some(pg.url()), ..Default::default() };
