@@ -448,3 +448,47 @@ async fn the_server_sets_how_often_an_idle_worker_asks() {
     assert_eq!(a.body["poll_secs"], 7.0, "{}", a.body);
     assert_eq!(a.body["runs"], json!([]), "{}", a.body);
 }
+
+/// Racing through the server: a worker that asks for its pairing's counts only (an older one,
+/// or one that does not race) still has the run raced over every pairing's counts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_races_a_sweep_over_every_pairing_whatever_the_worker_asks() {
+    let s = setup("api-race", 1).await;
+    let db = crate::common::db(&s.pg).await;
+    s.pg.psql(&format!("UPDATE runs SET state = 'complete' WHERE id = {}", s.run));
+    let race = runner::sweep::racing::RaceConfig { alpha: 0.05, min_pairs: 4 };
+    let judge = runner::fleet::decide::judge_config(None, Some(&race), 2, None);
+    let engines = [("A", "B"), ("A", "C")];
+    let (run, _) = crate::common::new_run_of(&db, "sweep", &engines, 10, judge).await;
+    let mut dropped = None;
+    for n in 0..20 {
+        let c = s.claim().await;
+        assert_eq!(c.run_id, run);
+        // A beats B and loses to C, every game.
+        let (e, r) = if c.pairing == 0 {
+            (engines[0], ["1-0", "0-1"])
+        } else {
+            (engines[1], ["0-1", "1-0"])
+        };
+        let body = json!({
+            "pair": {"run": c.run_id, "pairing": c.pairing, "pair": c.pair, "token": c.token},
+            "records": [record(&c, 0, r[0], e), record(&c, 1, r[1], e)],
+            "all": false,
+        });
+        let a = s.api.post("/report", &s.secret, Some(s.worker), body).await;
+        assert_eq!(a.body["outcome"], "stored", "{}", a.body);
+        assert_eq!(a.body["counts"].as_array().map(Vec::len), Some(1), "as asked: {}", a.body);
+        if let Some(st) =
+            a.body.get("settled").and_then(|x| x["stops"].as_array()).filter(|x| !x.is_empty())
+        {
+            dropped = Some((n, st.clone()));
+            break;
+        }
+    }
+    let (n, stops) = dropped.expect("racing dropped a point");
+    // Pairing 0 scores everything, pairing 1 nothing; the drop comes once both have 4 pairs.
+    assert_eq!(n, 7, "{stops:?}");
+    assert_eq!(stops[0]["pairing"], 1, "C beats A: A vs C is the worse point: {stops:?}");
+    assert_eq!(stops[0]["verdict"], "dropped", "{stops:?}");
+    assert_eq!(s.pg.psql(&format!("SELECT state FROM runs WHERE id = {run}")), "active");
+}

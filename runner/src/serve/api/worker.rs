@@ -268,28 +268,31 @@ pub(crate) async fn report(
         token: r.pair.token,
         records: [&r.records[0], &r.records[1]],
     };
-    let judge = app.judges.of(&db, p.run_id).await?;
-    let all = r.all || judge.as_ref().is_ok_and(|j| j.needs_all());
-    let answer = match queue::report(&**db, &w, &p, all).await? {
-        queue::Reported::Refused(why) => match queue::replayed(&db, &w, &p, all).await? {
+    let answer = match queue::report(&**db, &w, &p, r.all).await? {
+        queue::Reported::Refused(why) => match queue::replayed(&db, &w, &p, r.all).await? {
             Some(stored) => stored,
             None => queue::Reported::Refused(why),
         },
         stored => stored,
     };
     let answer = match answer {
-        queue::Reported::Stored { mut counts, open, .. } => {
-            // The server decides when its judge says a bound may be crossed, or nothing is
-            // left open; a judge that cannot be read fails the run in that decision.
-            let may_stop = judge.as_ref().map_or(true, |j| !j.stops(&counts, &[]).is_empty());
+        queue::Reported::Stored { counts, open, .. } => {
+            // Stored, so the worker's secret and lease were checked: the server decides when
+            // the run's judge says a bound may be crossed, or nothing is left open; a judge
+            // that cannot be read fails the run in that decision.
+            let may_stop = match app.judges.of(&db, p.run_id).await? {
+                Err(_) => true,
+                Ok(j) if j.needs_all() && !r.all => {
+                    let all = queue::pairing_counts(&**db, p.run_id, None).await?;
+                    !j.stops(&all, &[]).is_empty()
+                }
+                Ok(j) => !j.stops(&counts, &[]).is_empty(),
+            };
             let settled = if may_stop || !open {
                 Some(queue::settle::decide(&mut db, p.run_id).await?)
             } else {
                 None
             };
-            if !r.all {
-                counts.retain(|c| c.pairing == p.pairing);
-            }
             queue::Reported::Stored { counts, open, settled }
         }
         refused => refused,
