@@ -17,7 +17,7 @@ use runner::tune::params::TuneParam;
 use runner::tune::spsa::Spsa;
 use serde_json::Value;
 use stats::{EloModel, Penta};
-use tokio_postgres::Client;
+use tokio_postgres::{Client, Statement};
 
 const JUDGE_SQL: &str = include_str!("../../src/fleet/sql/judge.sql");
 
@@ -86,24 +86,29 @@ const BOUNDS: [(f64, f64, EloModel); 6] = [
     (-5.0, 0.0, EloModel::Normalized),
 ];
 
+/// `fleet_sprt_llr` of the counts, on the statement [`llr_statement`] prepared once.
 async fn sql_llr(
-    db: &Client,
+    db: &(Client, Statement),
     counts: &[f64],
     elo0: f64,
     elo1: f64,
     model: EloModel,
 ) -> Result<f64, String> {
-    let st = db.prepare("SELECT fleet_sprt_llr($1, $2, $3, $4)").await.unwrap();
-    db.query_one(&st, &[&counts, &elo0, &elo1, &model.to_string()])
+    db.0.query_one(&db.1, &[&counts, &elo0, &elo1, &model.to_string()])
         .await
         .map(|r| r.get::<_, f64>(0))
         .map_err(|e| format!("{e:?}"))
 }
 
+async fn llr_statement(db: Client) -> (Client, Statement) {
+    let st = db.prepare("SELECT fleet_sprt_llr($1, $2, $3, $4)").await.unwrap();
+    (db, st)
+}
+
 #[tokio::test]
 async fn sprt_llr_agrees_with_stats_llr() {
     let pg = TempPg::start("judge-sprt");
-    let db = judge_db(&pg).await;
+    let db = llr_statement(judge_db(&pg).await).await;
     let mut rng = ChaCha8Rng::seed_from_u64(20261127);
     let all = pentanomials(&mut rng);
     assert!(all.len() >= 2000, "{}", all.len());
@@ -148,7 +153,8 @@ async fn sprt_llr_agrees_with_stats_llr() {
     }
     assert!(sql_llr(&db, &[3.0, 5.0, 2.0], 0.0, 5.0, EloModel::Logistic).await.is_err());
     assert!(sql_llr(&db, &[1.0, -1.0, 3.0, 1.0, 1.0], 0.0, 5.0, EloModel::Logistic).await.is_err());
-    let bad_model = db.query_one("SELECT fleet_sprt_llr('{1,2,3,4,5}', 0, 5, 'bayes')", &[]).await;
+    let bad_model =
+        db.0.query_one("SELECT fleet_sprt_llr('{1,2,3,4,5}', 0, 5, 'bayes')", &[]).await;
     assert!(bad_model.is_err());
 
     // Time per call (printed, not asserted): counts vary by row, so nothing is folded.
@@ -160,7 +166,7 @@ async fn sprt_llr_agrees_with_stats_llr() {
              250]::float8[], {bounds}, '{model}')) FROM generate_series(1, {calls}) g"
         );
         let t = Instant::now();
-        db.query_one(&sql, &[]).await.unwrap();
+        db.0.query_one(&sql, &[]).await.unwrap();
         let per = t.elapsed().as_secs_f64() / calls as f64;
         println!("fleet_sprt_llr {model} [{bounds}]: {:.3} ms per call", per * 1e3);
     }
