@@ -298,6 +298,9 @@ pub async fn serve(cfg: Config) -> Result<()> {
     app.worker_poll = cfg.worker_poll;
     let app = Arc::new(app);
     tokio::spawn(keep_listing(Arc::downgrade(&app)));
+    if app.pool.is_some() {
+        tokio::spawn(api::closing::keep_closing(Arc::downgrade(&app)));
+    }
     let listener =
         listen::bind(cfg.bind).with_context(|| format!("cannot listen on {}", cfg.bind))?;
     let addr = listener.local_addr().context("no local address")?;

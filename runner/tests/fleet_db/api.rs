@@ -492,3 +492,21 @@ async fn the_server_races_a_sweep_over_every_pairing_whatever_the_worker_asks() 
     assert_eq!(stops[0]["verdict"], "dropped", "{stops:?}");
     assert_eq!(s.pg.psql(&format!("SELECT state FROM runs WHERE id = {run}")), "active");
 }
+
+/// A run whose every pair is played but that no report decided (its last two pairs reported at
+/// the same instant) is closed by the server's look; a run with open pairs is left alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_closes_a_run_whose_every_pair_is_played() {
+    let pg = TempPg::start("api-close");
+    let db = crate::common::db(&pg).await;
+    let played = new_run(&db, 2, json!({})).await;
+    let open = new_run(&db, 2, json!({})).await;
+    pg.psql(&format!("UPDATE pairs SET state = 'done' WHERE run_id = {played}"));
+    let pool = runner::serve::pool::open(&pg.url(), 2).await.unwrap();
+    let closed = runner::serve::api::closing::close_once(&pool).await.unwrap();
+    assert_eq!(closed, [played]);
+    let state = |run: i64| pg.psql(&format!("SELECT state FROM runs WHERE id = {run}"));
+    assert_eq!(state(played), "complete");
+    assert_eq!(state(open), "active");
+    assert!(runner::serve::api::closing::close_once(&pool).await.unwrap().is_empty());
+}

@@ -140,3 +140,20 @@ async fn end(tx: &Transaction<'_>, run: i64, state: &str, why: &str) -> Result<(
     .with_context(|| format!("cannot note the run {state}"))?;
     Ok(())
 }
+
+/// Active runs with no pair left open: the runs a decision would end, which no report ended
+/// (the last two pairs reported at the same instant each saw the other still open).
+pub async fn unsettled(db: &Client) -> Result<Vec<i64>> {
+    let found = rows(
+        db,
+        // Through the partial indexes of pending and leased pairs, per active run.
+        "SELECT r.id FROM runs r WHERE r.state = 'active' \
+            AND NOT EXISTS (SELECT 1 FROM pairs p WHERE p.run_id = r.id AND p.state = 'pending') \
+            AND NOT EXISTS (SELECT 1 FROM pairs p WHERE p.run_id = r.id AND p.state = 'leased') \
+          ORDER BY r.id",
+        &[],
+    )
+    .await
+    .context("cannot read the runs with nothing open")?;
+    Ok(found.iter().map(|r| r.try_get("id")).collect::<Result<_, _>>()?)
+}

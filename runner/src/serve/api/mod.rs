@@ -4,6 +4,7 @@
 //! a deadline per request.
 
 pub mod budget;
+pub mod closing;
 pub mod judges;
 pub mod reply;
 pub mod worker;
