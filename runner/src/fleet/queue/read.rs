@@ -28,6 +28,20 @@ pub async fn pairing_counts(
     Ok(found.iter().map(PairingCounts::from_row).collect::<Result<_, _>>()?)
 }
 
+/// Whether run `run` has a pair pending or leased (through the partial indexes of each).
+pub async fn has_open_pairs(db: &impl GenericClient, run: i64) -> Result<bool> {
+    Ok(one(
+        db,
+        "SELECT (EXISTS (SELECT 1 FROM (SELECT seq FROM pairs WHERE run_id = $1 \
+                   AND state = 'pending' ORDER BY seq LIMIT 1) y) \
+              OR EXISTS (SELECT 1 FROM pairs WHERE run_id = $1 AND state = 'leased')) AS open",
+        &[(&run, Type::INT8)],
+    )
+    .await
+    .context("cannot read the run's open pairs")?
+    .try_get("open")?)
+}
+
 /// What an idle worker waits for: the runs with open pairs, the soonest a lease among them
 /// expires, and how long to wait before asking again when the server says (else
 /// `fleet::worker::IDLE_POLL`).

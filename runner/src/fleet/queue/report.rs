@@ -151,18 +151,7 @@ pub async fn replayed(
     }
     let only = (!all).then_some(r.pairing);
     let counts = super::read::pairing_counts(db, r.run_id, only).await?;
-    let open = rows(
-        db,
-        "SELECT (EXISTS (SELECT 1 FROM pairs WHERE run_id = $1 AND state = 'pending') \
-            OR EXISTS (SELECT 1 FROM pairs WHERE run_id = $1 AND state = 'leased')) AS open",
-        &[(&r.run_id, Type::INT8)],
-    )
-    .await
-    .context("cannot read the run's open pairs")?;
-    let open = match open.first() {
-        Some(row) => row.try_get("open")?,
-        None => false,
-    };
+    let open = super::read::has_open_pairs(db, r.run_id).await?;
     Ok(Some(Reported::Stored { counts, open, settled: None }))
 }
 

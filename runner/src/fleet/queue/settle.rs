@@ -15,9 +15,10 @@ use serde_json::Value;
 use tokio_postgres::types::Type;
 use tokio_postgres::{Client, Transaction};
 
-use super::lease::WorkerId;
+use super::lease::{WorkerId, worker_auth};
+use super::read::has_open_pairs;
 use super::report::{PairingCounts, Settled};
-use super::{one, opt, rows};
+use super::{opt, rows};
 use crate::fleet::decide::Judge;
 
 /// Decides run `run` now, in a transaction of its own (see the module's doc).
@@ -30,13 +31,7 @@ pub async fn decide(db: &mut Client, run: i64) -> Result<Settled> {
 
 /// [`decide`] for worker `w`, whose key is checked first.
 pub async fn decide_for(db: &mut Client, w: &WorkerId, run: i64) -> Result<Settled> {
-    rows(
-        &*db,
-        "SELECT fleet_worker_auth($1, $2)",
-        &[(&w.id, Type::INT8), (w.secret(), Type::TEXT)],
-    )
-    .await
-    .context("cannot settle the run")?;
+    worker_auth(db, w).await?;
     decide(db, run).await
 }
 
@@ -104,17 +99,7 @@ pub async fn decide_in(tx: &Transaction<'_>, run: i64) -> Result<Settled> {
         end(tx, run, "decided", &why).await?;
         return Ok(Settled { state: "decided".into(), stops });
     }
-    let open: bool = one(
-        tx,
-        "SELECT (EXISTS (SELECT 1 FROM (SELECT seq FROM pairs WHERE run_id = $1 \
-                   AND state = 'pending' ORDER BY seq LIMIT 1) y) \
-              OR EXISTS (SELECT 1 FROM pairs WHERE run_id = $1 AND state = 'leased')) AS open",
-        &[(&run, Type::INT8)],
-    )
-    .await
-    .context("cannot read the run's open pairs")?
-    .try_get("open")?;
-    if open {
+    if has_open_pairs(tx, run).await? {
         return Ok(Settled { state: "active".into(), stops });
     }
     end(tx, run, "complete", "every pair played").await?;
