@@ -67,9 +67,9 @@ pub enum Command {
     /// Compare engine variants at fixed time (depth reached) or fixed depth (nodes, speed-up,
     /// same move, same value).
     Searchtest(Box<SearchTestArgs>),
-    /// A fleet worker: claims game pairs of submitted runs from the fleet's server (--server) or
-    /// its database (--db), plays them and reports each pair; ends when no run it serves has a
-    /// pair left (--wait: stays for more).
+    /// A fleet worker: claims game pairs of submitted runs from the fleet's server (--server,
+    /// under its key), plays them and reports each pair; ends when no run it serves has a pair
+    /// left (--wait: stays for more).
     Worker(WorkerArgs),
     /// The fleet's PostgreSQL database: `runner db init` creates or migrates its schema.
     Db(DbArgs),
@@ -847,16 +847,13 @@ pub struct ReportArgs {
 /// `runner worker` arguments.
 #[derive(clap::Args, Debug, Clone)]
 pub struct WorkerArgs {
-    /// The fleet's database: a libpq URL or key=value string [default: env RUNNER_DB].
-    #[arg(long, value_name = "URL")]
-    pub db: Option<String>,
     /// The fleet's server (`runner serve --db`), http:// or https://: the worker speaks only
-    /// to it (its key from --key-file) and needs no database URL.
-    #[arg(long, value_name = "URL", conflicts_with = "db")]
+    /// to it, under its key, and needs no database URL [default: env RUNNER_SERVER].
+    #[arg(long, value_name = "URL")]
     pub server: Option<String>,
-    /// With --server: trust only the CA certificates in FILE (PEM), for a private CA
-    /// [default: Mozilla's roots].
-    #[arg(long, value_name = "FILE", requires = "server")]
+    /// Trust only the CA certificates in FILE (PEM), for a private CA [default: Mozilla's
+    /// roots].
+    #[arg(long, value_name = "FILE")]
     pub ca: Option<PathBuf>,
     /// Serve only this run.
     #[arg(long, value_name = "ID")]
@@ -875,7 +872,7 @@ pub struct WorkerArgs {
     #[arg(long, value_name = "DIR")]
     pub log_dir: Option<PathBuf>,
     /// The file holding this worker's key (issued by `runner worker-key add`) [default: env
-    /// RUNNER_WORKER_KEY; none: the database role must be an approver's].
+    /// RUNNER_WORKER_KEY].
     #[arg(long, value_name = "FILE")]
     pub key_file: Option<PathBuf>,
     /// Run submitted engines whose command lies inside DIR (repeatable). Without it, a worker
@@ -889,9 +886,9 @@ pub struct WorkerArgs {
     /// adjudication are served only with them, and refused without.
     #[arg(long, value_name = "PATH[:PATH...]")]
     pub tb: Option<String>,
-    /// Seconds a statement may take before the worker drops its connection and makes a new one
-    /// [default: 20]. Hidden: the tests of a database that stops answering shorten it (and
-    /// lengthen it, to show that a signal does not wait for it).
+    /// Seconds a request to the server may take before the worker drops its connection and
+    /// tries again [default: 20]. Hidden: the tests of a server that stops answering shorten it
+    /// (and lengthen it, to show that a signal does not wait for it).
     #[arg(long, value_name = "SECONDS", value_parser = lease_secs, hide = true)]
     pub statement_timeout: Option<f64>,
     /// A tuning run's iterations this worker's claims hand out beyond those applied [default:

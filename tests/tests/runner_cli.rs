@@ -241,3 +241,36 @@ fn an_undeclared_option_is_an_error_naming_the_closest_declared_one() {
     assert!(err.contains("does not declare option(s) tmid (sent anyway"), "{err}");
     assert_eq!(read_games(&dir.join("out")).len(), 2);
 }
+
+/// A worker speaks only to the fleet's server, under a key: `--db` is gone, and a worker with no
+/// server or no key says so in one line before it connects anywhere.
+#[test]
+fn a_worker_needs_the_server_and_a_key() {
+    let dir = scratch("worker-door");
+    let key = dir.join("w.key");
+    std::fs::write(&key, "fk_0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n")
+        .unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let worker = |args: &[&str]| {
+        let o = std::process::Command::new(e2e::runner_bin())
+            .arg("worker")
+            .args(args)
+            .current_dir(&dir)
+            .env_remove("RUNNER_SERVER")
+            .env_remove("RUNNER_WORKER_KEY")
+            .env_remove("RUNNER_DB")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("runner");
+        assert!(!o.status.success(), "{args:?} succeeded");
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let e = worker(&["--db", "host=/nonexistent dbname=fleet"]);
+    assert!(e.contains("unexpected argument '--db'"), "{e}");
+    let e = worker(&["--server", "http://127.0.0.1:9"]);
+    assert!(e.contains("a worker needs a key: --key-file FILE or RUNNER_WORKER_KEY"), "{e}");
+    let e = worker(&["--key-file", key.to_str().unwrap()]);
+    assert!(e.contains("no fleet server: give --server URL (or set RUNNER_SERVER)"), "{e}");
+    assert_eq!(e.lines().count(), 1, "{e}");
+}

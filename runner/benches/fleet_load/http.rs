@@ -3,7 +3,7 @@
 //! own binary, a process of its own, as production runs it: its own runtime, its pool of
 //! `serve::POOL_SIZE` connections, its limits), and N synthetic worker processes: tokio tasks,
 //! each with its own `WorkerClient` (the worker's HTTP client, its own keep-alive connections)
-//! behind a `Door::Http`, each doing what `runner worker --server URL` does with one slot
+//! each doing what `runner worker --server URL` does with one slot
 //! (`fleet/worker/state.rs`): `GET /version`, register under the worker key, then claim 1 pair,
 //! "play" it for `--play-ms` while the loop renews its lease every 2 s (the worker's beat:
 //! lease / 4 within 0.2-2 s, lease 30 s as `runner worker` has by default), report it (again
@@ -25,7 +25,6 @@ use rand::{RngExt, SeedableRng};
 use runner::fleet::client::WorkerClient;
 use runner::fleet::connect::parse_target;
 use runner::fleet::decide::{RunJudge, judge_config};
-use runner::fleet::door::Door;
 use runner::fleet::link::{STATEMENT_TIMEOUT, is_transient};
 use runner::fleet::queue::{self, Claim, Machine, Reported, WorkerId};
 use runner::fleet::schema;
@@ -136,10 +135,10 @@ async fn once<T>(lat: &mut Lat, kind: Kind, fut: impl Future<Output = Result<T>>
     r
 }
 
-/// `f` until it succeeds or fails for good, as `Door::call` retries it (a passing failure
-/// waits `Door::wait`: backoff, never less than the server's `Retry-After`), each attempt
+/// `f` until it succeeds or fails for good, as `WorkerClient::call` retries it (a passing failure
+/// waits `WorkerClient::wait`: backoff, never less than the server's `Retry-After`), each attempt
 /// timed as `kind`; at most [`ATTEMPTS`].
-async fn retried<T, F, Fut>(door: &Door, lat: &mut Lat, kind: Kind, mut f: F) -> Result<T>
+async fn retried<T, F, Fut>(door: &WorkerClient, lat: &mut Lat, kind: Kind, mut f: F) -> Result<T>
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<T>>,
@@ -159,7 +158,11 @@ where
 
 /// A worker process's start: its client, the server's version, its registration. `None` when
 /// it cannot (the error in `out`).
-async fn start_worker(i: usize, sh: &Shared, out: &mut Out) -> Option<(Arc<Door>, WorkerId)> {
+async fn start_worker(
+    i: usize,
+    sh: &Shared,
+    out: &mut Out,
+) -> Option<(Arc<WorkerClient>, WorkerId)> {
     let client = match WorkerClient::new(&sh.base, None, Some(sh.key.clone()), STATEMENT_TIMEOUT) {
         Ok(c) => c,
         Err(e) => {
@@ -167,8 +170,8 @@ async fn start_worker(i: usize, sh: &Shared, out: &mut Out) -> Option<(Arc<Door>
             return None;
         }
     };
-    let door = Door::Http(client);
-    let Door::Http(client) = &door else { unreachable!() };
+    let door = client;
+    let client = &door;
     if let Err(e) = retried(&door, &mut out.lat, Kind::Version, move || client.version()).await {
         out.base.connect_error = Some(format!("version: {e:#}"));
         return None;
@@ -176,8 +179,7 @@ async fn start_worker(i: usize, sh: &Shared, out: &mut Out) -> Option<(Arc<Door>
     let m = &Machine { host: format!("bench-{i}"), cpu: None, cores: Some(1) };
     let (d, pid) = (&door, i as i32 + 1);
     let registered =
-        retried(&door, &mut out.lat, Kind::Register, move || d.register(None, m, pid, 1, LEASE))
-            .await;
+        retried(&door, &mut out.lat, Kind::Register, move || d.register(m, pid, 1, LEASE)).await;
     match registered {
         Ok(w) => Some((Arc::new(door), w)),
         Err(e) => {
@@ -200,7 +202,7 @@ struct PairOut {
 /// One claimed pair, as `fleet/worker/task.rs` plays it: `play`, then the report (again after
 /// a passing failure), then a settle when the worker's look at the counts says so.
 async fn pair_task(
-    door: Arc<Door>,
+    door: Arc<WorkerClient>,
     wid: WorkerId,
     c: Claim,
     records: [Value; 2],
@@ -302,7 +304,7 @@ async fn worker(
 /// at every beat, as the worker's loop does (the task runs beside the loop).
 #[allow(clippy::too_many_arguments)]
 async fn in_flight(
-    door: &Arc<Door>,
+    door: &Arc<WorkerClient>,
     wid: &WorkerId,
     c: Claim,
     sh: &Shared,
@@ -365,7 +367,7 @@ async fn in_flight(
 /// an idle heartbeat every lease / 4, then a wait of the soonest lease's end within 0.2-2 s
 /// (cut at the deadline).
 async fn idle_poll(
-    door: &Door,
+    door: &WorkerClient,
     wid: &WorkerId,
     skip: &[i64],
     idle_beat: &mut Option<Instant>,

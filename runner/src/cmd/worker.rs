@@ -1,10 +1,10 @@
-//! `runner worker`: serves the fleet's runs from the database (`--db`) or through the fleet's
-//! server (`--server`) until there is no work left (or, with `--wait`, until a signal).
+//! `runner worker`: serves the fleet's runs through the fleet's server (`--server`, under the
+//! worker's key) until there is no work left (or, with `--wait`, until a signal).
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 
 use crate::cli::WorkerArgs;
 use crate::exit::Exit;
@@ -12,11 +12,9 @@ use crate::fleet::artifacts::cache::{Cache, default_dir};
 use crate::fleet::artifacts::fetch_run_artifacts;
 use crate::fleet::boxing::EngineBox;
 use crate::fleet::client::WorkerClient;
-use crate::fleet::connect::{DbTarget, db_url, parse_target};
-use crate::fleet::door::Door;
-use crate::fleet::link::{Link, STATEMENT_TIMEOUT, backoff, connect_patiently, is_transient};
+use crate::fleet::client::people::SERVER_ENV;
+use crate::fleet::link::{STATEMENT_TIMEOUT, backoff, is_transient};
 use crate::fleet::load::{LoadOptions, load_run};
-use crate::fleet::schema;
 use crate::fleet::source::load::{BuildOptions, build_run_engines};
 use crate::fleet::worker::{LoadRun, WorkerOptions, run_worker};
 use crate::play::cancel::{Cancel, cancel_on_signals_after};
@@ -30,7 +28,7 @@ const STOPPING: &str =
 /// The environment variable holding a worker's key when `--key-file` is not given.
 pub const KEY_ENV: &str = "RUNNER_WORKER_KEY";
 
-/// How long a worker waits at start for a database that refuses connections (full, restarting).
+/// How long a worker waits at start for a server that is away (restarting, or its database).
 const START_PATIENCE: Duration = Duration::from_secs(300);
 
 /// `runner worker`. Returns the process exit code.
@@ -40,31 +38,24 @@ pub async fn run(args: &WorkerArgs) -> Result<Exit> {
     // `timeout`, Slurm and systemd signal the worker and its process group: one stop.
     cancel_on_signals_after(cancel.clone(), STOPPING, SIGNAL_GRACE);
     let timeout = args.statement_timeout.map_or(STATEMENT_TIMEOUT, Duration::from_secs_f64);
-    let door = match &args.server {
-        Some(url) => {
-            let client = WorkerClient::new(url, args.ca.as_deref(), key.clone(), timeout)?;
-            tokio::select! {
-                r = patiently(|| client.version()) => { r?; }
-                _ = cancel.cancelled() => return Ok(Exit::Interrupted),
-            }
-            Door::Http(client)
-        }
-        None => {
-            let target = parse_target(&db_url(args.db.as_deref())?)?;
-            tokio::select! {
-                r = schema_ready(&target) => r?,
-                _ = cancel.cancelled() => return Ok(Exit::Interrupted),
-            }
-            Door::Db(Link::with_timeout(target, timeout))
-        }
+    let Some(key) = key else {
+        bail!(
+            "a worker needs a key: --key-file FILE or {KEY_ENV} (an approver issues one with \
+             `runner worker-key add NAME`)"
+        );
     };
+    let url = server_url(args)?;
+    let door = WorkerClient::new(&url, args.ca.as_deref(), Some(key), timeout)?;
+    tokio::select! {
+        r = patiently(|| door.version()) => { r?; }
+        _ = cancel.cancelled() => return Ok(Exit::Interrupted),
+    }
     let link = Arc::new(door);
     let opts = WorkerOptions {
         run: args.run,
         concurrency: args.concurrency.unwrap_or_else(default_concurrency),
         lease: Duration::from_secs_f64(args.lease),
         wait: args.wait,
-        key,
         tune_in_flight: args.tune_in_flight.unwrap_or(crate::fleet::queue::TUNE_IN_FLIGHT),
     };
     let dir = match &args.cache {
@@ -115,41 +106,6 @@ pub async fn run(args: &WorkerArgs) -> Result<Exit> {
 /// Signals within this of the first are the same stop (see `cancel_on_signals_after`).
 const SIGNAL_GRACE: Duration = Duration::from_secs(1);
 
-/// Connects and checks the schema's version, retrying for up to [`START_PATIENCE`] while the
-/// database refuses connections or drops them (a restart: "cannot read the schema version:
-/// connection closed" is a passing fault too).
-async fn schema_ready(target: &DbTarget) -> Result<()> {
-    let client = connect_patiently(target, START_PATIENCE).await?;
-    let mut n = 0;
-    let start = std::time::Instant::now();
-    let mut client = Some(client);
-    loop {
-        let c = match client.take() {
-            Some(c) => c,
-            None => match target.connect().await {
-                Ok(c) => c,
-                Err(e) if is_transient(&e) && start.elapsed() < START_PATIENCE => {
-                    tokio::time::sleep(backoff(n)).await;
-                    n += 1;
-                    continue;
-                }
-                Err(e) => return Err(e),
-            },
-        };
-        match schema::check(&c).await {
-            Ok(()) => return Ok(()),
-            Err(e) if is_transient(&e) && start.elapsed() < START_PATIENCE => {
-                if n == 0 {
-                    errln!("warning: {e:#}; retrying for up to {} s", START_PATIENCE.as_secs());
-                }
-                tokio::time::sleep(backoff(n)).await;
-                n += 1;
-            }
-            Err(e) => return Err(e),
-        }
-    }
-}
-
 /// `f` until it succeeds or fails for good, for up to [`START_PATIENCE`] (a server restarting).
 async fn patiently<T, F, Fut>(mut f: F) -> Result<T>
 where
@@ -195,4 +151,16 @@ fn worker_key(args: &WorkerArgs) -> Result<Option<String>> {
         check_kind(k, true).context(KEY_ENV)?;
     }
     Ok(key)
+}
+
+/// The server's URL: `--server`, else `RUNNER_SERVER`.
+fn server_url(args: &WorkerArgs) -> Result<String> {
+    let env = || std::env::var(SERVER_ENV).ok().map(|s| s.trim().to_string());
+    match args.server.clone().or_else(env).filter(|s| !s.is_empty()) {
+        Some(url) => Ok(url),
+        None => bail!(
+            "no fleet server: give --server URL (or set {SERVER_ENV}); a worker speaks only to \
+             the fleet's server (`runner serve --db URL`), never to its database"
+        ),
+    }
 }

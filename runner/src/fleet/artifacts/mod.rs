@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 
 use self::cache::Cache;
-use super::door::Door;
+use super::client::WorkerClient;
 use super::identity::EngineIdentity;
 use super::link::is_transient;
 use super::queue::{self, WorkerId};
@@ -126,7 +126,7 @@ const CHUNK_ATTEMPTS: u32 = 5;
 /// line saying which artifact could not be had.
 pub fn fetch_run_artifacts(
     rt: &tokio::runtime::Handle,
-    link: &Door,
+    link: &WorkerClient,
     id: &WorkerId,
     run: i64,
     cache: &Cache,

@@ -16,7 +16,7 @@ use super::build::{BuildBox, BuildHow, cached_build};
 use super::submit::BENCH_TIMEOUT;
 use crate::fleet::artifacts::cache::Cache;
 use crate::fleet::boxing::EngineBox;
-use crate::fleet::door::Door;
+use crate::fleet::client::WorkerClient;
 use crate::fleet::identity::BENCH_DEPTH;
 use crate::fleet::queue::builds::EngineLoad;
 use crate::fleet::queue::{RunRow, WorkerId};
@@ -39,7 +39,7 @@ pub struct BuildOptions {
 /// build failed or timed out, the bench differs).
 pub fn build_run_engines(
     rt: &tokio::runtime::Handle,
-    link: &Door,
+    link: &WorkerClient,
     id: &WorkerId,
     row: &RunRow,
     files: &HashMap<String, PathBuf>,

@@ -25,8 +25,8 @@ use std::time::Duration;
 
 use anyhow::{Result, bail};
 
+use super::client::WorkerClient;
 use super::decide::RunJudge;
-use super::door::Door;
 use super::pair::RunSpec;
 use super::queue::{self, RunRow, WorkerId};
 use crate::play::cancel::Cancel;
@@ -45,8 +45,6 @@ pub struct WorkerOptions {
     pub lease: Duration,
     /// Stay for new runs when there is no work.
     pub wait: bool,
-    /// The worker key (None: an administrator's own worker).
-    pub key: Option<String>,
     /// A tuning run's iterations handed out beyond those applied (`queue::TUNE_IN_FLIGHT`).
     pub tune_in_flight: i64,
 }
@@ -79,7 +77,7 @@ pub struct Tally {
 
 /// Runs a worker until its work is done, `cancel` (a signal) stops it, or a lasting fault.
 pub async fn run_worker(
-    link: Arc<Door>,
+    link: Arc<WorkerClient>,
     opts: &WorkerOptions,
     load: LoadRun,
     cancel: Cancel,
@@ -88,12 +86,9 @@ pub async fn run_worker(
     let host = machine.host.clone();
     let pid = std::process::id() as i32;
     let (conc, lease) = (opts.concurrency as i32, opts.lease);
-    let key = opts.key.clone();
-    // A database that is full or restarting at start is waited for, as a running worker waits.
+    // A server (or its database) that is away at start is waited for, as a running worker waits.
     let id = link
-        .call("registering the worker", &cancel, |d| {
-            d.register(key.as_deref(), &machine, pid, conc, lease)
-        })
+        .call("registering the worker", &cancel, |d| d.register(&machine, pid, conc, lease))
         .await?;
     if let Some(run) = opts.run {
         let row = link.call("reading the run", &cancel, |d| d.run(&id, run)).await?;
@@ -123,7 +118,7 @@ pub async fn run_worker(
     result
 }
 
-async fn stop(link: &Door, id: &WorkerId) {
+async fn stop(link: &WorkerClient, id: &WorkerId) {
     let _ = link.parting(|d| d.stopped(id)).await;
 }
 

@@ -13,7 +13,7 @@ use tokio::task::JoinSet;
 
 use super::task::{Done, Ended, pair_task};
 use super::{IDLE_POLL, LoadRun, Served, Tally, WorkerOptions};
-use crate::fleet::door::Door;
+use crate::fleet::client::WorkerClient;
 use crate::fleet::link::{is_transient, sleep_or_cancel};
 use crate::fleet::queue::{Claim, RunRow, Waiting, WorkerId};
 use crate::play::cancel::Cancel;
@@ -39,7 +39,7 @@ enum Idle {
 }
 
 pub(super) struct Worker<'a> {
-    link: Arc<Door>,
+    link: Arc<WorkerClient>,
     id: WorkerId,
     opts: &'a WorkerOptions,
     load: LoadRun,
@@ -73,7 +73,7 @@ pub(super) struct Worker<'a> {
 
 impl<'a> Worker<'a> {
     pub(super) fn new(
-        link: Arc<Door>,
+        link: Arc<WorkerClient>,
         id: WorkerId,
         opts: &'a WorkerOptions,
         load: LoadRun,

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use anyhow::{Result, anyhow};
 
 use super::Served;
-use crate::fleet::door::Door;
+use crate::fleet::client::WorkerClient;
 use crate::fleet::link::is_transient;
 use crate::fleet::pair::{PairEnd, play_pair};
 use crate::fleet::queue::{Claim, PairReport, Reported, Settled, WorkerId};
@@ -48,7 +48,7 @@ pub(super) struct Done {
 
 /// Plays a claimed pair and reports it.
 pub(super) async fn pair_task(
-    link: Arc<Door>,
+    link: Arc<WorkerClient>,
     id: WorkerId,
     s: Arc<Served>,
     c: Claim,
@@ -101,7 +101,7 @@ pub(super) async fn pair_task(
 }
 
 async fn play_and_report(
-    link: &Door,
+    link: &WorkerClient,
     id: &WorkerId,
     s: &Served,
     c: &Claim,
@@ -192,7 +192,7 @@ async fn play_through_pauses(
 /// Checks both games against the rules of chess (replaying their moves) and reports the pair,
 /// again while the database is away; the database's answer.
 async fn report(
-    link: &Door,
+    link: &WorkerClient,
     id: &WorkerId,
     s: &Served,
     c: &Claim,
@@ -223,7 +223,7 @@ async fn report(
 /// decides after a report by itself). The database decides, from every stored pair; this worker
 /// only asks (its lease of the pair has ended: only a signal, `quit`, gives up, leaving the
 /// decision to the next report or an idle worker). Returns [`decision_lines`].
-async fn settle(link: &Door, id: &WorkerId, run: i64, quit: &Cancel) -> String {
+async fn settle(link: &WorkerClient, id: &WorkerId, run: i64, quit: &Cancel) -> String {
     let settled =
         link.call("asking for a decision", quit, |d| d.settle(id, run)).await.unwrap_or_default();
     decision_lines(run, &settled)
@@ -252,7 +252,7 @@ pub(super) fn lost_line(c: &Claim) -> String {
 
 /// A tuning pair's iteration (the database computes and logs it). `None`: the lease is lost.
 async fn iteration_of(
-    link: &Door,
+    link: &WorkerClient,
     id: &WorkerId,
     c: &Claim,
     stop: &Cancel,
