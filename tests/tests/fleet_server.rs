@@ -132,7 +132,11 @@ fn a_worker_verifies_the_server_with_its_ca_and_refuses_one_it_does_not_trust() 
     assert!(!f.ended(&mut w, "defaults", Duration::from_secs(120)).success());
     // With --ca it plays the run.
     let mut w = f.worker("trusting", &["--ca", &ca.to_string_lossy()]);
-    assert!(f.ended(&mut w, "trusting", Duration::from_secs(300)).success(), "{}", f.log("trusting"));
+    assert!(
+        f.ended(&mut w, "trusting", Duration::from_secs(300)).success(),
+        "{}",
+        f.log("trusting")
+    );
     assert_eq!(f.state(run), "complete");
     assert_eq!(f.stored(run), (8, 4));
 }
@@ -176,8 +180,12 @@ fn two_servers_on_one_database_share_the_workers_and_a_restart_loses_nothing() {
     let of = |url: &str, name: &str| {
         f.worker_with(name, WorkerOpts { args: &one, server: Some(url), ..Default::default() })
     };
-    let mut workers =
-        [("w1", of(&url1, "w1")), ("w2", of(&url1, "w2")), ("w3", of(&url2, "w3")), ("w4", of(&url2, "w4"))];
+    let mut workers = [
+        ("w1", of(&url1, "w1")),
+        ("w2", of(&url1, "w2")),
+        ("w3", of(&url2, "w3")),
+        ("w4", of(&url2, "w4")),
+    ];
     let some = || f.stored(run).0 >= 4;
     assert!(wait_until(Duration::from_secs(120), some), "{}", f.log("w1"));
     // The second server's workers wait (SIGSTOP) while the first server restarts, so the run

@@ -465,9 +465,9 @@ fn a_fleet_run_is_listed_counted_live_and_decided() {
         get_ok(port, "/metrics").body.contains(ended)
     });
     let base = format!("http://127.0.0.1:{port}");
-    let seen = browse(&format!("{base}/"), &dir, Some(&dir.join("serve-index.png")));
+    let seen = browse(&format!("{base}/"), dir, Some(&dir.join("serve-index.png")));
     assert!(seen.console.is_empty(), "console: {:?}", seen.console);
-    let seen = browse(&format!("{base}/run/{id}"), &dir, None);
+    let seen = browse(&format!("{base}/run/{id}"), dir, None);
     assert!(seen.console.is_empty(), "console: {:?}", seen.console);
     assert!(html_section(&seen.dom, "verdict").contains("A vs B"), "{}", seen.dom);
 }
@@ -638,11 +638,11 @@ fn the_fleet_list_shows_states_shares_and_refusals_escaped() {
 
     let base = format!("http://127.0.0.1:{port}");
     let shot = dir.join("serve-index.png");
-    let seen = browse(&format!("{base}/"), &dir, Some(&shot));
+    let seen = browse(&format!("{base}/"), dir, Some(&shot));
     assert!(seen.console.is_empty(), "console: {:?}", seen.console);
-    let seen = browse(&format!("{base}/"), &dir, None);
+    let seen = browse(&format!("{base}/"), dir, None);
     assert!(seen.console.is_empty(), "console: {:?}", seen.console);
     assert!(seen.dom.contains("accepted (H1)") && seen.dom.contains(&link(failed)));
-    let seen = browse(&format!("{base}/run/fleet-{failed}"), &dir, None);
+    let seen = browse(&format!("{base}/run/fleet-{failed}"), dir, None);
     assert!(seen.console.is_empty(), "console: {:?}", seen.console);
 }

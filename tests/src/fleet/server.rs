@@ -26,7 +26,13 @@ impl Drop for Server {
 /// `runner serve --db DB --bind BIND --results DIR/no-results EXTRA` (EXTRA's own `--results`
 /// instead when it has one), stderr appended to `dir/LOG.log`; the URL read from its first
 /// line, waited for at most two minutes (a server waits for a database that refuses it).
-pub(super) fn spawn_server(dir: &Path, db: &str, bind: &str, extra: &[String], log: &str) -> Server {
+pub(super) fn spawn_server(
+    dir: &Path,
+    db: &str,
+    bind: &str,
+    extra: &[String],
+    log: &str,
+) -> Server {
     let log_path = dir.join(format!("{log}.log"));
     let err = std::fs::OpenOptions::new().create(true).append(true).open(&log_path).unwrap();
     let mut c = Command::new(runner_bin());
