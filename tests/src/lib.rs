@@ -4,6 +4,7 @@
 
 pub mod cdp;
 pub mod deadline;
+pub mod fleet;
 pub mod pg;
 pub mod python;
 

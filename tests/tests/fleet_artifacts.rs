@@ -1,90 +1,26 @@
-//! Engines delivered through the fleet's database: `runner submit` stores the engine binaries
-//! as artifacts; a worker with an empty cache, no such path and no `--trust` fetches them,
-//! checks them and plays; a changed cache file is fetched again; `runner gc` deletes the
-//! artifacts no run names.
+//! Engines delivered through the fleet's server: `runner submit --server` uploads the engine
+//! binaries, stored as artifacts in the database; a worker of the server with an empty cache,
+//! no such path and no `--trust` fetches them, checks them and plays; a changed cache file is
+//! fetched again; `runner gc` (the operator's, on the database's side) deletes the artifacts
+//! no run names.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::Duration;
+use std::path::Path;
+use std::process::Command;
 
-use e2e::pg::TempPg;
-use e2e::{bad_spec, run_runner, runner_bin, scratch, stderr, wait_exit};
+use e2e::fleet::{Fleet, WorkerOpts};
+use e2e::{bad_spec, stderr};
 
-struct Fleet {
-    pg: TempPg,
-    dir: PathBuf,
+/// Submits a 4-game match of `a` against `b` over `book` through the server: the run's id.
+fn submit(f: &Fleet, a: &str, b: &str, book: &str) -> i64 {
+    f.submit(&e2e::fleet::match_args(a, b, book, "4"))
 }
 
-impl Fleet {
-    fn new(name: &str) -> Fleet {
-        let f = Fleet { pg: TempPg::start(name), dir: scratch(name) };
-        let o = run_runner(&f.dir, &["db", "init", "--db", &f.pg.url()]);
-        assert!(o.status.success(), "db init: {}", stderr(&o));
-        f
-    }
-
-    fn runner(&self, args: &[&str]) -> Output {
-        let url = self.pg.url();
-        let mut full = args.to_vec();
-        full.splice(1..1, ["--db", url.as_str()]);
-        run_runner(&self.dir, &full)
-    }
-
-    fn submit(&self, a: &str, b: &str, book: &str) -> i64 {
-        let args = [
-            "submit",
-            "match",
-            "--engine",
-            a,
-            "--engine",
-            b,
-            "--book",
-            book,
-            "--games",
-            "4",
-            "--seed",
-            "7",
-            "--nodes",
-            "1",
-            "--maxmoves",
-            "40",
-            "--progress",
-            "quiet",
-        ];
-        let o = self.runner(&args);
-        assert!(o.status.success(), "submit: {}", stderr(&o));
-        let out = String::from_utf8_lossy(&o.stdout).into_owned();
-        out.lines()
-            .last()
-            .and_then(|l| l.strip_prefix("run "))
-            .and_then(|id| id.trim().parse().ok())
-            .unwrap_or_else(|| panic!("no `run ID` last line: {out}"))
-    }
-
-    /// A worker for `run` with artifact cache `cache` and no `--trust`: it runs only what the
-    /// database delivers. Returns its log once it ended successfully.
-    fn worker(&self, name: &str, run: i64, cache: &Path) -> String {
-        let log_path = self.dir.join(format!("{name}.log"));
-        let log = std::fs::File::create(&log_path).unwrap();
-        let mut child = Command::new(runner_bin())
-            .args(["worker", "--db", &self.pg.url(), "--run", &run.to_string()])
-            .args(["--concurrency", "2", "--cache", &cache.display().to_string()])
-            .env_remove("RUNNER_WORKER_KEY")
-            .current_dir(&self.dir)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .expect("start a worker");
-        let status = wait_exit(&mut child, "the worker", Duration::from_secs(300));
-        let text = std::fs::read_to_string(&log_path).unwrap_or_default();
-        assert!(status.success(), "{text}");
-        text
-    }
-
-    fn sql(&self, q: &str) -> String {
-        self.pg.psql(q)
-    }
+/// A worker of the server for `run` with artifact cache `cache` and no `--trust`: it runs only
+/// what the server delivers. Returns its log once it ended successfully.
+fn worker(f: &Fleet, name: &str, run: i64, cache: &Path) -> String {
+    let (run, cache) = (run.to_string(), cache.display().to_string());
+    let args = ["--run", &run, "--concurrency", "2", "--cache", &cache];
+    f.worker_done(name, WorkerOpts { args: &args, trust: Some(&[]), ..Default::default() })
 }
 
 fn sha256_of(p: &Path) -> String {
@@ -103,7 +39,7 @@ fn a_worker_with_an_empty_cache_fetches_the_submitted_binary_and_plays() {
     std::fs::copy(e2e::badengine_bin(), &copy).unwrap();
     let sha = sha256_of(&copy);
     let a = format!("name=a,cmd={},arg=good", copy.display());
-    let run = f.submit(&a, &bad_spec("b", "good", None), &book);
+    let run = submit(&f, &a, &bad_spec("b", "good", None), &book);
     std::fs::remove_dir_all(&theirs).unwrap();
     // The same binary twice: one artifact, named by the run, in 1 MiB chunks.
     assert_eq!(f.sql("SELECT count(*) FROM artifacts WHERE sealed"), "1");
@@ -126,7 +62,7 @@ fn a_worker_with_an_empty_cache_fetches_the_submitted_binary_and_plays() {
     assert_eq!(first, size.min(1 << 20).to_string());
 
     let cache = f.dir.join("cache");
-    let log = f.worker("w1", run, &cache);
+    let log = worker(&f, "w1", run, &cache);
     assert!(log.contains(&format!("fetched artifact {}", &sha[..12])), "{log}");
     assert_eq!(f.sql(&format!("SELECT state FROM runs WHERE id = {run}")), "complete", "{log}");
     assert_eq!(f.sql(&format!("SELECT count(*) FROM games WHERE run_id = {run}")), "4");
@@ -138,14 +74,14 @@ fn a_worker_with_an_empty_cache_fetches_the_submitted_binary_and_plays() {
     // A changed cache file is noticed and fetched again; an intact one is not fetched.
     std::fs::write(&cached, b"#!/bin/sh\nexit 1\n").unwrap();
     let b = bad_spec("b", "good", None);
-    let run2 = f.submit(&bad_spec("a", "good", None), &b, &book);
-    let log = f.worker("w2", run2, &cache);
+    let run2 = submit(&f, &bad_spec("a", "good", None), &b, &book);
+    let log = worker(&f, "w2", run2, &cache);
     assert!(log.contains("holds another file"), "{log}");
     assert!(log.contains("fetched artifact"), "{log}");
     assert_eq!(sha256_of(&cached), sha);
     assert_eq!(f.sql(&format!("SELECT state FROM runs WHERE id = {run2}")), "complete", "{log}");
-    let run3 = f.submit(&bad_spec("a", "good", None), &b, &book);
-    let log = f.worker("w3", run3, &cache);
+    let run3 = submit(&f, &bad_spec("a", "good", None), &b, &book);
+    let log = worker(&f, "w3", run3, &cache);
     assert!(!log.contains("fetched artifact"), "{log}");
     assert_eq!(f.sql(&format!("SELECT state FROM runs WHERE id = {run3}")), "complete", "{log}");
 
@@ -162,11 +98,11 @@ fn a_worker_with_an_empty_cache_fetches_the_submitted_binary_and_plays() {
     }
 
     // gc keeps what a run names, and deletes the rest.
-    let o = f.runner(&["gc", "--min-age", "0"]);
+    let o = f.operator(&["gc", "--min-age", "0"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(String::from_utf8_lossy(&o.stdout).contains("0 artifact(s) deleted"));
     f.sql("DELETE FROM runs");
-    let o = f.runner(&["gc", "--min-age", "0"]);
+    let o = f.operator(&["gc", "--min-age", "0"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(out.contains(&sha) && out.contains("1 artifact(s) deleted"), "{out}");

@@ -1,139 +1,86 @@
-//! Workers that an engine cannot rob: the engines and builds of an approved run start in a box
-//! (`runner::play::sandbox`). A hostile engine (a shell script wrapping the bundled engine)
-//! and a hostile build script look for the worker's secrets (its environment through
-//! `/proc/$PPID/environ`, its key file, their own environment), try to write what they found
-//! outside their folder, to send it to a port on 127.0.0.1 and to print it: they find
-//! nothing, write and send nothing, and the games are played. Stockfish's `Debug Log File`
-//! pointing at a worker's file leaves it untouched. `runner status RUN` and `runner approve
-//! RUN` show a stored `/bin/sh -c '...'` in full; `runner approve` asks, and refuses a standard
-//! input that is not a terminal without `--yes`.
+//! Workers of the fleet's server that an engine cannot rob: the engines and builds of an approved
+//! run start in a box (`runner::play::sandbox`). A hostile engine (a shell script wrapping the
+//! bundled engine) and a hostile build script look for the worker's secrets (its environment
+//! through `/proc/$PPID/environ`, its key file, their own environment), try to write what they
+//! found outside their folder, to send it to a port on 127.0.0.1 and to print it: they find
+//! nothing, write and send nothing, and the games are played. Stockfish's `Debug Log File` pointing
+//! at a worker's file leaves it untouched. `runner status RUN` and `runner approve RUN` show a
+//! stored `/bin/sh -c '...'` in full; `runner approve` asks, and refuses a standard input that is
+//! not a terminal without `--yes`.
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::Duration;
+use std::process::Command;
 
-use e2e::pg::TempPg;
-use e2e::{run_runner, runner_bin, scratch, stderr, wait_exit};
+use e2e::fleet::{Fleet, WorkerOpts, match_args};
+use e2e::stderr;
 
 /// Values of the worker's that no engine or build may see.
 const ENV_SECRET: &str = "sekrit-env-3141";
 const PG_SECRET: &str = "sekrit-pgpassword-2718";
 
-struct Fleet {
-    pg: TempPg,
-    dir: PathBuf,
+/// A fleet and its book (the fleet's methods through `Deref`).
+struct Boxed {
+    f: Fleet,
     book: String,
 }
 
-impl Fleet {
-    fn new(name: &str) -> Fleet {
-        let dir = scratch(name);
-        let book = e2e::write_book(&dir, 4);
-        let f = Fleet { pg: TempPg::start(name), dir, book };
-        let o = run_runner(&f.dir, &["db", "init", "--db", &f.pg.url()]);
-        assert!(o.status.success(), "db init: {}", stderr(&o));
-        f
+impl Boxed {
+    fn new(name: &str) -> Boxed {
+        let f = Fleet::new(name);
+        let book = e2e::write_book(&f.dir, 4);
+        Boxed { f, book }
     }
 
-    fn runner(&self, args: &[&str]) -> Output {
-        let url = self.pg.url();
-        let mut full = args.to_vec();
-        // `--db` after the (sub)subcommand: `worker-key add --db URL NAME`.
-        let at = if args.first() == Some(&"worker-key") { 2 } else { 1 };
-        full.splice(at..at, ["--db", url.as_str()]);
-        run_runner(&self.dir, &full)
-    }
-
-    /// Submits a 4-game match at 1 node a move; returns the run's id.
+    /// Submits a 4-game match at 1 node a move through the server (as `ops`, an approver);
+    /// returns the run's id.
     fn submit(&self, a: &str, b: &str) -> i64 {
-        let args = [
-            "submit",
-            "match",
-            "--engine",
-            a,
-            "--engine",
-            b,
-            "--book",
-            &self.book,
-            "--games",
-            "4",
-            "--seed",
-            "7",
-            "--nodes",
-            "1",
-            "--maxmoves",
-            "40",
-            "--progress",
-            "quiet",
-        ];
-        let o = self.runner(&args);
-        assert!(o.status.success(), "submit: {}", stderr(&o));
-        let out = String::from_utf8_lossy(&o.stdout).into_owned();
-        out.lines()
-            .last()
-            .and_then(|l| l.strip_prefix("run "))
-            .and_then(|id| id.trim().parse().ok())
-            .unwrap_or_else(|| panic!("no `run ID` last line: {out}"))
+        self.f.submit(&match_args(a, b, &self.book, "4"))
     }
 
-    /// The key `runner worker-key add NAME` prints, written to a file of the worker's.
+    /// A worker key issued through the server: the key and its file.
     fn key_file(&self, name: &str) -> (String, PathBuf) {
-        let o = self.runner(&["worker-key", "add", name]);
-        assert!(o.status.success(), "worker-key add: {}", stderr(&o));
-        let key = String::from_utf8_lossy(&o.stdout).trim().to_string();
-        assert!(!key.is_empty() && !key.contains(char::is_whitespace), "{key:?}");
-        let p = self.dir.join(format!("{name}.key"));
-        std::fs::write(&p, format!("{key}\n")).unwrap();
-        (key, p)
+        let p = self.f.worker_key(name);
+        (e2e::read_text(&p).trim().to_string(), p)
     }
 
-    /// A worker for `run` with the key in `key_file`, secrets in its environment, its cache
-    /// and engine logs in the scratch folder. Returns its log once it ended successfully.
+    /// A worker of the server for `run` with the key in `key_file` (the fixture's when none),
+    /// no `--trust`, secrets in its environment, its cache and engine logs in the scratch
+    /// folder. Returns its log once it ended successfully.
     fn worker(&self, run: i64, key_file: Option<&Path>) -> String {
         let (status, text) = self.worker_ended(run, key_file);
         assert!(status.success(), "{text}");
         text
     }
 
-    /// [`Fleet::worker`], however it ended: its exit status and log.
+    /// [`Boxed::worker`], however it ended: its exit status and log.
     fn worker_ended(
         &self,
         run: i64,
         key_file: Option<&Path>,
     ) -> (std::process::ExitStatus, String) {
-        let log_path = self.dir.join(format!("worker-{run}.log"));
-        let log = std::fs::File::create(&log_path).unwrap();
-        let mut cmd = Command::new(runner_bin());
-        cmd.args(["worker", "--db", &self.pg.url(), "--run", &run.to_string()])
-            .args(["--concurrency", "2", "--cache"])
-            .arg(self.dir.join("cache"))
-            .arg("--log-dir")
-            .arg(self.dir.join("logs"))
-            // The hostile scripts start the bundled engine, which a checkout in a home or under
-            // /tmp would have inside a folder the box hides.
-            .arg("--box-show")
-            .arg(e2e::engine_bin());
-        if let Some(k) = key_file {
-            cmd.arg("--key-file").arg(k);
-        }
-        let mut child = cmd
-            .env_remove("RUNNER_WORKER_KEY")
-            .env("MPC_BOX_TEST_SECRET", ENV_SECRET)
-            .env("PGPASSWORD", PG_SECRET)
-            .current_dir(&self.dir)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .expect("start a worker");
-        let status = wait_exit(&mut child, "the worker", Duration::from_secs(300));
-        let text = std::fs::read_to_string(&log_path).unwrap_or_default();
-        (status, text)
-    }
-
-    fn sql(&self, q: &str) -> String {
-        self.pg.psql(q)
+        let dir = &self.f.dir;
+        let (cache, logs) = (dir.join("cache"), dir.join("logs"));
+        let (cache, logs) = (cache.display().to_string(), logs.display().to_string());
+        let engine = e2e::engine_bin().display().to_string();
+        let run_s = run.to_string();
+        let args = [
+            "--run",
+            &run_s,
+            "--concurrency",
+            "2",
+            "--cache",
+            &cache,
+            "--log-dir",
+            &logs,
+            // The hostile scripts start the bundled engine, which a checkout in a home or
+            // under /tmp would have inside a folder the box hides.
+            "--box-show",
+            &engine,
+        ];
+        let env = [("MPC_BOX_TEST_SECRET", ENV_SECRET), ("PGPASSWORD", PG_SECRET)];
+        let o = WorkerOpts { args: &args, env: &env, key_file, trust: Some(&[]), server: None };
+        self.f.worker_run(&format!("worker-{run}"), o)
     }
 
     /// Every file's text under `dir`.
@@ -142,7 +89,7 @@ impl Fleet {
         for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
             let p = e.path();
             if p.is_dir() {
-                out.push_str(&Fleet::text_under(&p));
+                out.push_str(&Boxed::text_under(&p));
             } else if let Ok(b) = std::fs::read(&p) {
                 out.push_str(&String::from_utf8_lossy(&b));
             }
@@ -150,12 +97,19 @@ impl Fleet {
         out
     }
 
-    /// The run pulled into a folder, every file's text.
+    /// The run pulled into a folder through the server, every file's text.
     fn pulled(&self, run: i64) -> String {
-        let out = self.dir.join(format!("pulled-{run}"));
-        let o = self.runner(&["pull", &run.to_string(), "--out", &out.display().to_string()]);
-        assert!(o.status.success(), "pull: {}", stderr(&o));
-        Fleet::text_under(&out)
+        let out = self.f.dir.join(format!("pulled-{run}"));
+        self.f.pull(run, &out);
+        Boxed::text_under(&out)
+    }
+}
+
+impl std::ops::Deref for Boxed {
+    type Target = Fleet;
+
+    fn deref(&self) -> &Fleet {
+        &self.f
     }
 }
 
@@ -210,7 +164,7 @@ fn listener() -> (TcpListener, u16) {
 
 #[test]
 fn a_hostile_approved_engine_finds_nothing_writes_nothing_sends_nothing_and_plays() {
-    let f = Fleet::new("fleet-box-engine");
+    let f = Boxed::new("fleet-box-engine");
     let (key, key_file) = f.key_file("box1");
     let (l, port) = listener();
     let outside = f.dir.join("stolen-by-engine");
@@ -236,7 +190,7 @@ fn a_hostile_approved_engine_finds_nothing_writes_nothing_sends_nothing_and_play
     assert!(log.contains("engines and builds run in a box"), "{log}");
     assert_eq!(f.sql(&format!("SELECT state FROM runs WHERE id = {run}")), "complete", "{log}");
     assert_eq!(f.sql(&format!("SELECT count(*) FROM games WHERE run_id = {run}")), "4");
-    let logs = Fleet::text_under(&f.dir.join("logs"));
+    let logs = Boxed::text_under(&f.dir.join("logs"));
     assert!(logs.contains("engine ran: "), "the engine's stderr: {logs}");
     let pulled = f.pulled(run);
     assert_nothing_left("the engine", &format!("{logs}\n{log}\n{pulled}"), &key, &outside, &l);
@@ -245,7 +199,7 @@ fn a_hostile_approved_engine_finds_nothing_writes_nothing_sends_nothing_and_play
 
 #[test]
 fn a_hostile_build_script_finds_nothing_writes_nothing_sends_nothing() {
-    let f = Fleet::new("fleet-box-build");
+    let f = Boxed::new("fleet-box-build");
     let (key, key_file) = f.key_file("box2");
     let (l, port) = listener();
     let outside = f.dir.join("stolen-by-build");
@@ -294,7 +248,7 @@ fn a_hostile_build_script_finds_nothing_writes_nothing_sends_nothing() {
 fn stockfish_plays_in_the_box_and_its_debug_log_file_leaves_a_workers_file_untouched() {
     let sf = Path::new("/usr/games/stockfish");
     assert!(sf.is_file(), "this test needs Debian's stockfish (apt-get install stockfish)");
-    let f = Fleet::new("fleet-box-stockfish");
+    let f = Boxed::new("fleet-box-stockfish");
     let victim = f.dir.join("victim.txt");
     let a = format!("name=stockfish,option.Debug Log File={}", victim.display());
     let b = format!("name=plain,cmd={}", e2e::engine_bin().display());
@@ -327,37 +281,30 @@ fn stockfish_plays_in_the_box_and_its_debug_log_file_leaves_a_workers_file_untou
 
 #[test]
 fn status_and_approve_show_a_stored_shell_command_in_full_and_approve_asks() {
-    let f = Fleet::new("fleet-box-approve");
+    let f = Boxed::new("fleet-box-approve");
     let engine = e2e::engine_bin();
     let text = format!("exec {} \"$@\" # every word of this is shown", engine.display());
     let a = format!("name=shell,cmd=/bin/sh,arg=-c,arg={text},option.Hash=8");
     let b = format!("name=plain,cmd={}", engine.display());
-    let run = f.submit(&a, &b);
+    // A run of a submitter who is not an approver: it waits.
+    let sub = f.user("sub", false);
+    let (run, _) = f.submit_as(&sub, &match_args(&a, &b, &f.book, "4"));
+    assert_eq!(f.sql(&format!("SELECT state FROM runs WHERE id = {run}")), "pending");
     let quoted = format!("command: /bin/sh -c '{text}'");
-    let o = f.runner(&["status", &run.to_string()]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let out = f.said("status", &[&run.to_string()]);
     assert!(out.contains(&quoted), "{out}");
     assert!(out.contains("Hash = 8"), "{out}");
     let sh = std::fs::canonicalize("/bin/sh").unwrap();
     let size = std::fs::metadata(&sh).unwrap().len();
     assert!(out.contains(&format!("{size} bytes")), "the stored /bin/sh's size: {out}");
-    // As a run of a submitter who is not an approver: it waits.
-    f.sql(&format!("UPDATE runs SET state = 'pending', approved_by = NULL WHERE id = {run}"));
-    let o = Command::new(runner_bin())
-        .args(["approve", "--db", &f.pg.url(), &run.to_string()])
-        .current_dir(&f.dir)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    // An approver's approval from standard input that is not a terminal, without --yes.
+    let o = f.person("approve", &[&run.to_string()]);
     assert!(!o.status.success());
     let out = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(out.contains(&quoted), "{out}");
     assert!(stderr(&o).contains("--yes"), "{}", stderr(&o));
     assert_eq!(f.sql(&format!("SELECT state FROM runs WHERE id = {run}")), "pending");
-    let o = f.runner(&["approve", &run.to_string(), "--yes"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let out = f.said("approve", &[&run.to_string(), "--yes"]);
     assert!(out.contains(&quoted) && out.contains("approved"), "{out}");
     assert_eq!(f.sql(&format!("SELECT state FROM runs WHERE id = {run}")), "active");
 }

@@ -1,111 +1,37 @@
-//! Engines delivered from source at a commit: `runner submit --engine
-//! name=dev,src=REPO,rev=REV,build=...,bin=...` archives the commit into the database and
-//! benches a build of it; a worker with an empty cache builds it, checks the bench and plays;
+//! Engines delivered from source at a commit: `runner submit --server URL --engine
+//! name=dev,src=REPO,rev=REV,build=...,bin=...` archives the commit, uploads it through the
+//! fleet's server into the database and benches a build of it; a worker of the server with an
+//! empty cache builds it, checks the bench and plays;
 //! a second run of the same source takes the build from the cache; a build that fails and a
 //! bench that differs are refused (recorded, shown in `runner status`), while another run is
 //! still served. The "source" is a small git repository made here: its build (a shell script)
 //! makes a wrapper of the test engine whose bench prints Stockfish's form.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::Duration;
+use std::process::Command;
 
-use e2e::pg::TempPg;
-use e2e::{bad_spec, run_runner, runner_bin, scratch, stderr, wait_exit};
+use e2e::fleet::{Fleet, WorkerOpts, match_args};
+use e2e::{bad_spec, stderr};
 
-struct Fleet {
-    pg: TempPg,
-    dir: PathBuf,
-    book: String,
+/// Submits a 4-game match of `a` against `b` through the server; returns the run's id and
+/// submit's stderr.
+fn submit(f: &Fleet, book: &str, a: &str, b: &str) -> (i64, String) {
+    f.submit_as(&f.token_file, &match_args(a, b, book, "4"))
 }
 
-impl Fleet {
-    fn new(name: &str) -> Fleet {
-        let dir = scratch(name);
-        let book = e2e::write_book(&dir, 4);
-        let f = Fleet { pg: TempPg::start(name), dir, book };
-        let o = run_runner(&f.dir, &["db", "init", "--db", &f.pg.url()]);
-        assert!(o.status.success(), "db init: {}", stderr(&o));
-        f
+/// A worker of the server (for `run`, or every run) with artifact cache `cache` and no
+/// `--trust`: it runs only what the server delivers. Returns its log once it ended
+/// successfully.
+fn worker(f: &Fleet, name: &str, run: Option<i64>, cache: &Path) -> String {
+    let (cache, bad) = (cache.display().to_string(), e2e::badengine_bin().display().to_string());
+    let run = run.map(|r| r.to_string());
+    // The built script starts the test engine, which a checkout in a home or under /tmp would
+    // have inside a folder the box hides.
+    let mut args = vec!["--concurrency", "2", "--cache", &cache, "--box-show", &bad];
+    if let Some(r) = &run {
+        args.extend(["--run", r.as_str()]);
     }
-
-    fn runner(&self, args: &[&str]) -> Output {
-        let url = self.pg.url();
-        let mut full = args.to_vec();
-        full.splice(1..1, ["--db", url.as_str()]);
-        run_runner(&self.dir, &full)
-    }
-
-    /// Submits a 4-game match of `a` against `b`; returns the run's id and submit's stderr.
-    fn submit(&self, a: &str, b: &str) -> (i64, String) {
-        let args = [
-            "submit",
-            "match",
-            "--engine",
-            a,
-            "--engine",
-            b,
-            "--book",
-            &self.book,
-            "--games",
-            "4",
-            "--seed",
-            "7",
-            "--nodes",
-            "1",
-            "--maxmoves",
-            "40",
-            "--progress",
-            "quiet",
-        ];
-        let o = self.runner(&args);
-        assert!(o.status.success(), "submit: {}", stderr(&o));
-        let out = String::from_utf8_lossy(&o.stdout).into_owned();
-        let id = out
-            .lines()
-            .last()
-            .and_then(|l| l.strip_prefix("run "))
-            .and_then(|id| id.trim().parse().ok())
-            .unwrap_or_else(|| panic!("no `run ID` last line: {out}"));
-        (id, stderr(&o))
-    }
-
-    /// A worker (for `run`, or every run) with artifact cache `cache` and no `--trust`: it runs
-    /// only what the database delivers. Returns its log once it ended successfully.
-    fn worker(&self, name: &str, run: Option<i64>, cache: &Path) -> String {
-        let log_path = self.dir.join(format!("{name}.log"));
-        let log = std::fs::File::create(&log_path).unwrap();
-        let mut cmd = Command::new(runner_bin());
-        cmd.args(["worker", "--db", &self.pg.url(), "--concurrency", "2"]);
-        if let Some(r) = run {
-            cmd.args(["--run", &r.to_string()]);
-        }
-        let mut child = cmd
-            .args(["--cache", &cache.display().to_string()])
-            // The built script starts the test engine, which a checkout in a home or under
-            // /tmp would have inside a folder the box hides.
-            .arg("--box-show")
-            .arg(e2e::badengine_bin())
-            .env_remove("RUNNER_WORKER_KEY")
-            .current_dir(&self.dir)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .expect("start a worker");
-        let status = wait_exit(&mut child, "the worker", Duration::from_secs(300));
-        let text = std::fs::read_to_string(&log_path).unwrap_or_default();
-        assert!(status.success(), "{text}");
-        text
-    }
-
-    fn sql(&self, q: &str) -> String {
-        self.pg.psql(q)
-    }
-
-    fn state(&self, run: i64) -> String {
-        self.sql(&format!("SELECT state FROM runs WHERE id = {run}"))
-    }
+    f.worker_done(name, WorkerOpts { args: &args, trust: Some(&[]), ..Default::default() })
 }
 
 fn git(dir: &Path, args: &[&str]) -> String {
@@ -149,11 +75,12 @@ fn source_repo(dir: &Path) -> PathBuf {
 #[test]
 fn a_worker_with_an_empty_cache_builds_the_submitted_commit_checks_its_bench_and_plays() {
     let f = Fleet::new("fleet-source");
+    let book = e2e::write_book(&f.dir, 4);
     let repo = source_repo(&f.dir);
     let v1 = git(&repo, &["rev-parse", "v1"]);
     let b = bad_spec("b", "good", None);
     let dev = format!("name=dev,src={},rev=v1,build=sh build.sh,bin=out/eng", repo.display());
-    let (run1, said) = f.submit(&dev, &b);
+    let (run1, said) = submit(&f, &book, &dev, &b);
     assert!(said.contains(&format!("engine dev: commit {}", &v1[..12])), "{said}");
     assert!(said.contains("bench 4242 nodes"), "{said}");
     // The submission names the commit, the build and the node count; the archive is an
@@ -174,14 +101,14 @@ fn a_worker_with_an_empty_cache_builds_the_submitted_commit_checks_its_bench_and
 
     // A revision that is not there is refused before anything is stored.
     let nope = format!("name=dev,src={},rev=nope,build=sh build.sh,bin=out/eng", repo.display());
-    let o = f.runner(&["submit", "match", "--engine", &nope, "--engine", &b, "--book", &f.book]);
+    let o = f.person("submit", &["match", "--engine", &nope, "--engine", &b, "--book", &book]);
     let e = stderr(&o);
     assert!(!o.status.success() && e.contains("no commit \"nope\""), "{e}");
     assert_eq!(f.sql("SELECT count(*) FROM runs"), "1");
 
     // A worker with an empty cache builds it and plays the run to its end.
     let cache = f.dir.join("cache");
-    let log = f.worker("w1", Some(run1), &cache);
+    let log = worker(&f, "w1", Some(run1), &cache);
     assert!(log.contains(&format!("built engine dev (commit {})", &v1[..12])), "{log}");
     assert_eq!(f.state(run1), "complete", "{log}");
     assert_eq!(f.sql(&format!("SELECT count(*) FROM games WHERE run_id = {run1}")), "4");
@@ -197,9 +124,9 @@ fn a_worker_with_an_empty_cache_builds_the_submitted_commit_checks_its_bench_and
     // The same commit again, named by a git URL: the same archive, the build from the cache.
     let url =
         format!("name=dev,src=file://{},rev=v1,build=sh build.sh,bin=out/eng", repo.display());
-    let (run2, _) = f.submit(&url, &b);
+    let (run2, _) = submit(&f, &book, &url, &b);
     assert_eq!(f.sql("SELECT count(*) FROM artifacts WHERE kind = 'source'"), "1");
-    let log = f.worker("w2", Some(run2), &cache);
+    let log = worker(&f, "w2", Some(run2), &cache);
     assert!(log.contains("build taken from the cache") && !log.contains("built engine"), "{log}");
     assert_eq!(f.state(run2), "complete", "{log}");
     assert_eq!(
@@ -211,13 +138,13 @@ fn a_worker_with_an_empty_cache_builds_the_submitted_commit_checks_its_bench_and
     // so not built at submission): refused with the reason; another run is still served.
     let fails =
         format!("name=dev,src={},rev=v1,build=sh fail.sh,bin=out/eng,bench=4242", repo.display());
-    let (run3, said) = f.submit(&fails, &b);
+    let (run3, said) = submit(&f, &book, &fails, &b);
     assert!(said.contains("not built here"), "{said}");
     let differs =
         format!("name=dev,src={},rev=v1,build=sh build.sh,bin=out/eng,bench=1111", repo.display());
-    let (run4, _) = f.submit(&differs, &b);
-    let (run5, _) = f.submit(&bad_spec("a", "good", None), &b);
-    let log = f.worker("w3", None, &cache);
+    let (run4, _) = submit(&f, &book, &differs, &b);
+    let (run5, _) = submit(&f, &book, &bad_spec("a", "good", None), &b);
+    let log = worker(&f, "w3", None, &cache);
     assert_eq!(f.state(run5), "complete", "{log}");
     let reason = |run: i64| f.sql(&format!("SELECT reason FROM refusals WHERE run_id = {run}"));
     let why3 = reason(run3);
@@ -256,17 +183,12 @@ fn assert_one_build_cached(cache: &Path) {
 /// Shown: the refusals and the failed build of `refused` and the build of `built` (commit
 /// `v1`) in status, the bench speed in workers.
 fn assert_status_shows_builds_and_refusals(f: &Fleet, built: i64, refused: i64, v1: &str) {
-    let o = f.runner(&["status", &refused.to_string()]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    let text = f.said("status", &[&refused.to_string()]);
     assert!(text.contains("refused by 1 worker(s)") && text.contains("boom"), "{text}");
     assert!(text.contains("builds:") && text.contains("build FAILED"), "{text}");
-    let o = f.runner(&["status", &built.to_string()]);
-    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    let text = f.said("status", &[&built.to_string()]);
     assert!(text.contains(&format!("dev at {}: built in", &v1[..12])), "{text}");
     assert!(text.contains("bench 0.10 Mnps"), "{text}");
-    let o = f.runner(&["workers", "--all"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    let text = f.said("workers", &["--all"]);
     assert!(text.contains("dev 99 knps"), "{text}");
 }

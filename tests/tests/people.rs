@@ -6,58 +6,12 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use e2e::pg::TempPg;
+use e2e::fleet::Fleet;
 use e2e::*;
-
-/// A `runner serve` process, killed when dropped.
-struct Server {
-    child: Child,
-    port: u16,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn serve(dir: &Path, name: &str, args: &[&str]) -> Server {
-    use std::io::BufRead;
-    let err = dir.join(format!("{name}.err"));
-    let mut child = Command::new(runner_bin())
-        .current_dir(dir)
-        .arg("serve")
-        .args(["--bind", "127.0.0.1:0", "--results", "results"])
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(std::fs::File::create(&err).expect("serve stderr"))
-        .spawn()
-        .expect("starting runner serve");
-    let out = child.stdout.take().expect("stdout");
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        let _ = std::io::BufReader::new(out).read_line(&mut line);
-        let _ = tx.send(line);
-    });
-    let line = rx.recv_timeout(Duration::from_secs(60)).unwrap_or_default();
-    let port = line
-        .strip_prefix("serving http://127.0.0.1:")
-        .and_then(|r| r.split('/').next())
-        .and_then(|p| p.parse().ok());
-    let Some(port) = port else {
-        let _ = child.kill();
-        let _ = child.wait();
-        panic!("runner serve did not say where it listens: {line:?}; {}", read_text(&err));
-    };
-    Server { child, port }
-}
 
 /// A response: status, header block (lower-cased names and values) and body.
 #[derive(Debug)]
@@ -145,15 +99,23 @@ fn enc(s: &str) -> String {
         .collect()
 }
 
-/// A fleet database with its roles, users alice and bob (submitters) and carol (approver),
-/// and two of alice's runs.
+/// A fleet (`e2e::fleet::Fleet`: its database, its approver `ops` and its server) with users
+/// alice and bob (submitters) and carol (approver), their tokens, a book and an empty
+/// `results/`. The fleet's methods and fields through `Deref`.
 struct Fixture {
-    dir: PathBuf,
-    pg: TempPg,
+    fleet: Fleet,
     book: String,
     alice: String,
     bob: String,
     carol: String,
+}
+
+impl std::ops::Deref for Fixture {
+    type Target = Fleet;
+
+    fn deref(&self) -> &Fleet {
+        &self.fleet
+    }
 }
 
 fn runner_ok(dir: &Path, args: &[&str]) -> String {
@@ -162,15 +124,10 @@ fn runner_ok(dir: &Path, args: &[&str]) -> String {
     stdout(&o)
 }
 
-/// `runner user add NAME --db URL [--approver]`: the token on the last line.
-fn user_add(dir: &Path, url: &str, name: &str, approver: bool) -> String {
-    let mut args = vec!["user", "add", name, "--db", url];
-    if approver {
-        args.push("--approver");
-    }
-    let out = runner_ok(dir, &args);
-    let token = out.lines().last().unwrap_or_default().to_string();
-    assert!(token.starts_with("rt_") && token.len() == 67, "the token alone last: {out}");
+/// `runner user add NAME --db URL [--approver]` (the operator's): the token on the last line.
+fn user_add(fleet: &Fleet, name: &str, approver: bool) -> String {
+    let token = read_text(&fleet.user(name, approver)).trim().to_string();
+    assert!(token.starts_with("rt_") && token.len() == 67, "the token alone last: {token}");
     token
 }
 
@@ -190,39 +147,28 @@ fn user_passwd(dir: &Path, url: &str, name: &str, password: &str) {
 }
 
 fn fixture(name: &str) -> Fixture {
-    let dir = scratch(name);
-    std::fs::create_dir_all(dir.join("results")).unwrap();
-    let book = write_book(&dir, 4);
-    let pg = TempPg::start(name);
-    runner_ok(&dir, &["db", "init", "--db", &pg.url()]);
-    let roles = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/fleet-worker-role.sql");
-    pg.psql_file(&roles).unwrap_or_else(|e| panic!("docs/fleet-worker-role.sql: {e}"));
-    let url = pg.url();
-    let alice = user_add(&dir, &url, "alice", false);
-    let bob = user_add(&dir, &url, "bob", false);
-    let carol = user_add(&dir, &url, "carol", true);
-    Fixture { dir, pg, book, alice, bob, carol }
+    let fleet = Fleet::new(name);
+    std::fs::create_dir_all(fleet.dir.join("results")).unwrap();
+    let book = write_book(&fleet.dir, 4);
+    let alice = user_add(&fleet, "alice", false);
+    let bob = user_add(&fleet, "bob", false);
+    let carol = user_add(&fleet, "carol", true);
+    Fixture { fleet, book, alice, bob, carol }
 }
 
 impl Fixture {
-    /// A match run submitted as database role `role` (the fleet's owner: active at once).
-    fn submit_as(&self, url: &str) -> i64 {
+    /// A match run submitted through the server by the user of `token_file` (the fleet's
+    /// approver `ops`: active at once).
+    fn submit_by(&self, token_file: &Path) -> i64 {
         let (a, b) = (bad_spec("A", "good", None), bad_spec("B", "good", None));
-        let mut args = vec!["submit", "--db", url];
-        let more = ["--book", self.book.as_str(), "--nodes", "1", "--games", "4"];
-        args.extend(match_args(&a, &b, "unused", &more));
-        args.truncate(args.len() - 4); // no --progress / --out for a submission
-        let out = runner_ok(&self.dir, &args);
-        out.lines()
-            .last()
-            .and_then(|l| l.strip_prefix("run "))
-            .and_then(|n| n.trim().parse().ok())
-            .unwrap_or_else(|| panic!("no `run ID` line: {out}"))
+        let mut args = vec!["match", "--engine", &a, "--engine", &b, "--book", &self.book];
+        args.extend(["--nodes", "1", "--games", "4"]);
+        self.fleet.submit_as(token_file, &args).0
     }
 
     /// A run of `owner` in `state` (submitted by the fleet's owner, then set so).
     fn run_of(&self, owner: &str, state: &str) -> i64 {
-        let run = self.submit_as(&self.pg.url());
+        let run = self.submit_by(&self.token_file);
         self.pg.psql(&format!(
             "UPDATE runs SET owner = '{owner}', state = '{state}', approved_by = NULL, \
              finished_at = CASE WHEN '{state}' IN ('pending', 'active') THEN NULL ELSE now() END \
@@ -268,8 +214,7 @@ fn the_people_api_refuses_what_the_rights_table_refuses() {
     let f = fixture("people-api");
     let pending = f.run_of("alice", "pending");
     let ended = f.run_of("alice", "cancelled");
-    let server = serve(&f.dir, "serve", &["--db", &f.pg.url()]);
-    let api = Api { f: &f, port: server.port, pending, ended };
+    let api = Api { f: &f, port: f.port(), pending, ended };
     let before = f.row(pending);
     anonymous_and_unknown_tokens_change_nothing(&api);
     another_owner_changes_nothing(&api, &before);
@@ -334,7 +279,7 @@ fn a_submitter_approves_nothing_and_issues_no_key(api: &Api, before: &str) {
     assert_eq!(api_get(port, "/api/v1/worker-keys", &f.alice).status, 403);
     assert_eq!(api_get(port, "/api/v1/audit", &f.alice).status, 403);
     assert_eq!(f.row(pending), before);
-    assert_eq!(f.pg.psql("SELECT count(*) FROM worker_keys"), "0");
+    assert_eq!(f.pg.psql("SELECT count(*) FROM worker_keys WHERE name <> 'box'"), "0");
 }
 
 /// Bodies are typed and bounded: out of range, unknown fields, markup or control characters in
@@ -355,7 +300,7 @@ fn bodies_are_typed_and_bounded(api: &Api) {
     let big = format!(r#"{{"name":"{}"}}"#, "k".repeat(20_000));
     let r = api.post("/api/v1/worker-keys", carol, &big);
     assert!((400..500).contains(&r.status), "oversized body: {}", r.status);
-    assert_eq!(f.pg.psql("SELECT count(*) FROM worker_keys"), "0");
+    assert_eq!(f.pg.psql("SELECT count(*) FROM worker_keys WHERE name <> 'box'"), "0");
 }
 
 /// What the owner may do, she does: lower her priority. The approver approves, issues a key
@@ -453,11 +398,12 @@ fn forms_need_a_session_and_its_token_logins_are_limited_and_private_needs_a_log
     f.pg.psql(&format!(
         "INSERT INTO worker_keys (name) VALUES ('<b>k</b>');
          INSERT INTO workers (host, pid, concurrency, lease_secs, key_id)
-           SELECT 'h', 1, 1, 60, id FROM worker_keys;
+           SELECT 'h', 1, 1, 60, id FROM worker_keys WHERE name = '<b>k</b>';
          INSERT INTO tallies (run_id, pairing, worker_id) SELECT {evil}, 0, id FROM workers;
          INSERT INTO audit (actor, action, detail) VALUES ('operator', 'user-add', '<script>x()</script>');"
     ));
-    let server = serve(&f.dir, "serve", &["--db", &url, "--trusted-proxy", "127.0.0.1"]);
+    let extra = ["--results", "results", "--trusted-proxy", "127.0.0.1"];
+    let server = f.server_on(&url, &extra, "serve");
     let port = server.port;
     let run_path = format!("/run/fleet-{pending}");
 
@@ -580,7 +526,7 @@ fn logins_are_limited_per_client_address(port: u16) {
 fn private_needs_a_login(f: &Fixture, run_path: &str, pending: i64) {
     let url = f.pg.url();
     // --private: reading needs a login too.
-    let private = serve(&f.dir, "private", &["--db", &url, "--private"]);
+    let private = f.server_on(&url, &["--results", "results", "--private"], "private");
     let p = private.port;
     for path in ["/", "/workers", run_path, "/metrics"] {
         let r = request(p, "GET", path, &[], "");
@@ -603,13 +549,12 @@ fn an_approver_logs_in_and_approves_a_pending_run_in_chromium() {
     let _w = watchdog("people-chromium", Duration::from_secs(900));
     let f = fixture("people-chromium");
     let url = f.pg.url();
-    // Alice submits as her own database role (a submitter): the run waits for approval.
-    f.pg.psql("CREATE ROLE alice LOGIN IN ROLE fleet_submitter");
-    let run = f.submit_as(&f.pg.url_as("alice"));
+    // Alice, a submitter, submits through the server with her token: the run waits for
+    // approval.
+    let run = f.submit_by(&f.dir.join("alice.token"));
     assert_eq!(f.state(run), "pending");
     user_passwd(&f.dir, &url, "carol", "carol's pw");
-    let server = serve(&f.dir, "serve", &["--db", &url]);
-    let base = format!("http://127.0.0.1:{}", server.port);
+    let base = f.url.clone();
 
     let mut b = cdp::Browser::launch(&f.dir);
     b.open(&format!("{base}/login"));
@@ -695,15 +640,14 @@ fn the_commands_speak_to_the_server_with_a_users_token() {
     let _w = watchdog("people-cli", Duration::from_secs(900));
     let f = fixture("people-cli");
     let run = f.run_of("alice", "pending");
-    let server = serve(&f.dir, "serve", &["--db", &f.pg.url()]);
-    let cli = Cli { f: &f, url: format!("http://127.0.0.1:{}", server.port) };
+    let cli = Cli { f: &f, url: f.url.clone() };
     let (alice, bob) =
         (cli.token_file("alice", &f.alice, 0o600), cli.token_file("bob", &f.bob, 0o644));
     let carol = cli.token_file("carol", &f.carol, 0o600);
     let id = run.to_string();
     reading_needs_no_token(&cli, run, &bob);
     changes_follow_the_rights(&cli, run, &alice, &bob, &carol);
-    worker_keys_and_the_kinds_of_secret(&cli, server.port, &alice, &carol);
+    worker_keys_and_the_kinds_of_secret(&cli, f.port(), &alice, &carol);
 
     // Neither a server nor a database: one line naming both ways.
     let o = Command::new(runner_bin())
@@ -849,8 +793,7 @@ const ABC: &str = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f2001
 fn runs_and_their_engines_are_submitted_through_the_server() {
     let _w = watchdog("people-submit", Duration::from_secs(900));
     let f = fixture("people-submit");
-    let server = serve(&f.dir, "serve", &["--db", &f.pg.url()]);
-    let (port, url) = (server.port, format!("http://127.0.0.1:{}", server.port));
+    let (port, url) = (f.port(), f.url.clone());
     let cli = Cli { f: &f, url: url.clone() };
     let (alice, bob) =
         (cli.token_file("alice", &f.alice, 0o600), cli.token_file("bob", &f.bob, 0o600));

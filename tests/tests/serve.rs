@@ -1,6 +1,6 @@
 //! `runner serve` end to end: a real server process on a free localhost port, over run folders
-//! made by real short matches (and, with PostgreSQL, over a fleet database with a worker
-//! playing), read through plain HTTP/1.0 requests, its event stream, and headless Chromium.
+//! made by real short matches (and, with PostgreSQL, over a fleet database with a worker of the
+//! fleet's server playing), read through plain HTTP/1.0 requests, its event stream, and headless Chromium.
 //! A screenshot of the list is kept in each test's scratch folder (serve-index.png).
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -10,6 +10,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use e2e::fleet::{Fleet, Server as FleetServer};
 use e2e::*;
 
 /// A `runner serve` process, killed when dropped.
@@ -155,31 +156,30 @@ fn bench(name: &str) -> Bench {
     Bench { dir, results, book }
 }
 
-/// A fresh fleet database (schema and roles) in its own cluster.
-fn fleet_db(name: &str, dir: &Path) -> e2e::pg::TempPg {
-    let pg = e2e::pg::TempPg::start(name);
-    let o = run_runner(dir, &["db", "init", "--db", &pg.url()]);
-    assert!(o.status.success(), "db init: {}", stderr(&o));
+/// A fleet (`e2e::fleet::Fleet`: its database, an approver and its own server) whose database
+/// has the roles of docs/fleet-worker-role.sql, with an empty `results/` and a four-opening
+/// book in its folder.
+fn fleet_with_roles(name: &str) -> (Fleet, String) {
+    let f = Fleet::new(name);
     let roles = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/fleet-worker-role.sql");
-    pg.psql_file(&roles).unwrap_or_else(|e| panic!("docs/fleet-worker-role.sql: {e}"));
-    pg
+    f.pg.psql_file(&roles).unwrap_or_else(|e| panic!("docs/fleet-worker-role.sql: {e}"));
+    std::fs::create_dir_all(f.dir.join("results")).unwrap();
+    let book = write_book(&f.dir, 4);
+    (f, book)
 }
 
-/// `runner submit` of a match of `a` against `b` (extra arguments after the book); the run's id.
-fn submit(dir: &Path, url: &str, a: &str, b: &str, book: &str, extra: &[&str]) -> i64 {
-    let mut args = vec!["submit", "--db", url];
-    let mut more = vec!["--book", book];
-    more.extend_from_slice(extra);
-    args.extend(match_args(a, b, "unused", &more));
-    args.truncate(args.len() - 4); // no --progress / --out for a submission
-    let o = run_runner(dir, &args);
-    assert!(o.status.success(), "submit: {}", stderr(&o));
-    stdout(&o)
-        .lines()
-        .last()
-        .and_then(|l| l.strip_prefix("run "))
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no `run ID` line: {}", stdout(&o)))
+/// A server of `f`'s pages reading the database as fleet_reader (read-only), listing the
+/// folder's `results/` too.
+fn reader(f: &Fleet) -> FleetServer {
+    f.server_on(&f.pg.url_as("fleet_reader"), &["--results", "results"], "reader")
+}
+
+/// `runner submit` (through the fleet's server, as its approver) of a match of `a` against `b`
+/// (extra arguments after the book); the run's id.
+fn submit(f: &Fleet, a: &str, b: &str, book: &str, extra: &[&str]) -> i64 {
+    let mut args = vec!["match", "--engine", a, "--engine", b, "--book", book];
+    args.extend_from_slice(extra);
+    f.submit(&args)
 }
 
 fn strict_policy(r: &Reply) {
@@ -404,32 +404,21 @@ fn markup_in_names_options_and_tags_is_escaped() {
 #[test]
 fn a_fleet_run_is_listed_counted_live_and_decided() {
     let _w = watchdog("serve-fleet", Duration::from_secs(900));
-    let Bench { dir, book, .. } = bench("serve-fleet");
-    let pg = fleet_db("serve-fleet", &dir);
+    let (f, book) = fleet_with_roles("serve-fleet");
+    let dir = &f.dir;
     let (a, b) = (bad_spec("A", "good", None), bad_spec("B", "good", None));
-    let url = pg.url();
-    let run = submit(&dir, &url, &a, &b, &book, &["--nodes", "1", "--games", "8", "--seed", "7"]);
+    let run = submit(&f, &a, &b, &book, &["--nodes", "1", "--games", "8", "--seed", "7"]);
     let id = format!("fleet-{run}");
 
-    // The server reads as fleet_reader: read-only.
-    let reader = pg.url_as("fleet_reader");
-    let server = serve(&dir, &["--db", &reader, "--results", "results"]);
+    // The pages come from a second server, reading as fleet_reader: read-only. The worker
+    // plays through the fleet's own server.
+    let server = reader(&f);
     let port = server.port;
     let index = get_ok(port, "/");
     assert!(index.body.contains(&format!("href=\"/run/{id}\"")), "{}", index.body);
     assert_eq!(api_run(port, &id)["games"], 0);
 
-    let trust = badengine_bin().parent().unwrap().display().to_string();
-    let here = dir.display().to_string();
-    let mut worker = Command::new(runner_bin())
-        .args(["worker", "--db", &url, "--trust", &trust, "--trust", &here, "--concurrency", "1"])
-        .env_remove("RUNNER_WORKER_KEY")
-        .current_dir(&dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(dir.join("worker.log")).unwrap())
-        .spawn()
-        .expect("start a worker");
+    let mut worker = f.worker("worker", &["--concurrency", "1"]);
     wait_for("a pair reported", Duration::from_secs(180), || {
         api_run(port, &id)["games"].as_u64().unwrap_or(0) >= 2
     });
@@ -456,7 +445,8 @@ fn a_fleet_run_is_listed_counted_live_and_decided() {
     assert!(counts.len() >= 2 && counts.windows(2).all(|w| w[0] <= w[1]), "{counts:?} {seen:?}");
     assert!(counts.first() < counts.last(), "{counts:?} {seen:?}");
     assert_eq!(counts.last(), Some(&8), "{seen:?}");
-    assert!(e2e::wait_exit(&mut worker, "the worker", Duration::from_secs(120)).success());
+    let ended = f.ended(&mut worker, "worker", Duration::from_secs(120));
+    assert!(ended.success(), "{}", f.log("worker"));
     let last = api_run(port, &id);
     assert_eq!(last["state"], "ended", "{last}");
     assert!(last["state_note"].as_str().unwrap_or("").contains("complete"), "{last}");
@@ -475,9 +465,9 @@ fn a_fleet_run_is_listed_counted_live_and_decided() {
         get_ok(port, "/metrics").body.contains(ended)
     });
     let base = format!("http://127.0.0.1:{port}");
-    let seen = browse(&format!("{base}/"), &dir, Some(&dir.join("serve-index.png")));
+    let seen = browse(&format!("{base}/"), dir, Some(&dir.join("serve-index.png")));
     assert!(seen.console.is_empty(), "console: {:?}", seen.console);
-    let seen = browse(&format!("{base}/run/{id}"), &dir, None);
+    let seen = browse(&format!("{base}/run/{id}"), dir, None);
     assert!(seen.console.is_empty(), "console: {:?}", seen.console);
     assert!(html_section(&seen.dom, "verdict").contains("A vs B"), "{}", seen.dom);
 }
@@ -562,9 +552,8 @@ fn a_local_run_s_games_are_paged_and_only_its_own_files_served() {
 #[test]
 fn the_fleet_list_shows_states_shares_and_refusals_escaped() {
     let _w = watchdog("serve-fleet-list", Duration::from_secs(900));
-    let Bench { dir, book, .. } = bench("serve-fleet-list");
-    let pg = fleet_db("serve-fleet-list", &dir);
-    let url = pg.url();
+    let (f, book) = fleet_with_roles("serve-fleet-list");
+    let dir = &f.dir;
     let evil_a =
         format!("name=<b>A</b>,cmd={},arg=good,option.Note=<i>x</i>", badengine_bin().display());
     let b = bad_spec("B", "good", None);
@@ -573,12 +562,12 @@ fn the_fleet_list_shows_states_shares_and_refusals_escaped() {
     let plain = ["--nodes", "1", "--games", "8", "--allow-unknown-options"];
     let sprt =
         ["--nodes", "1", "--games", "200", "--sprt", "elo0=0,elo1=10", "--allow-unknown-options"];
-    let pending = submit(&dir, &url, &evil_a, &b, &book, &plain);
-    let alice = submit(&dir, &url, &c, &b, &book, &sprt);
-    let bob = submit(&dir, &url, &c, &b, &book, &plain);
-    let passed = submit(&dir, &url, &evil_a, &b, &book, &sprt);
-    let failed = submit(&dir, &url, &c, &b, &book, &plain);
-    pg.psql(&format!(
+    let pending = submit(&f, &evil_a, &b, &book, &plain);
+    let alice = submit(&f, &c, &b, &book, &sprt);
+    let bob = submit(&f, &c, &b, &book, &plain);
+    let passed = submit(&f, &evil_a, &b, &book, &sprt);
+    let failed = submit(&f, &c, &b, &book, &plain);
+    f.sql(&format!(
         "UPDATE runs SET state = 'pending', approved_by = NULL, owner = '<i>eve</i>' WHERE id = {pending};
          UPDATE runs SET owner = 'alice', priority = 1, throughput = 100 WHERE id = {alice};
          UPDATE runs SET owner = 'bob', priority = 1, throughput = 300 WHERE id = {bob};
@@ -588,12 +577,13 @@ fn the_fleet_list_shows_states_shares_and_refusals_escaped() {
            stop_reason = 'A vs B: SPRT accepted H1' WHERE id = {passed};
          INSERT INTO worker_keys (name) VALUES ('<s>box</s>');
          INSERT INTO refusals (run_id, key_id, reason)
-           SELECT {failed}, id, 'engine <script>x()</script> not found' FROM worker_keys;
+           SELECT {failed}, id, 'engine <script>x()</script> not found' FROM worker_keys
+           WHERE name = '<s>box</s>';
          UPDATE runs SET state = 'failed', owner = 'bob', finished_at = now(),
            stop_reason = 'every worker refused' WHERE id = {failed};"
     ));
 
-    let server = serve(&dir, &["--db", &pg.url_as("fleet_reader"), "--results", "results"]);
+    let server = reader(&f);
     let port = server.port;
     let index = get_ok(port, "/").body;
     for panel in ["Pending approval (1)", "Running (2)", "Finished (2)"] {
@@ -648,11 +638,11 @@ fn the_fleet_list_shows_states_shares_and_refusals_escaped() {
 
     let base = format!("http://127.0.0.1:{port}");
     let shot = dir.join("serve-index.png");
-    let seen = browse(&format!("{base}/"), &dir, Some(&shot));
+    let seen = browse(&format!("{base}/"), dir, Some(&shot));
     assert!(seen.console.is_empty(), "console: {:?}", seen.console);
-    let seen = browse(&format!("{base}/"), &dir, None);
+    let seen = browse(&format!("{base}/"), dir, None);
     assert!(seen.console.is_empty(), "console: {:?}", seen.console);
     assert!(seen.dom.contains("accepted (H1)") && seen.dom.contains(&link(failed)));
-    let seen = browse(&format!("{base}/run/fleet-{failed}"), &dir, None);
+    let seen = browse(&format!("{base}/run/fleet-{failed}"), dir, None);
     assert!(seen.console.is_empty(), "console: {:?}", seen.console);
 }

@@ -1,35 +1,25 @@
 //! The list's latency with 1,000 fleet runs: a benchmark, not a test (ignored by default, and
-//! it asserts nothing of its figures). A throwaway PostgreSQL on a Unix socket is filled with
-//! 1,000 runs (one submitted by `runner submit`, 999 copies of it in every state, a few dozen
-//! active, as runner/benches/serve_fill.sql does), `runner serve` reads it as fleet_reader, and
-//! four clients read `/` over and over for ten seconds, each on a new connection; it prints how
+//! it asserts nothing of its figures). A throwaway PostgreSQL on a Unix socket
+//! (`e2e::fleet::Fleet`) is filled with 1,000 runs (one submitted by `runner submit` through the
+//! fleet's server, which is then stopped, and 999 copies of it in every state, a few dozen
+//! active, as runner/benches/serve_fill.sql does), a second `runner serve` reads it as
+//! fleet_reader, and four clients read `/` over and over for ten seconds, each on a new connection; it prints how
 //! many requests, their p50, p99 and max, and the machine's load.
 //!
 //!   cargo test -p e2e --test serve_list_bench -- --ignored --nocapture
 //!
 //! The figures are in docs/measurements/serve-load.md.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use e2e::fleet::Fleet;
 use e2e::*;
 
 const CLIENTS: usize = 4;
 const SPELL: Duration = Duration::from_secs(10);
-
-/// A `runner serve` process, killed when dropped.
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 /// The time of a `GET path` over HTTP/1.0 on a new connection, the status and the reply.
 fn timed_get(port: u16, path: &str) -> (Duration, u16, String) {
@@ -79,60 +69,25 @@ fn fill(pg: &e2e::pg::TempPg, big: i64) {
     ));
 }
 
-/// `runner serve` over `db` with no local runs; its port.
-fn serve(dir: &Path, db: &str) -> (Server, u16) {
-    std::fs::create_dir_all(dir.join("results")).unwrap();
-    let mut child = Command::new(runner_bin())
-        .current_dir(dir)
-        .args(["serve", "--bind", "127.0.0.1:0", "--db", db, "--results", "results"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(std::fs::File::create(dir.join("serve.err")).expect("serve.err"))
-        .spawn()
-        .expect("starting runner serve");
-    let out = child.stdout.take().expect("stdout");
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        let _ = BufReader::new(out).read_line(&mut line);
-        let _ = tx.send(line);
-    });
-    let line = rx.recv_timeout(Duration::from_secs(60)).unwrap_or_default();
-    let server = Server(child);
-    let port = line
-        .strip_prefix("serving http://127.0.0.1:")
-        .and_then(|r| r.split('/').next())
-        .and_then(|p| p.parse().ok())
-        .unwrap_or_else(|| panic!("runner serve did not say where it listens: {line:?}"));
-    (server, port)
-}
-
 #[test]
 #[ignore = "a benchmark: cargo test -p e2e --test serve_list_bench -- --ignored --nocapture"]
 fn the_list_of_1000_fleet_runs_read_by_4_clients() {
-    let dir = scratch("serve-list-bench");
-    let pg = e2e::pg::TempPg::start("serve-list-bench");
-    let o = run_runner(&dir, &["db", "init", "--db", &pg.url()]);
-    assert!(o.status.success(), "db init: {}", stderr(&o));
+    let mut f = Fleet::new("serve-list-bench");
     let roles = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/fleet-worker-role.sql");
-    pg.psql_file(&roles).unwrap_or_else(|e| panic!("docs/fleet-worker-role.sql: {e}"));
+    f.pg.psql_file(&roles).unwrap_or_else(|e| panic!("docs/fleet-worker-role.sql: {e}"));
     let engine = format!("cmd={}", engine_bin().display());
     let (a, b) = (format!("name=A,{engine}"), format!("name=B,{engine}"));
-    let url = pg.url();
-    let mut args = vec!["submit", "--db", &url, "match", "--engine", &a, "--engine", &b];
+    let mut args = vec!["match", "--engine", &a, "--engine", &b];
     args.extend(["--nodes", "1000", "--games", "100000", "--sprt", "elo0=0,elo1=5"]);
-    let o = run_runner(&dir, &args);
-    assert!(o.status.success(), "submit: {}", stderr(&o));
-    let big: i64 = stdout(&o)
-        .lines()
-        .last()
-        .and_then(|l| l.strip_prefix("run "))
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no `run ID` line: {}", stdout(&o)));
-    fill(&pg, big);
-    assert_eq!(pg.psql("SELECT count(*) FROM runs"), "1000");
+    let big = f.submit(&args);
+    // The fleet's own server is not measured: stopped, so that it reads nothing meanwhile.
+    f.kill_server();
+    fill(&f.pg, big);
+    assert_eq!(f.sql("SELECT count(*) FROM runs"), "1000");
 
-    let (_server, port) = serve(&dir, &pg.url_as("fleet_reader"));
+    std::fs::create_dir_all(f.dir.join("results")).unwrap();
+    let server = f.server_on(&f.pg.url_as("fleet_reader"), &["--results", "results"], "reader");
+    let port = server.port;
     // The first request may wait for the first list (made as the server starts).
     let (first, status, page) = timed_get(port, "/");
     assert_eq!(status, 200);
