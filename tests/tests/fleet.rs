@@ -431,8 +431,8 @@ fn a_submitted_shell_command_is_refused_by_a_worker_that_does_not_trust_its_fold
     assert_eq!((f.count("games", run), f.pairs_in("pending", run)), (0, 2));
 }
 
-/// A worker of the server whose environment holds the fleet's database URL, libpq's settings
-/// and its own key: none of it reaches an engine.
+/// A worker of the server whose environment holds the fleet's database URL, libpq's settings,
+/// its own key and a person's API token: none of it reaches an engine.
 #[test]
 fn an_engine_never_sees_the_workers_database_secrets_or_its_key() {
     let f = Fleet::new("fleet-env");
@@ -462,6 +462,7 @@ fn an_engine_never_sees_the_workers_database_secrets_or_its_key() {
         ("PGPASSWORD", "hunter2-secret"),
         ("PGUSER", "fleet-secret-user"),
         ("RUNNER_WORKER_KEY", key.as_str()),
+        ("RUNNER_TOKEN", "rt_person-token-secret"),
     ];
     let args = ["--concurrency", "1", "--no-box"];
     let mut w = f.worker_with("w", WorkerOpts { args: &args, env: &env, ..Default::default() });
@@ -473,7 +474,15 @@ fn an_engine_never_sees_the_workers_database_secrets_or_its_key() {
     for p in files {
         let env = std::fs::read_to_string(&p).unwrap();
         assert!(env.contains("PATH="), "not an environment dump: {env}");
-        let secrets = ["RUNNER_DB=", "PGPASSWORD=", "hunter2-secret", &url, "RUNNER_WORKER_KEY="];
+        let secrets = [
+            "RUNNER_DB=",
+            "PGPASSWORD=",
+            "hunter2-secret",
+            &url,
+            "RUNNER_WORKER_KEY=",
+            "RUNNER_TOKEN=",
+            "person-token-secret",
+        ];
         for secret in secrets.into_iter().chain([key.as_str()]) {
             assert!(!env.contains(secret), "{secret} reached the engine:\n{env}");
         }
@@ -860,9 +869,7 @@ fn a_full_database_behind_the_server_makes_a_starting_worker_wait_for_a_slot() {
     });
     assert!(w.try_wait().unwrap().is_none(), "the worker exited: {}", f.log("w"));
 
-    // The other sessions end: the worker registers and plays the runs. (All of them: with one
-    // slot, the server's one connection is shared by every call, and a call that finds it busy
-    // is answered 503; a 503 to a worker reading a run's artifacts makes it refuse the run.)
+    // The other sessions end: the worker registers and plays the runs.
     drop(hogs);
     assert!(f.ended(&mut w, "w", Duration::from_secs(300)).success(), "{}", f.log("w"));
     let log = f.log("w");

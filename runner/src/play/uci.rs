@@ -23,11 +23,13 @@ use crate::play::sandbox::{Inside, Sandbox};
 use crate::play::uci_info::{InfoSummary, parse_info, parse_pv};
 use crate::play::uci_lines::{self, LineRead, MAX_LINE};
 
-/// Variables never passed to an engine: the fleet's database URL and worker key, and libpq's
-/// password and connection settings (an engine has no business with the database).
-pub const SECRET_ENV: [&str; 8] = [
+/// Variables never passed to an engine: the fleet's database URL, a worker's key, a person's
+/// API token, and libpq's password and connection settings (an engine has no business with the
+/// fleet).
+pub const SECRET_ENV: [&str; 9] = [
     "RUNNER_DB",
     "RUNNER_WORKER_KEY",
+    "RUNNER_TOKEN",
     "PGPASSWORD",
     "PGPASSFILE",
     "PGUSER",

@@ -118,8 +118,32 @@ pub async fn upload_file(
     door.seal(sha).await
 }
 
-/// Attempts of one chunk's read on a database that fails passingly.
-const CHUNK_ATTEMPTS: u32 = 5;
+/// Attempts of one request (the run's list of artifacts, one chunk) to a server that fails
+/// passingly (busy: 503; restarting): 40 to 60 s of the worker's waits in all, after which the
+/// run is refused on this worker.
+const ATTEMPTS: u32 = 8;
+
+/// `f` on the runtime `rt`, again after a passing failure, [`ATTEMPTS`] times at most, with the
+/// worker's waits between (never shorter than the server's `Retry-After`).
+fn attempts<T, Fut>(
+    rt: &tokio::runtime::Handle,
+    link: &WorkerClient,
+    mut f: impl FnMut() -> Fut,
+) -> Result<T>
+where
+    Fut: std::future::Future<Output = Result<T>>,
+{
+    let mut tries = 0;
+    loop {
+        match rt.block_on(f()) {
+            Err(e) if is_transient(&e) && tries + 1 < ATTEMPTS => {
+                tries += 1;
+                std::thread::sleep(link.wait(tries, &e));
+            }
+            r => return r,
+        }
+    }
+}
 
 /// The files of run `run`'s artifacts on this worker, by hash: each taken from the cache, or
 /// fetched into it. Called off the async loop (it blocks on the runtime `rt`). `Err` is one
@@ -131,26 +155,15 @@ pub fn fetch_run_artifacts(
     run: i64,
     cache: &Cache,
 ) -> Result<HashMap<String, PathBuf>> {
-    let list = rt.block_on(link.artifacts(id, run))?;
+    let list = attempts(rt, link, || link.artifacts(id, run))?;
     let mut out = HashMap::new();
     // Binaries, and the source archives of engines built from source (`source::load`).
     for a in list {
         let (size, chunks) = (u64::try_from(a.size)?, u32::try_from(a.chunks)?);
         let started = std::time::Instant::now();
-        let (path, fetched) = cache.get(&a.sha, size, chunks, |n| {
-            let mut tries = 0;
-            loop {
-                let sha = a.sha.as_str();
-                let r = rt.block_on(link.chunk(id, sha, n as i32));
-                match r {
-                    Err(e) if is_transient(&e) && tries + 1 < CHUNK_ATTEMPTS => {
-                        tries += 1;
-                        std::thread::sleep(link.wait(tries, &e));
-                    }
-                    r => return r,
-                }
-            }
-        })?;
+        let sha = a.sha.as_str();
+        let (path, fetched) = cache
+            .get(sha, size, chunks, |n| attempts(rt, link, || link.chunk(id, sha, n as i32)))?;
         if fetched {
             errln!(
                 "fetched artifact {} ({} bytes) into {} in {:.2} s",
