@@ -200,8 +200,44 @@ pub async fn claim_from(
     Ok(out)
 }
 
+/// A worker's call whose id, secret or key does not hold: an unknown worker, a wrong secret, a
+/// revoked key or a stopped worker (the server answers it 401).
+#[derive(Debug)]
+pub struct NotAuthorized(pub i64);
+
+impl std::fmt::Display for NotAuthorized {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "worker {}: not registered with a valid key (revoked, stopped, or a wrong secret)",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for NotAuthorized {}
+
+/// The heartbeat, one statement: the worker checked (its secret's SHA-256, its key not revoked,
+/// itself not stopped), noted alive, and its leases of the given tokens renewed, on active runs
+/// only; `known` false when the check failed (then nothing was written).
+const HEARTBEAT: &str = "\
+WITH me AS (
+    SELECT w.id FROM workers w JOIN worker_keys k ON k.id = w.key_id
+     WHERE w.id = $1 AND w.secret_hash = encode(sha256(convert_to($2, 'UTF8')), 'hex')
+       AND k.revoked_at IS NULL AND w.stopped_at IS NULL),
+beat AS (
+    UPDATE workers SET heartbeat_at = now() WHERE id IN (SELECT id FROM me) RETURNING 1),
+renewed AS (
+    UPDATE pairs p SET lease_until = now() + make_interval(secs => $4)
+      FROM runs r
+     WHERE EXISTS (SELECT 1 FROM me) AND r.id = p.run_id AND r.state = 'active'
+       AND p.worker_id = $1 AND p.state = 'leased' AND p.token = ANY($3)
+    RETURNING p.token)
+SELECT EXISTS (SELECT 1 FROM me) AS known, ARRAY(SELECT token FROM renewed) AS tokens";
+
 /// Renews the leases of `tokens` held by `w` (and notes the worker alive); returns the tokens
-/// whose lease is still valid. A token missing from the answer lost its lease.
+/// whose lease is still valid. A token missing from the answer lost its lease. `Err`
+/// ([`NotAuthorized`]) when the worker's secret or key does not hold.
 pub async fn heartbeat(
     db: &impl Db,
     w: &WorkerId,
@@ -210,7 +246,7 @@ pub async fn heartbeat(
 ) -> Result<Vec<i64>> {
     let rows = hot(
         db,
-        "SELECT token FROM fleet_heartbeat($1, $2, $3, $4) AS token",
+        HEARTBEAT,
         &[
             (&w.id, Type::INT8),
             (w.secret(), Type::TEXT),
@@ -220,7 +256,13 @@ pub async fn heartbeat(
     )
     .await
     .context("heartbeat")?;
-    Ok(rows.iter().map(|r| r.try_get("token")).collect::<Result<_, _>>()?)
+    let row = rows.first().context("heartbeat: no answer")?;
+    if !row.try_get::<_, bool>("known")? {
+        return Err(NotAuthorized(w.id).into());
+    }
+    let mut alive: Vec<i64> = row.try_get("tokens")?;
+    alive.sort_unstable();
+    Ok(alive)
 }
 
 /// Gives leased pairs back (a worker that stops): pending again, with no token, so any worker

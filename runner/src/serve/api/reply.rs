@@ -15,6 +15,7 @@ use serde::de::DeserializeOwned;
 use crate::fleet::api::{self, Code, ErrorBody, Invalid};
 use crate::fleet::link::is_transient;
 use crate::fleet::queue::WorkerId;
+use crate::fleet::queue::lease::NotAuthorized;
 use crate::serve::App;
 
 /// The longest key or secret taken from a header.
@@ -69,6 +70,9 @@ impl IntoResponse for ApiError {
 /// SQLSTATE class, with its message; anything else is the server's own failure.
 impl From<anyhow::Error> for ApiError {
     fn from(e: anyhow::Error) -> ApiError {
+        if let Some(n) = e.chain().find_map(|c| c.downcast_ref::<NotAuthorized>()) {
+            return ApiError::new(Code::Unauthorized, n.to_string());
+        }
         if is_transient(&e) {
             return ApiError::unavailable(
                 format!("the fleet's database is unavailable ({e:#})"),
