@@ -622,7 +622,7 @@ fn a_submitters_run_waits_for_approval_and_only_its_owner_cancels_it() {
 }
 
 #[test]
-fn a_report_the_database_refuses_is_an_incident_and_three_make_the_worker_refuse_the_run() {
+fn a_report_the_server_refuses_is_an_incident_and_three_make_the_worker_refuse_the_run() {
     let f = Fleet::new("fleet-incident");
     let book = e2e::write_book(&f.dir, 4);
     let (a, b) = (bad_spec("a", "good", None), bad_spec("b", "good", None));
@@ -638,7 +638,7 @@ fn a_report_the_database_refuses_is_an_incident_and_three_make_the_worker_refuse
     assert!(f.ended(&mut w, "w", Duration::from_secs(120)).success(), "{}", f.log("w"));
     let log = f.log("w");
     // Each refusal is said in one line, and the worker went on (the pair was claimed again).
-    let said = lines_with(&log, "the database refused the report");
+    let said = lines_with(&log, "the server refused the report");
     assert_eq!(said.len(), 3, "{log}");
     for l in &said {
         assert!(l.contains(&format!("run {bad} pair 1:")) && l.contains("duplicate key"), "{l}");
@@ -663,7 +663,7 @@ fn a_report_the_database_refuses_is_an_incident_and_three_make_the_worker_refuse
     );
     // The third incident made the worker refuse the run; the run itself stays open to others.
     let refusal = refused_once(&f, "w", bad);
-    assert!(refusal.contains("the database refused 3 of its reports"), "{refusal}");
+    assert!(refusal.contains("the server refused 3 of its reports"), "{refusal}");
     let reason = f.sql(&format!("SELECT reason FROM refusals WHERE run_id = {bad}"));
     assert!(reason.contains("refused 3 of its reports"), "{reason}");
     assert_eq!(f.state(bad), "active");

@@ -5,7 +5,7 @@
 use anyhow::{Result, bail};
 
 use crate::cli::FleetDoorArg;
-use crate::fleet::client::people::{PeopleClient, SERVER_ENV, token};
+use crate::fleet::client::people::{PeopleClient, server_from_env, token};
 use crate::fleet::connect::connect;
 use crate::fleet::schema;
 
@@ -21,7 +21,7 @@ pub async fn open(arg: &FleetDoorArg, changes: bool) -> Result<Via> {
     let server = match (&arg.server, &arg.db) {
         (Some(s), _) => Some(s.clone()),
         (None, Some(_)) => None,
-        (None, None) => std::env::var(SERVER_ENV).ok().filter(|s| !s.trim().is_empty()),
+        (None, None) => server_from_env(),
     };
     match server {
         Some(url) => {

@@ -12,7 +12,7 @@ use crate::fleet::artifacts::cache::{Cache, default_dir};
 use crate::fleet::artifacts::fetch_run_artifacts;
 use crate::fleet::boxing::EngineBox;
 use crate::fleet::client::WorkerClient;
-use crate::fleet::client::people::SERVER_ENV;
+use crate::fleet::client::people::{SERVER_ENV, server_from_env};
 use crate::fleet::link::{STATEMENT_TIMEOUT, backoff, is_transient};
 use crate::fleet::load::{LoadOptions, load_run};
 use crate::fleet::source::load::{BuildOptions, build_run_engines};
@@ -155,8 +155,7 @@ fn worker_key(args: &WorkerArgs) -> Result<Option<String>> {
 
 /// The server's URL: `--server`, else `RUNNER_SERVER`.
 fn server_url(args: &WorkerArgs) -> Result<String> {
-    let env = || std::env::var(SERVER_ENV).ok().map(|s| s.trim().to_string());
-    match args.server.clone().or_else(env).filter(|s| !s.is_empty()) {
+    match args.server.clone().filter(|s| !s.trim().is_empty()).or_else(server_from_env) {
         Some(url) => Ok(url),
         None => bail!(
             "no fleet server: give --server URL (or set {SERVER_ENV}); a worker speaks only to \

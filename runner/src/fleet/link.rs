@@ -27,7 +27,7 @@ pub const STATEMENT_TIMEOUT: Duration = Duration::from_secs(20);
 /// for a server that stopped answering.
 pub const PARTING_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// A statement that did not answer within its deadline.
+/// A request (or statement) that got no answer within its deadline.
 #[derive(Debug)]
 pub struct TimedOut(pub Duration);
 

@@ -12,6 +12,11 @@ use serde_json::Value;
 
 /// The server when no `--server` is given.
 pub const SERVER_ENV: &str = "RUNNER_SERVER";
+
+/// The server `RUNNER_SERVER` names, if it names one (blank: none).
+pub fn server_from_env() -> Option<String> {
+    std::env::var(SERVER_ENV).ok().map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
+}
 /// The user's token when no `--token-file` is given.
 pub const TOKEN_ENV: &str = "RUNNER_TOKEN";
 

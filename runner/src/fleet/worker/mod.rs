@@ -4,11 +4,11 @@
 //!
 //! A worker is one of many, on anybody's machine, and one bad run or one bad answer must not
 //! stop it: a run it cannot play (an engine that does not start or is not trusted here, a
-//! binary of another hash, the fault limit reached) is refused in one line, recorded in the
-//! database with the reason, its pairs given back, and the worker goes on with the other runs;
-//! a report the database refuses for a reason other than a lost lease is recorded as an
-//! incident and the pair given back. Every statement has a deadline ([`super::link`]); a
-//! database that is away is retried with jittered backoff, and a finished pair is kept in
+//! binary of another hash, the fault limit reached) is refused in one line, recorded by the
+//! server with the reason, its pairs given back, and the worker goes on with the other runs;
+//! a report the server refuses for a reason other than a lost lease is recorded as an
+//! incident and the pair given back. Every request has a deadline ([`super::link`]); a
+//! server that is away is retried with jittered backoff, and a finished pair is kept in
 //! memory and reported again until it is stored or refused. Loading a run (hashing and
 //! benching its engines) runs off the loop that renews the leases. Without `--wait` the worker
 //! ends when no run it serves has a pair left (it waits out the leases of workers that may have
@@ -69,7 +69,7 @@ pub struct Tally {
     pub stored: u64,
     pub refused: u64,
     pub stopped: u64,
-    /// Reports the database refused for another reason than a lost lease (recorded).
+    /// Reports the server refused for another reason than a lost lease (recorded).
     pub incidents: u64,
     /// Runs this worker refused.
     pub runs_refused: u64,

@@ -20,7 +20,7 @@ use crate::play::cancel::Cancel;
 use crate::play::pause::PauseWatch;
 use crate::report::warnings::FaultStreaks;
 
-/// Reports of one run the database may refuse for a lasting reason before the worker refuses
+/// Reports of one run the server may refuse for a lasting reason before the worker refuses
 /// the run (a pair that cannot be stored would otherwise be claimed and played again forever).
 const INCIDENT_LIMIT: u32 = 3;
 
@@ -50,13 +50,13 @@ pub(super) struct Worker<'a> {
     loading: HashMap<i64, Vec<Claim>>,
     loads: JoinSet<(i64, Result<Served, String>)>,
     refused: Vec<i64>,
-    /// Served runs with nothing open that this worker asked the database to settle.
+    /// Served runs with nothing open that this worker asked the server to settle.
     settled: HashSet<i64>,
     flying: HashMap<i64, InFlight>,
     tasks: JoinSet<Done>,
     /// Per run: games in a row an engine lost by its own fault on this worker.
     faults: HashMap<i64, FaultStreaks>,
-    /// Per run: reports the database refused for a lasting reason (incidents).
+    /// Per run: reports the server refused for a lasting reason (incidents).
     incidents: HashMap<i64, u32>,
     tally: Tally,
     idle_said: bool,
@@ -127,8 +127,8 @@ impl<'a> Worker<'a> {
             if self.cancel.is_cancelled() || self.fatal.is_some() {
                 return Ok(());
             }
-            // A signal acts at once, even while a statement waits on a database that stopped
-            // answering (the statement's own deadline would come later).
+            // A signal acts at once, even while a request waits on a server that stopped
+            // answering (the request's own deadline would come later).
             let cancel = self.cancel.clone();
             tokio::select! {
                 biased;
@@ -278,7 +278,7 @@ impl<'a> Worker<'a> {
             *n += 1;
             if *n >= INCIDENT_LIMIT {
                 refuse.get_or_insert(format!(
-                    "the database refused {n} of its reports (recorded as incidents)"
+                    "the server refused {n} of its reports (recorded as incidents)"
                 ));
             }
         }
@@ -345,7 +345,7 @@ impl<'a> Worker<'a> {
         match self.link.heartbeat(id, held, lease).await {
             Ok(alive) => {
                 if self.beat_failing {
-                    errln!("heartbeat: the database answers again");
+                    errln!("heartbeat: the server answers again");
                 }
                 self.beat_failing = false;
                 let alive: HashSet<i64> = alive.into_iter().collect();

@@ -1,7 +1,7 @@
-//! One leased pair on a worker: its tuning iteration (computed by the database), its two games,
+//! One leased pair on a worker: its tuning iteration (computed by the server), its two games,
 //! each record checked against the rules by replaying its moves, the report (again and again
-//! while the database is away), and, when the counts it returns say a decision may be due or
-//! nothing is left open, the database asked to decide.
+//! while the server is away), and the decision the server took after it, if any (an older
+//! server that took none is asked for one when the counts say it may be due).
 
 use std::sync::Arc;
 
@@ -23,11 +23,11 @@ use crate::tune::spsa::Iteration;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Ended {
     Stored,
-    /// The database refused the report (lease lost, run or pairing stopped): nothing written.
+    /// The server refused the report (lease lost, run or pairing stopped): nothing written.
     Refused,
     /// Stopped before its report (lease lost, run stopped, worker stopping).
     Stopped,
-    /// The database refused the report for another reason: recorded, the pair given back.
+    /// The server refused the report for another reason: recorded, the pair given back.
     Incident,
     /// The run cannot be played here (an engine does not start): the worker refuses it.
     CannotPlay,
@@ -83,13 +83,13 @@ pub(super) async fn pair_task(
             done.line = Some(lost_line(&c));
         }
         Err(e) => {
-            // The database refused the report for a lasting reason: record it and go on.
+            // The server refused the report for a lasting reason: record it and go on.
             let what = format!("{e:#}");
             let (id, c, what) = (&id, &c, &what);
             let _ = link.incident(id, c, what).await;
             done.ended = Ended::Incident;
             done.line = Some(format!(
-                "run {} pair {}: the database refused the report ({what}); recorded, the pair goes \
+                "run {} pair {}: the server refused the report ({what}); recorded, the pair goes \
                  back to the queue",
                 c.run_id,
                 c.pair + 1
@@ -190,7 +190,7 @@ async fn play_through_pauses(
 }
 
 /// Checks both games against the rules of chess (replaying their moves) and reports the pair,
-/// again while the database is away; the database's answer.
+/// again while the server is away; the server's answer.
 async fn report(
     link: &WorkerClient,
     id: &WorkerId,
@@ -219,8 +219,8 @@ async fn report(
     link.call(&what, stop, |d| d.report(id, report, all)).await
 }
 
-/// Asks the database to decide on run `run` after a stored pair that may end it (a server
-/// decides after a report by itself). The database decides, from every stored pair; this worker
+/// Asks the server to decide on run `run` after a stored pair that may end it (a server of this
+/// version decides after a report by itself). The server decides, from every stored pair; this worker
 /// only asks (its lease of the pair has ended: only a signal, `quit`, gives up, leaving the
 /// decision to the next report or an idle worker). Returns [`decision_lines`].
 async fn settle(link: &WorkerClient, id: &WorkerId, run: i64, quit: &Cancel) -> String {
@@ -250,7 +250,7 @@ pub(super) fn lost_line(c: &Claim) -> String {
     )
 }
 
-/// A tuning pair's iteration (the database computes and logs it). `None`: the lease is lost.
+/// A tuning pair's iteration (the server computes and logs it). `None`: the lease is lost.
 async fn iteration_of(
     link: &WorkerClient,
     id: &WorkerId,
