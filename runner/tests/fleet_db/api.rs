@@ -510,3 +510,36 @@ async fn the_server_closes_a_run_whose_every_pair_is_played() {
     assert_eq!(state(open), "active");
     assert!(runner::serve::api::closing::close_once(&pool).await.unwrap().is_empty());
 }
+
+/// The heartbeat (the server's own statement): a worker renews only the leases it holds, and a
+/// wrong secret writes nothing, not even the worker's heartbeat time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_heartbeat_renews_only_the_workers_own_leases_and_a_wrong_secret_writes_nothing() {
+    let s = setup("api-heartbeat", 2).await;
+    let c = s.claim().await;
+    let lease = |t: i64| s.pg.psql(&format!("SELECT lease_until FROM pairs WHERE token = {t}"));
+    let before = lease(c.token);
+    // Another worker of the same key sends the first one's token: nothing renewed.
+    let b = s.api.post("/register", &s.key, None, registration(30.0)).await;
+    let (w2, s2) =
+        (b.body["worker"].as_i64().unwrap(), b.body["secret"].as_str().unwrap().to_string());
+    let beat = json!({"tokens": [c.token], "lease_secs": 3600});
+    let a = s.api.post("/heartbeat", &s2, Some(w2), beat.clone()).await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    assert_eq!(a.body["tokens"], json!([]), "another worker's lease is not its to renew");
+    assert_eq!(lease(c.token), before);
+    // A wrong secret for the holder: refused, and its heartbeat time untouched.
+    let seen = || s.pg.psql(&format!("SELECT heartbeat_at FROM workers WHERE id = {}", s.worker));
+    let was = seen();
+    let a = s.api.post("/heartbeat", "not-the-secret", Some(s.worker), beat.clone()).await;
+    assert_eq!((a.status, a.code()), (401, Some(Code::Unauthorized)), "{}", a.body);
+    assert_eq!(
+        (seen(), lease(c.token)),
+        (was, before.clone()),
+        "a refused heartbeat wrote something"
+    );
+    // The holder renews it.
+    let a = s.api.post("/heartbeat", &s.secret, Some(s.worker), beat).await;
+    assert_eq!(a.body["tokens"], json!([c.token]), "{}", a.body);
+    assert_ne!(lease(c.token), before);
+}
