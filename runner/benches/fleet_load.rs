@@ -783,7 +783,7 @@ async fn one(o: &Opts, n: usize, n_runs: usize) -> Row {
 /// `--statements` the statistics of statements and functions) and restarted; its settings
 /// printed.
 fn start_server(o: &Opts, n: usize) -> TempPg {
-    let mut pg = TempPg::start("load");
+    let mut pg = TempPg::start_durable("load");
     pg.psql(&format!("ALTER SYSTEM SET max_connections = {}", o.max_connections));
     if o.statements {
         pg.psql("ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'");
@@ -1214,7 +1214,7 @@ async fn share_bench(o: &Opts) {
          report; {} s",
         o.seconds
     );
-    let pg = TempPg::start("shares");
+    let pg = TempPg::start_durable("shares");
     let mut admin = parse_target(&pg.url()).unwrap().connect().await.expect("connect");
     schema::init(&mut admin).await.expect("schema::init");
     let key = queue::key_add(&admin, "share").await.expect("key_add");
