@@ -40,6 +40,13 @@ struct Answer {
 }
 
 impl Answer {
+    async fn of(res: reqwest::Response) -> Answer {
+        let status = res.status().as_u16();
+        let ours = res.headers().contains_key(api::SERVER_HEADER);
+        let text = res.text().await.unwrap();
+        Answer { status, ours, body: serde_json::from_str(&text).unwrap_or(Value::String(text)) }
+    }
+
     fn code(&self) -> Option<Code> {
         serde_json::from_value::<ErrorBody>(self.body.clone())
             .ok()
@@ -81,14 +88,24 @@ impl Api {
             r = r.header(api::WORKER_HEADER, w.to_string());
         }
         let res = r.send().await.unwrap();
-        let status = res.status().as_u16();
-        let ours = res.headers().contains_key(api::SERVER_HEADER);
-        let text = res.text().await.unwrap();
-        Answer { status, ours, body: serde_json::from_str(&text).unwrap_or(Value::String(text)) }
+        Answer::of(res).await
     }
 
     async fn post(&self, path: &str, auth: &str, worker: Option<i64>, body: Value) -> Answer {
         self.post_raw(path, auth, worker, api::PROTOCOL, body.to_string()).await
+    }
+
+    /// GET `path` as worker `worker` with secret `auth`.
+    async fn get(&self, path: &str, auth: &str, worker: i64) -> Answer {
+        let res = self
+            .http
+            .get(format!("{}{path}", self.base))
+            .bearer_auth(auth)
+            .header(api::WORKER_HEADER, worker.to_string())
+            .send()
+            .await
+            .unwrap();
+        Answer::of(res).await
     }
 }
 
@@ -128,6 +145,13 @@ fn claim_body(lease: Value) -> Value {
 }
 
 impl Setup {
+    /// Another worker registered over HTTP under `key`: its id and secret.
+    async fn another(&self, key: &str) -> (i64, String) {
+        let b = self.api.post("/register", key, None, registration(30.0)).await;
+        assert_eq!(b.status, 200, "{}", b.body);
+        (b.body["worker"].as_i64().unwrap(), b.body["secret"].as_str().unwrap().to_string())
+    }
+
     fn leased(&self) -> String {
         self.pg.psql(&format!(
             "SELECT count(*) FROM pairs WHERE run_id = {} AND state = 'leased'",
@@ -249,9 +273,7 @@ async fn a_report_for_a_pair_not_held_is_refused_and_a_replay_answers_as_stored(
     assert_eq!(s.pg.psql("SELECT count(*) FROM games"), "2", "stored once");
     assert_eq!(s.pg.psql("SELECT ll + ld + dd + wd + ww FROM tallies"), "1", "counted once");
     // Another worker replaying it is refused: the pair is not its.
-    let b = s.api.post("/register", &s.key, None, registration(30.0)).await;
-    let (w2, s2) =
-        (b.body["worker"].as_i64().unwrap(), b.body["secret"].as_str().unwrap().to_string());
+    let (w2, s2) = s.another(&s.key).await;
     let a = s.api.post("/report", &s2, Some(w2), s.report_body(&c)).await;
     assert_eq!(a.body["outcome"], "refused", "{}", a.body);
     // The decision step follows a replay as it follows a report.
@@ -332,28 +354,8 @@ async fn half_sent_requests_do_not_block_the_server_and_are_dropped() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_path_outside_the_api_is_a_typed_not_found_and_bad_paths_are_refused() {
     let s = setup("api-paths", 2).await;
-    let url = format!("{}/run/0", s.api.base);
-    let res = s
-        .api
-        .http
-        .get(&url)
-        .bearer_auth(&s.secret)
-        .header(api::WORKER_HEADER, s.worker.to_string())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status().as_u16(), 422);
-    let url = format!("{}/artifact/nothex/chunk/0", s.api.base);
-    let res = s
-        .api
-        .http
-        .get(&url)
-        .bearer_auth(&s.secret)
-        .header(api::WORKER_HEADER, s.worker.to_string())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status().as_u16(), 422);
+    assert_eq!(s.api.get("/run/0", &s.secret, s.worker).await.status, 422);
+    assert_eq!(s.api.get("/artifact/nothex/chunk/0", &s.secret, s.worker).await.status, 422);
     let res = s.api.http.get(format!("{}/nothing", s.api.base)).send().await.unwrap();
     assert_eq!(res.status().as_u16(), 404);
     assert!(res.headers().contains_key(api::SERVER_HEADER));
@@ -520,9 +522,7 @@ async fn a_heartbeat_renews_only_the_workers_own_leases_and_a_wrong_secret_write
     let lease = |t: i64| s.pg.psql(&format!("SELECT lease_until FROM pairs WHERE token = {t}"));
     let before = lease(c.token);
     // Another worker of the same key sends the first one's token: nothing renewed.
-    let b = s.api.post("/register", &s.key, None, registration(30.0)).await;
-    let (w2, s2) =
-        (b.body["worker"].as_i64().unwrap(), b.body["secret"].as_str().unwrap().to_string());
+    let (w2, s2) = s.another(&s.key).await;
     let beat = json!({"tokens": [c.token], "lease_secs": 3600});
     let a = s.api.post("/heartbeat", &s2, Some(w2), beat.clone()).await;
     assert_eq!(a.status, 200, "{}", a.body);
@@ -542,4 +542,69 @@ async fn a_heartbeat_renews_only_the_workers_own_leases_and_a_wrong_secret_write
     let a = s.api.post("/heartbeat", &s.secret, Some(s.worker), beat).await;
     assert_eq!(a.body["tokens"], json!([c.token]), "{}", a.body);
     assert_ne!(lease(c.token), before);
+}
+
+/// Everything a refused worker call must leave as it was: the workers, the pairs, the runs,
+/// the refusals and the incidents.
+fn everything(pg: &TempPg) -> String {
+    pg.psql(
+        "SELECT (SELECT json_agg(w ORDER BY w.id) FROM workers w)::text \
+             || (SELECT json_agg(p ORDER BY p.run_id, p.seq) FROM pairs p)::text \
+             || (SELECT json_agg(r ORDER BY r.id) FROM runs r)::text \
+             || (SELECT count(*) FROM refusals)::text || (SELECT count(*) FROM incidents)::text",
+    )
+}
+
+/// The worker calls that are the server's own statements check the worker as the database
+/// functions did: a wrong secret, another worker's secret or id, an id no worker has, a
+/// stopped worker and a revoked key are each refused 401 with the functions' message, and
+/// nothing is written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_servers_worker_calls_refuse_a_bad_secret_a_stopped_worker_and_a_revoked_key() {
+    let s = setup("api-worker-checks", 3).await;
+    let c = s.claim().await;
+    let (w2, s2) = s.another(&s.key).await;
+    let (w3, s3) = s.another(&s.key).await;
+    s.pg.psql(&format!("UPDATE workers SET stopped_at = now() WHERE id = {w3}"));
+    let db = crate::common::db(&s.pg).await;
+    let other = queue::key_add(&db, "box2").await.unwrap();
+    let (w4, s4) = s.another(&other).await;
+    assert_eq!(queue::key_revoke(&db, "box2").await.unwrap(), 0, "it held no lease");
+    let bad = [
+        (s.worker, "not-the-secret".to_string()),
+        (s.worker, s2.clone()),
+        (w2, s.secret.clone()),
+        (999_999, s.secret.clone()),
+        (w3, s3),
+        (w4, s4),
+    ];
+    let pair = json!({"run": c.run_id, "pairing": c.pairing, "pair": c.pair, "token": c.token});
+    let calls = [
+        ("/outstanding", json!({"skip": []})),
+        ("/settle", json!({"run": s.run})),
+        ("/heartbeat", json!({"tokens": [c.token], "lease_secs": 3600})),
+    ];
+    let _ = &pair;
+    let before = everything(&s.pg);
+    for (id, secret) in &bad {
+        let mut answers = Vec::new();
+        for (path, body) in &calls {
+            answers.push((*path, s.api.post(path, secret, Some(*id), body.clone()).await));
+        }
+        answers.push(("/run", s.api.get(&format!("/run/{}", s.run), secret, *id).await));
+        for (path, a) in answers {
+            assert_eq!((a.status, a.code()), (401, Some(Code::Unauthorized)), "{path}: {}", a.body);
+            let want = format!(
+                "worker {id}: not registered with a valid key (revoked, stopped, or a wrong secret)"
+            );
+            assert_eq!(a.body["message"], want.as_str(), "{path}");
+        }
+        assert_eq!(everything(&s.pg), before, "worker {id}: a refused call wrote something");
+    }
+    // The worker itself is served.
+    for (path, body) in &calls {
+        let a = s.api.post(path, &s.secret, Some(s.worker), body.clone()).await;
+        assert_eq!(a.status, 200, "{path}: {}", a.body);
+    }
+    assert_eq!(s.api.get(&format!("/run/{}", s.run), &s.secret, s.worker).await.status, 200);
 }

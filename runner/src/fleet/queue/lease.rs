@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use serde_json::Value;
-use tokio_postgres::Client;
 use tokio_postgres::types::Type;
+use tokio_postgres::{Client, Row};
 
 use super::{Db, TUNE_IN_FLIGHT, hot, one, opt, rows};
 
@@ -98,13 +98,35 @@ pub async fn register_machine(
     })
 }
 
-/// Checks worker `w`'s secret (a server answering a request that reads rather than calls a
-/// worker function); `Err` when it is not registered with a valid key.
+/// The worker of a call checked, as a CTE named `me` (the start of a worker call's statement,
+/// after `WITH`): its id and key's id when worker `$1`'s secret `$2` has the SHA-256 stored, its
+/// key is not revoked and it is not stopped; no row otherwise. What `fleet_worker_auth`
+/// checked; every part of a worker call's statement that writes is conditioned on `me`, so a
+/// failed check writes nothing.
+macro_rules! me {
+    () => {
+        "me AS (
+    SELECT w.id, w.key_id FROM workers w JOIN worker_keys k ON k.id = w.key_id
+     WHERE w.id = $1 AND w.secret_hash = encode(sha256(convert_to($2, 'UTF8')), 'hex')
+       AND k.revoked_at IS NULL AND w.stopped_at IS NULL)"
+    };
+}
+
+/// The worker's check alone ([`me!`]).
+const WORKER_AUTH: &str = concat!("WITH ", me!(), "\nSELECT EXISTS (SELECT 1 FROM me) AS known");
+
+/// Checks worker `w`'s secret (a server answering a request that reads rather than writes);
+/// `Err` ([`NotAuthorized`]) when it is not registered with a valid key.
 pub async fn worker_auth(db: &Client, w: &WorkerId) -> Result<()> {
-    rows(db, "SELECT fleet_worker_auth($1, $2)", &[(&w.id, Type::INT8), (w.secret(), Type::TEXT)])
+    let row = one(db, WORKER_AUTH, &[(&w.id, Type::INT8), (w.secret(), Type::TEXT)])
         .await
         .context("cannot check the worker")?;
-    Ok(())
+    known(&row, w)
+}
+
+/// `Err` ([`NotAuthorized`]) when the statement's `known` column (the worker's check) is false.
+fn known(row: &Row, w: &WorkerId) -> Result<()> {
+    if row.try_get::<_, bool>("known")? { Ok(()) } else { Err(NotAuthorized(w.id).into()) }
 }
 
 /// Marks a worker stopped (its leases, if any, expire on their own).
@@ -220,11 +242,10 @@ impl std::error::Error for NotAuthorized {}
 /// The heartbeat, one statement: the worker checked (its secret's SHA-256, its key not revoked,
 /// itself not stopped), noted alive, and its leases of the given tokens renewed, on active runs
 /// only; `known` false when the check failed (then nothing was written).
-const HEARTBEAT: &str = "\
-WITH me AS (
-    SELECT w.id FROM workers w JOIN worker_keys k ON k.id = w.key_id
-     WHERE w.id = $1 AND w.secret_hash = encode(sha256(convert_to($2, 'UTF8')), 'hex')
-       AND k.revoked_at IS NULL AND w.stopped_at IS NULL),
+const HEARTBEAT: &str = concat!(
+    "WITH ",
+    me!(),
+    ",
 beat AS (
     UPDATE workers SET heartbeat_at = now() WHERE id IN (SELECT id FROM me) RETURNING 1),
 renewed AS (
@@ -233,7 +254,8 @@ renewed AS (
      WHERE EXISTS (SELECT 1 FROM me) AND r.id = p.run_id AND r.state = 'active'
        AND p.worker_id = $1 AND p.state = 'leased' AND p.token = ANY($3)
     RETURNING p.token)
-SELECT EXISTS (SELECT 1 FROM me) AS known, ARRAY(SELECT token FROM renewed) AS tokens";
+SELECT EXISTS (SELECT 1 FROM me) AS known, ARRAY(SELECT token FROM renewed) AS tokens"
+);
 
 /// Renews the leases of `tokens` held by `w` (and notes the worker alive); returns the tokens
 /// whose lease is still valid. A token missing from the answer lost its lease. `Err`
@@ -257,9 +279,7 @@ pub async fn heartbeat(
     .await
     .context("heartbeat")?;
     let row = rows.first().context("heartbeat: no answer")?;
-    if !row.try_get::<_, bool>("known")? {
-        return Err(NotAuthorized(w.id).into());
-    }
+    known(row, w)?;
     let mut alive: Vec<i64> = row.try_get("tokens")?;
     alive.sort_unstable();
     Ok(alive)
