@@ -565,7 +565,9 @@ async fn the_servers_worker_calls_refuse_a_bad_secret_a_stopped_worker_and_a_rev
     let c = s.claim().await;
     let (w2, s2) = s.another(&s.key).await;
     let (w3, s3) = s.another(&s.key).await;
-    s.pg.psql(&format!("UPDATE workers SET stopped_at = now() WHERE id = {w3}"));
+    let a = s.api.post("/stopped", &s3, Some(w3), json!({})).await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    assert_ne!(s.pg.psql(&format!("SELECT stopped_at FROM workers WHERE id = {w3}")), "");
     let db = crate::common::db(&s.pg).await;
     let other = queue::key_add(&db, "box2").await.unwrap();
     let (w4, s4) = s.another(&other).await;
@@ -583,6 +585,8 @@ async fn the_servers_worker_calls_refuse_a_bad_secret_a_stopped_worker_and_a_rev
         ("/outstanding", json!({"skip": []})),
         ("/settle", json!({"run": s.run})),
         ("/heartbeat", json!({"tokens": [c.token], "lease_secs": 3600})),
+        // Last: the worker itself is served each call in this order below.
+        ("/stopped", json!({})),
     ];
     let _ = &pair;
     let before = everything(&s.pg);
@@ -606,5 +610,13 @@ async fn the_servers_worker_calls_refuse_a_bad_secret_a_stopped_worker_and_a_rev
         let a = s.api.post(path, &s.secret, Some(s.worker), body.clone()).await;
         assert_eq!(a.status, 200, "{path}: {}", a.body);
     }
-    assert_eq!(s.api.get(&format!("/run/{}", s.run), &s.secret, s.worker).await.status, 200);
+    // Stopped by the last call: from then on refused, its stop written once.
+    let stopped = || s.pg.psql(&format!("SELECT stopped_at FROM workers WHERE id = {}", s.worker));
+    let at = stopped();
+    assert_ne!(at, "");
+    let a = s.api.get(&format!("/run/{}", s.run), &s.secret, s.worker).await;
+    assert_eq!((a.status, a.code()), (401, Some(Code::Unauthorized)), "{}", a.body);
+    let a = s.api.post("/stopped", &s.secret, Some(s.worker), json!({})).await;
+    assert_eq!((a.status, a.code()), (401, Some(Code::Unauthorized)), "{}", a.body);
+    assert_eq!(stopped(), at);
 }

@@ -107,7 +107,7 @@ async fn workers_register_their_machine_and_the_report_counts_what_they_did() {
     assert!(text.contains(&format!("box1#{} refused run {run}: engine B: not found", id2.id)));
 
     // Stopped, lost, blocked; by default a worker stopped long ago is left out.
-    queue::worker_stopped(&w, &id2).await.unwrap();
+    crate::common::old::worker_stopped(&w, &id2).await.unwrap();
     let rows = queue::workers::workers(&rita, false).await.unwrap();
     assert_eq!(state(&rows[1]), "stopped");
     pg.psql(&format!(

@@ -129,15 +129,24 @@ fn known(row: &Row, w: &WorkerId) -> Result<()> {
     if row.try_get::<_, bool>("known")? { Ok(()) } else { Err(NotAuthorized(w.id).into()) }
 }
 
-/// Marks a worker stopped (its leases, if any, expire on their own).
+/// A worker stopping, one statement: checked ([`me!`]) and marked stopped; what
+/// `fleet_worker_stopped` did.
+const WORKER_STOPPED: &str = concat!(
+    "WITH ",
+    me!(),
+    ",
+stopped AS (
+    UPDATE workers SET stopped_at = now() WHERE id IN (SELECT id FROM me) RETURNING 1)
+SELECT EXISTS (SELECT 1 FROM me) AS known"
+);
+
+/// Marks a worker stopped (its leases, if any, expire on their own); `Err` ([`NotAuthorized`])
+/// when its secret or key does not hold, or it was stopped already.
 pub async fn worker_stopped(db: &Client, w: &WorkerId) -> Result<()> {
-    rows(
-        db,
-        "SELECT fleet_worker_stopped($1, $2)",
-        &[(&w.id, Type::INT8), (w.secret(), Type::TEXT)],
-    )
-    .await?;
-    Ok(())
+    let row = one(db, WORKER_STOPPED, &[(&w.id, Type::INT8), (w.secret(), Type::TEXT)])
+        .await
+        .context("cannot mark the worker stopped")?;
+    known(&row, w)
 }
 
 /// A leased game pair.

@@ -1,0 +1,14 @@
+//! The database's worker functions (schema version 2 and later) that the server no longer
+//! calls, called directly as `runner/src/fleet/queue/lease.rs` called them before: a server of
+//! the previous version still calls them during a rolling deploy, so the tests of what the
+//! fleet_worker role may do through them (`roles.rs`, `workers.rs`) keep testing them. The
+//! server's own statements are tested through its API (`api.rs`).
+
+use runner::fleet::queue::WorkerId;
+use tokio_postgres::Client;
+
+/// `fleet_worker_stopped`.
+pub async fn worker_stopped(db: &Client, w: &WorkerId) -> anyhow::Result<()> {
+    db.execute("SELECT fleet_worker_stopped($1, $2)", &[&w.id, w.secret()]).await?;
+    Ok(())
+}
