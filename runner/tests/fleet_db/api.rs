@@ -585,10 +585,10 @@ async fn the_servers_worker_calls_refuse_a_bad_secret_a_stopped_worker_and_a_rev
         ("/outstanding", json!({"skip": []})),
         ("/settle", json!({"run": s.run})),
         ("/heartbeat", json!({"tokens": [c.token], "lease_secs": 3600})),
+        ("/incident", json!({"pair": pair, "what": "the disk is full"})),
         // Last: the worker itself is served each call in this order below.
         ("/stopped", json!({})),
     ];
-    let _ = &pair;
     let before = everything(&s.pg);
     for (id, secret) in &bad {
         let mut answers = Vec::new();
@@ -619,4 +619,53 @@ async fn the_servers_worker_calls_refuse_a_bad_secret_a_stopped_worker_and_a_rev
     let a = s.api.post("/stopped", &s.secret, Some(s.worker), json!({})).await;
     assert_eq!((a.status, a.code()), (401, Some(Code::Unauthorized)), "{}", a.body);
     assert_eq!(stopped(), at);
+}
+
+/// A worker gives back only the leases it holds (the server's own statements, as the database
+/// functions did): another worker's lease, or its own under a token it does not hold, stays
+/// leased; what it says is recorded under its own name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_gives_back_only_its_own_leases() {
+    let s = setup("api-own-leases", 3).await;
+    let c = s.claim().await;
+    let db = crate::common::db(&s.pg).await;
+    let (w2, s2) = s.another(&queue::key_add(&db, "box2").await.unwrap()).await;
+    let held = || {
+        s.pg.psql(&format!(
+            "SELECT concat_ws(' ', state, worker_id, token, lease_until) FROM pairs \
+             WHERE run_id = {} AND pairing = {} AND pair = {}",
+            c.run_id, c.pairing, c.pair
+        ))
+    };
+    let was = held();
+    let pair = |token: i64| {
+        json!({"run": c.run_id, "pairing": c.pairing, "pair": c.pair, "token": token})
+    };
+    // An incident on another worker's lease, and on its own pair under a made-up token: each
+    // recorded under its caller, the pair left leased.
+    let a = s.api.post("/incident", &s2, Some(w2), json!({"pair": pair(c.token), "what": "w2"})).await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    let a = s
+        .api
+        .post("/incident", &s.secret, Some(s.worker), json!({"pair": pair(c.token + 99), "what": "w1"}))
+        .await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    // On a run that is not there: nothing recorded.
+    let mut gone = pair(c.token);
+    gone["run"] = json!(999_999);
+    let a = s.api.post("/incident", &s.secret, Some(s.worker), json!({"pair": gone, "what": "x"})).await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    assert_eq!(
+        s.pg.psql("SELECT string_agg(worker_id || ':' || what, ',' ORDER BY id) FROM incidents"),
+        format!("{w2}:w2,{}:w1", s.worker)
+    );
+    assert_eq!(held(), was, "a lease not held was given back");
+    // The holder's incident gives its pair back.
+    let a = s
+        .api
+        .post("/incident", &s.secret, Some(s.worker), json!({"pair": pair(c.token), "what": "mine"}))
+        .await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    assert_eq!(held(), "pending", "no worker, no token, no lease");
+    assert_eq!(s.leased(), "0");
 }

@@ -9,7 +9,7 @@ use serde_json::Value;
 use tokio_postgres::types::Type;
 use tokio_postgres::{Client, Row};
 
-use super::{Db, TUNE_IN_FLIGHT, hot, one, opt, rows};
+use super::{Db, TUNE_IN_FLIGHT, hot, one, opt};
 
 /// A registered worker process: its id and the secret every call carries (never printed).
 #[derive(Clone)]
@@ -109,6 +109,15 @@ macro_rules! me {
     SELECT w.id, w.key_id FROM workers w JOIN worker_keys k ON k.id = w.key_id
      WHERE w.id = $1 AND w.secret_hash = encode(sha256(convert_to($2, 'UTF8')), 'hex')
        AND k.revoked_at IS NULL AND w.stopped_at IS NULL)"
+    };
+}
+
+/// The start of the `UPDATE` that gives the checked worker's leases back (pending again, with
+/// no token, so any worker takes them at once), to be followed by which leases (`AND ...`).
+macro_rules! give_back {
+    () => {
+        "UPDATE pairs SET state = 'pending', token = NULL, worker_id = NULL, lease_until = NULL
+     WHERE EXISTS (SELECT 1 FROM me) AND worker_id = $1 AND state = 'leased'"
     };
 }
 
@@ -333,11 +342,32 @@ pub async fn refuse(
     Ok(row.try_get("state")?)
 }
 
+/// An incident, one statement: the worker checked ([`me!`]), the incident recorded (on a run
+/// that exists; `what` cut to 2,000 characters) and the pair given back if this worker holds it
+/// under the token; what `fleet_incident` did.
+const INCIDENT: &str = concat!(
+    "WITH ",
+    me!(),
+    ",
+noted AS (
+    INSERT INTO incidents (run_id, pairing, pair, worker_id, key_id, what)
+    SELECT $3, $4, $5, me.id, me.key_id, left($7, 2000) FROM me
+     WHERE EXISTS (SELECT 1 FROM runs WHERE id = $3)
+    RETURNING 1),
+back AS (
+    ",
+    give_back!(),
+    " AND run_id = $3 AND pairing = $4 AND pair = $5 AND token = $6
+    RETURNING 1)
+SELECT EXISTS (SELECT 1 FROM me) AS known"
+);
+
 /// A pair `w` holds could not be stored (`what`, one line): recorded, and the pair given back.
+/// `Err` ([`NotAuthorized`]) when the worker's secret or key does not hold (nothing written).
 pub async fn incident(db: &Client, w: &WorkerId, c: &Claim, what: &str) -> Result<()> {
-    rows(
+    let row = one(
         db,
-        "SELECT fleet_incident($1, $2, $3, $4, $5, $6, $7)",
+        INCIDENT,
         &[
             (&w.id, Type::INT8),
             (w.secret(), Type::TEXT),
@@ -350,7 +380,7 @@ pub async fn incident(db: &Client, w: &WorkerId, c: &Claim, what: &str) -> Resul
     )
     .await
     .context("cannot record the incident")?;
-    Ok(())
+    known(&row, w)
 }
 
 /// A tuning pair's iteration: computed by the database from the current theta and the pair's
