@@ -586,6 +586,7 @@ async fn the_servers_worker_calls_refuse_a_bad_secret_a_stopped_worker_and_a_rev
         ("/settle", json!({"run": s.run})),
         ("/heartbeat", json!({"tokens": [c.token], "lease_secs": 3600})),
         ("/incident", json!({"pair": pair, "what": "the disk is full"})),
+        ("/release", json!({"tokens": [c.token]})),
         // Last: the worker itself is served each call in this order below.
         ("/stopped", json!({})),
     ];
@@ -659,7 +660,20 @@ async fn a_worker_gives_back_only_its_own_leases() {
         s.pg.psql("SELECT string_agg(worker_id || ':' || what, ',' ORDER BY id) FROM incidents"),
         format!("{w2}:w2,{}:w1", s.worker)
     );
+    // A release of another worker's lease, or of a made-up token: none given back.
+    let a = s.api.post("/release", &s2, Some(w2), json!({"tokens": [c.token]})).await;
+    assert_eq!((a.status, &a.body["released"]), (200, &json!(0)), "{}", a.body);
+    let a = s.api.post("/release", &s.secret, Some(s.worker), json!({"tokens": [c.token + 99]})).await;
+    assert_eq!((a.status, &a.body["released"]), (200, &json!(0)), "{}", a.body);
     assert_eq!(held(), was, "a lease not held was given back");
+    // The holder's release gives back its own, not the token it does not hold.
+    let c2 = s.claim().await;
+    let a = s
+        .api
+        .post("/release", &s.secret, Some(s.worker), json!({"tokens": [c2.token, c.token + 99]}))
+        .await;
+    assert_eq!((a.status, &a.body["released"]), (200, &json!(1)), "{}", a.body);
+    assert_eq!(s.leased(), "1");
     // The holder's incident gives its pair back.
     let a = s
         .api

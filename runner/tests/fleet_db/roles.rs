@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use crate::common::{LEASE, connect_as, new_run, report, sprt};
+use crate::common::{LEASE, connect_as, new_run, old, report, sprt};
 use e2e::pg::TempPg;
 use runner::fleet::queue::{self, Claim, Reported, WorkerId};
 use runner::fleet::schema;
@@ -269,7 +269,7 @@ async fn refusals_by_distinct_workers_fail_a_run_and_spare_the_others() {
         // A key that refused a run gets none of its pairs again, but the other runs' pairs.
         let next = queue::claim(&w, &id, None, &[], 1, LEASE).await.unwrap();
         assert_eq!(next.iter().map(|c| c.run_id).collect::<Vec<_>>(), [good]);
-        queue::release(&w, &id, &[next[0].token]).await.unwrap();
+        old::release(&w, &id, &[next[0].token]).await.unwrap();
     }
     let row = queue::run(&carol, bad).await.unwrap().unwrap();
     let why = row.stop_reason.unwrap();

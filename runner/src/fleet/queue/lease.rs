@@ -303,16 +303,32 @@ pub async fn heartbeat(
     Ok(alive)
 }
 
+/// Giving leases back, one statement: the worker checked ([`me!`]) and its leases of the
+/// given tokens given back; what `fleet_release` did.
+const RELEASE: &str = concat!(
+    "WITH ",
+    me!(),
+    ",
+back AS (
+    ",
+    give_back!(),
+    " AND token = ANY($3)
+    RETURNING 1)
+SELECT EXISTS (SELECT 1 FROM me) AS known, (SELECT count(*) FROM back) AS n"
+);
+
 /// Gives leased pairs back (a worker that stops): pending again, with no token, so any worker
-/// takes them at once. Returns how many were given back.
+/// takes them at once. Returns how many were given back (a token this worker does not hold is
+/// left alone). `Err` ([`NotAuthorized`]) when the worker's secret or key does not hold.
 pub async fn release(db: &Client, w: &WorkerId, tokens: &[i64]) -> Result<i64> {
     let row = one(
         db,
-        "SELECT fleet_release($1, $2, $3) AS n",
+        RELEASE,
         &[(&w.id, Type::INT8), (w.secret(), Type::TEXT), (&tokens, Type::INT8_ARRAY)],
     )
     .await
     .context("cannot give pairs back")?;
+    known(&row, w)?;
     Ok(row.try_get("n")?)
 }
 

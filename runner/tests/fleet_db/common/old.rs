@@ -12,3 +12,10 @@ pub async fn worker_stopped(db: &Client, w: &WorkerId) -> anyhow::Result<()> {
     db.execute("SELECT fleet_worker_stopped($1, $2)", &[&w.id, w.secret()]).await?;
     Ok(())
 }
+
+/// `fleet_release`: how many leases were given back.
+pub async fn release(db: &Client, w: &WorkerId, tokens: &[i64]) -> anyhow::Result<i64> {
+    Ok(db.query_one("SELECT fleet_release($1, $2, $3)", &[&w.id, w.secret(), &tokens])
+        .await?
+        .try_get(0)?)
+}
