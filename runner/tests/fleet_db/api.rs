@@ -587,6 +587,7 @@ async fn the_servers_worker_calls_refuse_a_bad_secret_a_stopped_worker_and_a_rev
         ("/heartbeat", json!({"tokens": [c.token], "lease_secs": 3600})),
         ("/incident", json!({"pair": pair, "what": "the disk is full"})),
         ("/release", json!({"tokens": [c.token]})),
+        ("/refuse", json!({"run": s.run, "reason": "engine A: cannot start", "tokens": [c.token]})),
         // Last: the worker itself is served each call in this order below.
         ("/stopped", json!({})),
     ];
@@ -665,6 +666,19 @@ async fn a_worker_gives_back_only_its_own_leases() {
     assert_eq!((a.status, &a.body["released"]), (200, &json!(0)), "{}", a.body);
     let a = s.api.post("/release", &s.secret, Some(s.worker), json!({"tokens": [c.token + 99]})).await;
     assert_eq!((a.status, &a.body["released"]), (200, &json!(0)), "{}", a.body);
+    // A refusal with another worker's lease: recorded for the caller's key, the lease kept. Of
+    // a run that is not there: 404, as the function answered, nothing written.
+    let refusal = |run: i64| json!({"run": run, "reason": "engine B: not found", "tokens": [c.token]});
+    let a = s.api.post("/refuse", &s2, Some(w2), refusal(c.run_id)).await;
+    assert_eq!((a.status, &a.body["state"]), (200, &json!("active")), "{}", a.body);
+    let a = s.api.post("/refuse", &s2, Some(w2), refusal(999_999)).await;
+    assert_eq!((a.status, a.code()), (404, Some(Code::NotFound)), "{}", a.body);
+    assert_eq!(a.body["message"], "no run 999999 in the database");
+    assert_eq!(
+        s.pg.psql("SELECT string_agg(r.run_id || ':' || k.name || ':' || r.worker_id || ':' || r.reason, ',') \
+                   FROM refusals r JOIN worker_keys k ON k.id = r.key_id"),
+        format!("{}:box2:{w2}:engine B: not found", c.run_id)
+    );
     assert_eq!(held(), was, "a lease not held was given back");
     // The holder's release gives back its own, not the token it does not hold.
     let c2 = s.claim().await;
@@ -682,4 +696,48 @@ async fn a_worker_gives_back_only_its_own_leases() {
     assert_eq!(a.status, 200, "{}", a.body);
     assert_eq!(held(), "pending", "no worker, no token, no lease");
     assert_eq!(s.leased(), "0");
+}
+
+/// Refusals through the server (its own statements): a run fails once three distinct keys
+/// refused it, with their reasons, also when the three refuse at the same instant (each
+/// refusal's own statement sees only the refusals committed before it began).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refusals_by_three_keys_fail_a_run_even_when_they_come_at_once() {
+    let s = setup("api-refusals", 2).await;
+    let db = crate::common::db(&s.pg).await;
+    let mut workers = vec![(s.worker, s.secret.clone())];
+    for name in ["box2", "box3"] {
+        workers.push(s.another(&queue::key_add(&db, name).await.unwrap()).await);
+    }
+    let refuse = |i: usize, run: i64| {
+        let (id, secret) = workers[i].clone();
+        let api = &s.api;
+        async move {
+            let body = json!({"run": run, "reason": format!("engine A: cannot start on {i}"),
+                              "tokens": []});
+            let a = api.post("/refuse", &secret, Some(id), body).await;
+            assert_eq!(a.status, 200, "{}", a.body);
+            a.body["state"].as_str().unwrap().to_string()
+        }
+    };
+    let state = |run: i64| s.pg.psql(&format!("SELECT state FROM runs WHERE id = {run}"));
+    // One after the other: the third fails it, saying why.
+    assert_eq!(refuse(0, s.run).await, "active");
+    assert_eq!(refuse(0, s.run).await, "active", "a key counts once");
+    assert_eq!(refuse(1, s.run).await, "active");
+    assert_eq!(refuse(2, s.run).await, "failed");
+    let why = s.pg.psql(&format!("SELECT stop_reason FROM runs WHERE id = {}", s.run));
+    assert_eq!(
+        why,
+        "refused by 3 worker(s): box: engine A: cannot start on 0; \
+         box2: engine A: cannot start on 1; box3: engine A: cannot start on 2"
+    );
+    assert_eq!(refuse(1, s.run).await, "failed");
+    // At the same instant.
+    for _ in 0..5 {
+        let run = new_run(&db, 2, json!({})).await;
+        let (a, b, c) = tokio::join!(refuse(0, run), refuse(1, run), refuse(2, run));
+        assert!([a, b, c].contains(&"failed".to_string()));
+        assert_eq!(state(run), "failed");
+    }
 }

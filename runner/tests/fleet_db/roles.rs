@@ -264,7 +264,7 @@ async fn refusals_by_distinct_workers_fail_a_run_and_spare_the_others() {
         let c = queue::claim(&w, &id, None, &[], 1, LEASE).await.unwrap();
         assert_eq!(c[0].run_id, bad, "the oldest run first");
         let state =
-            queue::refuse(&w, &id, bad, "engine A: cannot start", &[c[0].token]).await.unwrap();
+            old::refuse(&w, &id, bad, "engine A: cannot start", &[c[0].token]).await.unwrap();
         assert_eq!(state, if i < 2 { "active" } else { "failed" });
         // A key that refused a run gets none of its pairs again, but the other runs' pairs.
         let next = queue::claim(&w, &id, None, &[], 1, LEASE).await.unwrap();

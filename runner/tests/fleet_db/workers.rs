@@ -84,7 +84,7 @@ async fn workers_register_their_machine_and_the_report_counts_what_they_did() {
     // One pair still leased on `other`; a refusal of `run`... by the second worker.
     let held = queue::claim(&w, &id, Some(other), &[], 1, LEASE).await.unwrap();
     assert_eq!(held.len(), 1);
-    queue::refuse(&w, &id2, run, "engine B: not found", &[]).await.unwrap();
+    crate::common::old::refuse(&w, &id2, run, "engine B: not found", &[]).await.unwrap();
 
     // A reader sees every worker, what it is and what it did.
     let rita = connect_as(&pg, "rita").await;

@@ -257,6 +257,27 @@ impl std::fmt::Display for NotAuthorized {
 
 impl std::error::Error for NotAuthorized {}
 
+/// A worker's call refused as the database function refused it, with the same message: a key
+/// that does not register a worker (the server answers it 401), a run that is not there (404).
+#[derive(Debug)]
+pub enum Refused {
+    /// The registration's key: none, unknown or revoked.
+    Key(String),
+    /// No such run.
+    NoRun(i64),
+}
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refused::Key(why) => f.write_str(why),
+            Refused::NoRun(run) => write!(f, "no run {run} in the database"),
+        }
+    }
+}
+
+impl std::error::Error for Refused {}
+
 /// The heartbeat, one statement: the worker checked (its secret's SHA-256, its key not revoked,
 /// itself not stopped), noted alive, and its leases of the given tokens renewed, on active runs
 /// only; `known` false when the check failed (then nothing was written).
@@ -332,9 +353,50 @@ pub async fn release(db: &Client, w: &WorkerId, tokens: &[i64]) -> Result<i64> {
     Ok(row.try_get("n")?)
 }
 
+/// A refusal, one statement: the worker checked ([`me!`]), the run's row taken `FOR UPDATE`
+/// (as `fleet_refuse` took it: refusals of a run, and its decisions, one after the other), the
+/// worker's leases of the run among the given tokens given back, and the refusal recorded for
+/// its key (`reason` cut to 2,000 characters; a key that refuses again replaces its reason).
+/// `state` NULL when there is no such run (then nothing was written).
+const REFUSE: &str = concat!(
+    "WITH ",
+    me!(),
+    ",
+run AS (
+    SELECT r.id, r.state FROM runs r WHERE r.id = $3 AND EXISTS (SELECT 1 FROM me) FOR UPDATE),
+back AS (
+    ",
+    give_back!(),
+    " AND run_id IN (SELECT id FROM run) AND token = ANY($5)
+    RETURNING 1),
+noted AS (
+    INSERT INTO refusals (run_id, key_id, worker_id, reason)
+    SELECT run.id, me.key_id, me.id, left($4, 2000) FROM run, me
+    ON CONFLICT (run_id, key_id) DO UPDATE SET reason = excluded.reason,
+        worker_id = excluded.worker_id, at = now()
+    RETURNING 1)
+SELECT EXISTS (SELECT 1 FROM me) AS known, (SELECT state FROM run) AS state"
+);
+
+/// A run that enough distinct keys refused (`refusal_limit`) fails, with their reasons, if it
+/// is active or pending; returns its state then when it failed it. The second statement of a
+/// refusal, after [`REFUSE`] committed: one statement sees only the refusals committed when it
+/// began, so two keys refusing a run at once would each count the other's refusal out and
+/// leave the run active for ever; this statement begins after its refusal was committed, so
+/// the last refusal of the run to commit counts them all (`fleet_refuse` counted in a
+/// statement of its own after taking the run's row, which saw them too).
+const REFUSALS_FAIL: &str = "\
+UPDATE runs r SET state = 'failed', finished_at = clock_timestamp(),
+       stop_reason = left(format('refused by %s worker(s): %s', t.n, t.why), 4000)
+  FROM (SELECT count(*) AS n, string_agg(k.name || ': ' || f.reason, '; ' ORDER BY f.at) AS why
+          FROM refusals f JOIN worker_keys k ON k.id = f.key_id WHERE f.run_id = $1) t
+ WHERE r.id = $1 AND r.state IN ('active', 'pending') AND t.n >= r.refusal_limit
+RETURNING r.state";
+
 /// Worker `w` cannot play run `run` (`reason`, one line): its leases `tokens` of the run go
 /// back, the refusal is recorded, and the run fails once enough distinct workers refused it.
-/// Returns the run's state after.
+/// Returns the run's state after. `Err`: [`NotAuthorized`] when the worker's secret or key does
+/// not hold, [`Refused::NoRun`] when there is no such run (nothing written either way).
 pub async fn refuse(
     db: &Client,
     w: &WorkerId,
@@ -344,7 +406,7 @@ pub async fn refuse(
 ) -> Result<String> {
     let row = one(
         db,
-        "SELECT fleet_refuse($1, $2, $3, $4, $5) AS state",
+        REFUSE,
         &[
             (&w.id, Type::INT8),
             (w.secret(), Type::TEXT),
@@ -355,7 +417,20 @@ pub async fn refuse(
     )
     .await
     .context("cannot record the refusal")?;
-    Ok(row.try_get("state")?)
+    known(&row, w)?;
+    let Some(state) = row.try_get::<_, Option<String>>("state")? else {
+        return Err(Refused::NoRun(run).into());
+    };
+    if state != "active" && state != "pending" {
+        return Ok(state);
+    }
+    let failed = opt(db, REFUSALS_FAIL, &[(&run, Type::INT8)])
+        .await
+        .context("cannot fail the refused run")?;
+    Ok(match failed {
+        Some(r) => r.try_get("state")?,
+        None => state,
+    })
 }
 
 /// An incident, one statement: the worker checked ([`me!`]), the incident recorded (on a run

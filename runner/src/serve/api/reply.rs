@@ -15,7 +15,7 @@ use serde::de::DeserializeOwned;
 use crate::fleet::api::{self, Code, ErrorBody, Invalid};
 use crate::fleet::link::is_transient;
 use crate::fleet::queue::WorkerId;
-use crate::fleet::queue::lease::NotAuthorized;
+use crate::fleet::queue::lease::{NotAuthorized, Refused};
 use crate::serve::App;
 
 /// The longest key or secret taken from a header.
@@ -72,6 +72,13 @@ impl From<anyhow::Error> for ApiError {
     fn from(e: anyhow::Error) -> ApiError {
         if let Some(n) = e.chain().find_map(|c| c.downcast_ref::<NotAuthorized>()) {
             return ApiError::new(Code::Unauthorized, n.to_string());
+        }
+        if let Some(r) = e.chain().find_map(|c| c.downcast_ref::<Refused>()) {
+            let code = match r {
+                Refused::Key(_) => Code::Unauthorized,
+                Refused::NoRun(_) => Code::NotFound,
+            };
+            return ApiError::new(code, r.to_string());
         }
         if is_transient(&e) {
             return ApiError::unavailable(

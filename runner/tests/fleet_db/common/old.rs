@@ -19,3 +19,16 @@ pub async fn release(db: &Client, w: &WorkerId, tokens: &[i64]) -> anyhow::Resul
         .await?
         .try_get(0)?)
 }
+
+/// `fleet_refuse`: the run's state after.
+pub async fn refuse(
+    db: &Client,
+    w: &WorkerId,
+    run: i64,
+    reason: &str,
+    tokens: &[i64],
+) -> anyhow::Result<String> {
+    Ok(db.query_one("SELECT fleet_refuse($1, $2, $3, $4, $5)", &[&w.id, w.secret(), &run, &reason, &tokens])
+        .await?
+        .try_get(0)?)
+}
