@@ -741,3 +741,72 @@ async fn refusals_by_three_keys_fail_a_run_even_when_they_come_at_once() {
         assert_eq!(state(run), "failed");
     }
 }
+
+/// Registration (the server's own statement): an unknown key and a revoked one are refused 401
+/// with the function's words and write nothing; what the machine says is bounded as the
+/// function bounded it; an administrator's own worker registers under its role's key.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_registration_takes_only_a_valid_key_and_bounds_what_the_machine_says() {
+    let s = setup("api-register-keys", 1).await;
+    let db = crate::common::db(&s.pg).await;
+    let before = everything(&s.pg);
+    let keys = || s.pg.psql("SELECT json_agg(k ORDER BY k.id) FROM worker_keys k");
+    let had = keys();
+    let a = s.api.post("/register", "fk_nothing", None, registration(30.0)).await;
+    assert_eq!((a.status, a.code()), (401, Some(Code::Unauthorized)), "{}", a.body);
+    assert_eq!(a.body["message"], "unknown worker key");
+    let other = queue::key_add(&db, "box2").await.unwrap();
+    queue::key_revoke(&db, "box2").await.unwrap();
+    let had_two = keys();
+    let a = s.api.post("/register", &other, None, registration(30.0)).await;
+    assert_eq!((a.status, a.code()), (401, Some(Code::Unauthorized)), "{}", a.body);
+    assert_eq!(a.body["message"], "worker key box2 was revoked");
+    assert_eq!(everything(&s.pg), before, "a refused registration wrote something");
+    assert_ne!(had, had_two);
+    assert_eq!(keys(), had_two);
+
+    // What the machine says, bounded: an empty CPU is "unknown", cores past 100,000 unknown.
+    let mut r = registration(30.0);
+    r["cpu"] = json!("");
+    r["cores"] = json!(200_000);
+    let (id, secret) = {
+        let a = s.api.post("/register", &s.key, None, r).await;
+        assert_eq!((a.status, &a.body["key_name"]), (200, &json!("box")), "{}", a.body);
+        (a.body["worker"].as_i64().unwrap(), a.body["secret"].as_str().unwrap().to_string())
+    };
+    let row = |id: i64| {
+        s.pg.psql(&format!(
+            "SELECT concat_ws(' ', length(host), pid, concurrency, lease_secs, cpu, \
+                    coalesce(cores::text, '-'), version, length(secret_hash)) \
+             FROM workers WHERE id = {id}"
+        ))
+    };
+    let version = env!("CARGO_PKG_VERSION");
+    assert_eq!(row(id), format!("1 1 2 30 unknown - {version} 64"));
+    assert_eq!(secret.len(), 64);
+    let a = s.api.post("/outstanding", &secret, Some(id), json!({"skip": []})).await;
+    assert_eq!(a.status, 200, "the secret answered is the worker's: {}", a.body);
+    // Called directly: a host and a CPU past 200 characters are cut.
+    let m = queue::Machine {
+        host: "h".repeat(300),
+        cpu: Some("c".repeat(300)),
+        cores: Some(16),
+    };
+    let w = queue::register_machine(&db, Some(&s.key), &m, 7, 3, Duration::from_secs(60)).await.unwrap();
+    assert_eq!(row(w.id), format!("200 7 3 60 {} 16 {version} 64", "c".repeat(200)));
+    // An administrator's own worker: under its role's key, made once.
+    let role = format!("role:{}", e2e::pg::USER);
+    let w1 = crate::common::worker(&db, "mine").await;
+    let w2 = crate::common::worker(&db, "mine").await;
+    assert_eq!((w1.key_name.as_str(), w2.key_name.as_str()), (role.as_str(), role.as_str()));
+    assert_ne!(w1.id, w2.id);
+    assert_eq!(
+        s.pg.psql(&format!("SELECT count(*) FROM worker_keys WHERE name = '{role}'")),
+        "1"
+    );
+    queue::key_revoke(&db, &role).await.unwrap();
+    let e = queue::register_worker(&db, None, "mine", 1, 1, Duration::from_secs(60))
+        .await
+        .unwrap_err();
+    assert!(format!("{e:#}").contains(&format!("worker key {role} was revoked")), "{e:#}");
+}

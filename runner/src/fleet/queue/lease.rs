@@ -1,6 +1,13 @@
-//! A worker's side of the queue, through the database's worker functions: registering under a
-//! key, claiming, renewing and giving back leases, refusing a run, recording an incident, and a
-//! tuning pair's iteration.
+//! A worker's side of the queue: registering under a key, claiming, renewing and giving back
+//! leases, refusing a run, recording an incident, and a tuning pair's iteration.
+//!
+//! The server's own statements, each one data-modifying statement that checks the worker as
+//! the database's `SECURITY DEFINER` functions did (its secret's SHA-256, its key not revoked,
+//! itself not stopped: [`me!`]) and writes nothing when the check fails: the registration,
+//! the check alone, a worker stopping, the heartbeat, a release, a refusal (and the statement
+//! after it that fails a run enough keys refused) and an incident. The claim and the tuning
+//! iteration still call the functions (`fleet_claim`, `fleet_iteration`), which stay in the
+//! schema with the others for a server of the version before during a rolling deploy.
 
 use std::time::Duration;
 
@@ -63,8 +70,39 @@ pub async fn register_worker(
     register_machine(db, key, &m, pid, concurrency, lease).await
 }
 
+/// A registration, one statement: the key found by its SHA-256 (with no key, for an
+/// administrator, the implicit key `role:NAME` of its role, made if need be), and when it is
+/// not revoked a worker inserted with a new secret (two random UUIDs' hex, as `fleet_register`
+/// made it; only its SHA-256 is kept) and what its machine is: host cut to 200 characters,
+/// version to 100, CPU to 200 (`unknown` when not given), cores kept from 1 to 100,000. One row
+/// when the key was found: its name, whether it is revoked, the worker's id (none when revoked)
+/// and its secret; no row otherwise. What `fleet_register` did.
+const REGISTER: &str = "\
+WITH made AS (
+    INSERT INTO worker_keys (name) SELECT 'role:' || session_user
+     WHERE $1::text IS NULL AND fleet_is_admin()
+    ON CONFLICT (name) DO UPDATE SET name = excluded.name
+    RETURNING id, name, revoked_at),
+k AS (
+    SELECT id, name, revoked_at FROM worker_keys
+     WHERE key_hash = encode(sha256(convert_to($1, 'UTF8')), 'hex')
+    UNION ALL SELECT id, name, revoked_at FROM made),
+s AS (SELECT replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', '') AS secret),
+w AS (
+    INSERT INTO workers (host, pid, concurrency, lease_secs, key_id, secret_hash, version, cpu,
+                         cores)
+    SELECT left($2, 200), $3, $4, $5, k.id, encode(sha256(convert_to(s.secret, 'UTF8')), 'hex'),
+           left($6, 100), left(coalesce(nullif($7, ''), 'unknown'), 200),
+           CASE WHEN $8 BETWEEN 1 AND 100000 THEN $8 END
+      FROM k, s WHERE k.revoked_at IS NULL
+    RETURNING id)
+SELECT k.name AS key_name, k.revoked_at IS NOT NULL AS revoked, (SELECT id FROM w) AS worker_id,
+       s.secret
+  FROM k, s";
+
 /// Registers a worker under `key` (None: an administrator's own worker, under its role) with
-/// what its machine is.
+/// what its machine is. `Err` ([`Refused::Key`], nothing written) for no key but not an
+/// administrator, an unknown key or a revoked one.
 pub async fn register_machine(
     db: &Client,
     key: Option<&str>,
@@ -74,10 +112,9 @@ pub async fn register_machine(
     lease: Duration,
 ) -> Result<WorkerId> {
     let version = env!("CARGO_PKG_VERSION");
-    let row = one(
+    let row = opt(
         db,
-        "SELECT worker_id, secret, key_name \
-         FROM fleet_register($1, $2, $3, $4, $5, $6, $7, $8)",
+        REGISTER,
         &[
             (&key, Type::TEXT),
             (&m.host, Type::TEXT),
@@ -91,11 +128,21 @@ pub async fn register_machine(
     )
     .await
     .context("cannot register the worker")?;
-    Ok(WorkerId {
-        id: row.try_get("worker_id")?,
-        secret: row.try_get("secret")?,
-        key_name: row.try_get("key_name")?,
-    })
+    let refused =
+        |why: String| anyhow::Error::new(Refused::Key(why)).context("cannot register the worker");
+    let Some(row) = row else {
+        return Err(refused(match key {
+            None => "a worker needs a key (runner worker-key add NAME, by an approver; then \
+                     RUNNER_WORKER_KEY or --key-file)"
+                .into(),
+            Some(_) => "unknown worker key".into(),
+        }));
+    };
+    let key_name: String = row.try_get("key_name")?;
+    if row.try_get::<_, bool>("revoked")? {
+        return Err(refused(format!("worker key {key_name} was revoked")));
+    }
+    Ok(WorkerId { id: row.try_get("worker_id")?, secret: row.try_get("secret")?, key_name })
 }
 
 /// The worker of a call checked, as a CTE named `me` (the start of a worker call's statement,

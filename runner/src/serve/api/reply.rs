@@ -65,7 +65,9 @@ impl IntoResponse for ApiError {
     }
 }
 
-/// A queue call's error as a refusal: a passing fault (the database away, busy, a deadlock)
+/// A queue call's error as a refusal: a worker's check that failed ([`NotAuthorized`]) or a
+/// call refused as the database function refused it ([`Refused`]) is typed as the function's
+/// exception was, with its message; a passing fault (the database away, busy, a deadlock)
 /// is 503 with `Retry-After`; an exception a database function raised is typed by its
 /// SQLSTATE class, with its message; anything else is the server's own failure.
 impl From<anyhow::Error> for ApiError {
@@ -154,8 +156,8 @@ impl<S: Send + Sync> FromRequestParts<S> for Key {
     }
 }
 
-/// A registered worker: its id ([`api::WORKER_HEADER`]) and secret (the bearer token). The
-/// database checks them at each call.
+/// A registered worker: its id ([`api::WORKER_HEADER`]) and secret (the bearer token),
+/// checked at each call by the call's statement.
 pub struct Worker(pub WorkerId);
 
 impl<S: Send + Sync> FromRequestParts<S> for Worker {

@@ -4,7 +4,9 @@
 //! fleet_worker role may do through them (`roles.rs`, `workers.rs`) keep testing them. The
 //! server's own statements are tested through its API (`api.rs`).
 
-use runner::fleet::queue::WorkerId;
+use std::time::Duration;
+
+use runner::fleet::queue::{Machine, WorkerId};
 use tokio_postgres::Client;
 
 /// `fleet_worker_stopped`.
@@ -31,4 +33,44 @@ pub async fn refuse(
     Ok(db.query_one("SELECT fleet_refuse($1, $2, $3, $4, $5)", &[&w.id, w.secret(), &run, &reason, &tokens])
         .await?
         .try_get(0)?)
+}
+
+/// `fleet_register` (version 3's: with the machine's CPU and cores).
+pub async fn register_machine(
+    db: &Client,
+    key: Option<&str>,
+    m: &Machine,
+    pid: i32,
+    concurrency: i32,
+    lease: Duration,
+) -> anyhow::Result<WorkerId> {
+    let r = db
+        .query_one(
+            "SELECT worker_id, secret, key_name FROM fleet_register($1, $2, $3, $4, $5, $6, $7, $8)",
+            &[
+                &key,
+                &m.host,
+                &pid,
+                &concurrency,
+                &lease.as_secs_f64(),
+                &env!("CARGO_PKG_VERSION"),
+                &m.cpu,
+                &m.cores,
+            ],
+        )
+        .await?;
+    Ok(WorkerId::new(r.try_get(0)?, r.try_get(1)?, r.try_get(2)?))
+}
+
+/// [`register_machine`] with the host's name only.
+pub async fn register_worker(
+    db: &Client,
+    key: Option<&str>,
+    host: &str,
+    pid: i32,
+    concurrency: i32,
+    lease: Duration,
+) -> anyhow::Result<WorkerId> {
+    let m = Machine { host: host.to_string(), ..Machine::default() };
+    register_machine(db, key, &m, pid, concurrency, lease).await
 }
