@@ -640,22 +640,30 @@ async fn a_worker_gives_back_only_its_own_leases() {
         ))
     };
     let was = held();
-    let pair = |token: i64| {
-        json!({"run": c.run_id, "pairing": c.pairing, "pair": c.pair, "token": token})
-    };
+    let pair =
+        |token: i64| json!({"run": c.run_id, "pairing": c.pairing, "pair": c.pair, "token": token});
     // An incident on another worker's lease, and on its own pair under a made-up token: each
     // recorded under its caller, the pair left leased.
-    let a = s.api.post("/incident", &s2, Some(w2), json!({"pair": pair(c.token), "what": "w2"})).await;
+    let a =
+        s.api.post("/incident", &s2, Some(w2), json!({"pair": pair(c.token), "what": "w2"})).await;
     assert_eq!(a.status, 200, "{}", a.body);
     let a = s
         .api
-        .post("/incident", &s.secret, Some(s.worker), json!({"pair": pair(c.token + 99), "what": "w1"}))
+        .post(
+            "/incident",
+            &s.secret,
+            Some(s.worker),
+            json!({"pair": pair(c.token + 99), "what": "w1"}),
+        )
         .await;
     assert_eq!(a.status, 200, "{}", a.body);
     // On a run that is not there: nothing recorded.
     let mut gone = pair(c.token);
     gone["run"] = json!(999_999);
-    let a = s.api.post("/incident", &s.secret, Some(s.worker), json!({"pair": gone, "what": "x"})).await;
+    let a = s
+        .api
+        .post("/incident", &s.secret, Some(s.worker), json!({"pair": gone, "what": "x"}))
+        .await;
     assert_eq!(a.status, 200, "{}", a.body);
     assert_eq!(
         s.pg.psql("SELECT string_agg(worker_id || ':' || what, ',' ORDER BY id) FROM incidents"),
@@ -664,11 +672,13 @@ async fn a_worker_gives_back_only_its_own_leases() {
     // A release of another worker's lease, or of a made-up token: none given back.
     let a = s.api.post("/release", &s2, Some(w2), json!({"tokens": [c.token]})).await;
     assert_eq!((a.status, &a.body["released"]), (200, &json!(0)), "{}", a.body);
-    let a = s.api.post("/release", &s.secret, Some(s.worker), json!({"tokens": [c.token + 99]})).await;
+    let a =
+        s.api.post("/release", &s.secret, Some(s.worker), json!({"tokens": [c.token + 99]})).await;
     assert_eq!((a.status, &a.body["released"]), (200, &json!(0)), "{}", a.body);
     // A refusal with another worker's lease: recorded for the caller's key, the lease kept. Of
     // a run that is not there: 404, as the function answered, nothing written.
-    let refusal = |run: i64| json!({"run": run, "reason": "engine B: not found", "tokens": [c.token]});
+    let refusal =
+        |run: i64| json!({"run": run, "reason": "engine B: not found", "tokens": [c.token]});
     let a = s.api.post("/refuse", &s2, Some(w2), refusal(c.run_id)).await;
     assert_eq!((a.status, &a.body["state"]), (200, &json!("active")), "{}", a.body);
     let a = s.api.post("/refuse", &s2, Some(w2), refusal(999_999)).await;
@@ -691,7 +701,12 @@ async fn a_worker_gives_back_only_its_own_leases() {
     // The holder's incident gives its pair back.
     let a = s
         .api
-        .post("/incident", &s.secret, Some(s.worker), json!({"pair": pair(c.token), "what": "mine"}))
+        .post(
+            "/incident",
+            &s.secret,
+            Some(s.worker),
+            json!({"pair": pair(c.token), "what": "mine"}),
+        )
         .await;
     assert_eq!(a.status, 200, "{}", a.body);
     assert_eq!(held(), "pending", "no worker, no token, no lease");
@@ -787,12 +802,10 @@ async fn a_registration_takes_only_a_valid_key_and_bounds_what_the_machine_says(
     let a = s.api.post("/outstanding", &secret, Some(id), json!({"skip": []})).await;
     assert_eq!(a.status, 200, "the secret answered is the worker's: {}", a.body);
     // Called directly: a host and a CPU past 200 characters are cut.
-    let m = queue::Machine {
-        host: "h".repeat(300),
-        cpu: Some("c".repeat(300)),
-        cores: Some(16),
-    };
-    let w = queue::register_machine(&db, Some(&s.key), &m, 7, 3, Duration::from_secs(60)).await.unwrap();
+    let m = queue::Machine { host: "h".repeat(300), cpu: Some("c".repeat(300)), cores: Some(16) };
+    let w = queue::register_machine(&db, Some(&s.key), &m, 7, 3, Duration::from_secs(60))
+        .await
+        .unwrap();
     assert_eq!(row(w.id), format!("200 7 3 60 {} 16 {version} 64", "c".repeat(200)));
     // An administrator's own worker: under its role's key, made once.
     let role = format!("role:{}", e2e::pg::USER);
@@ -800,13 +813,9 @@ async fn a_registration_takes_only_a_valid_key_and_bounds_what_the_machine_says(
     let w2 = crate::common::worker(&db, "mine").await;
     assert_eq!((w1.key_name.as_str(), w2.key_name.as_str()), (role.as_str(), role.as_str()));
     assert_ne!(w1.id, w2.id);
-    assert_eq!(
-        s.pg.psql(&format!("SELECT count(*) FROM worker_keys WHERE name = '{role}'")),
-        "1"
-    );
+    assert_eq!(s.pg.psql(&format!("SELECT count(*) FROM worker_keys WHERE name = '{role}'")), "1");
     queue::key_revoke(&db, &role).await.unwrap();
-    let e = queue::register_worker(&db, None, "mine", 1, 1, Duration::from_secs(60))
-        .await
-        .unwrap_err();
+    let e =
+        queue::register_worker(&db, None, "mine", 1, 1, Duration::from_secs(60)).await.unwrap_err();
     assert!(format!("{e:#}").contains(&format!("worker key {role} was revoked")), "{e:#}");
 }

@@ -17,7 +17,8 @@ pub async fn worker_stopped(db: &Client, w: &WorkerId) -> anyhow::Result<()> {
 
 /// `fleet_release`: how many leases were given back.
 pub async fn release(db: &Client, w: &WorkerId, tokens: &[i64]) -> anyhow::Result<i64> {
-    Ok(db.query_one("SELECT fleet_release($1, $2, $3)", &[&w.id, w.secret(), &tokens])
+    Ok(db
+        .query_one("SELECT fleet_release($1, $2, $3)", &[&w.id, w.secret(), &tokens])
         .await?
         .try_get(0)?)
 }
@@ -30,7 +31,11 @@ pub async fn refuse(
     reason: &str,
     tokens: &[i64],
 ) -> anyhow::Result<String> {
-    Ok(db.query_one("SELECT fleet_refuse($1, $2, $3, $4, $5)", &[&w.id, w.secret(), &run, &reason, &tokens])
+    Ok(db
+        .query_one(
+            "SELECT fleet_refuse($1, $2, $3, $4, $5)",
+            &[&w.id, w.secret(), &run, &reason, &tokens],
+        )
         .await?
         .try_get(0)?)
 }
