@@ -642,29 +642,19 @@ async fn a_worker_gives_back_only_its_own_leases() {
     let was = held();
     let pair =
         |token: i64| json!({"run": c.run_id, "pairing": c.pairing, "pair": c.pair, "token": token});
+    let incident = async |secret: &str, id: i64, pair: Value, what: &str| {
+        let a =
+            s.api.post("/incident", secret, Some(id), json!({"pair": pair, "what": what})).await;
+        assert_eq!(a.status, 200, "{}", a.body);
+    };
     // An incident on another worker's lease, and on its own pair under a made-up token: each
     // recorded under its caller, the pair left leased.
-    let a =
-        s.api.post("/incident", &s2, Some(w2), json!({"pair": pair(c.token), "what": "w2"})).await;
-    assert_eq!(a.status, 200, "{}", a.body);
-    let a = s
-        .api
-        .post(
-            "/incident",
-            &s.secret,
-            Some(s.worker),
-            json!({"pair": pair(c.token + 99), "what": "w1"}),
-        )
-        .await;
-    assert_eq!(a.status, 200, "{}", a.body);
+    incident(&s2, w2, pair(c.token), "w2").await;
+    incident(&s.secret, s.worker, pair(c.token + 99), "w1").await;
     // On a run that is not there: nothing recorded.
     let mut gone = pair(c.token);
     gone["run"] = json!(999_999);
-    let a = s
-        .api
-        .post("/incident", &s.secret, Some(s.worker), json!({"pair": gone, "what": "x"}))
-        .await;
-    assert_eq!(a.status, 200, "{}", a.body);
+    incident(&s.secret, s.worker, gone, "x").await;
     assert_eq!(
         s.pg.psql("SELECT string_agg(worker_id || ':' || what, ',' ORDER BY id) FROM incidents"),
         format!("{w2}:w2,{}:w1", s.worker)
@@ -699,16 +689,7 @@ async fn a_worker_gives_back_only_its_own_leases() {
     assert_eq!((a.status, &a.body["released"]), (200, &json!(1)), "{}", a.body);
     assert_eq!(s.leased(), "1");
     // The holder's incident gives its pair back.
-    let a = s
-        .api
-        .post(
-            "/incident",
-            &s.secret,
-            Some(s.worker),
-            json!({"pair": pair(c.token), "what": "mine"}),
-        )
-        .await;
-    assert_eq!(a.status, 200, "{}", a.body);
+    incident(&s.secret, s.worker, pair(c.token), "mine").await;
     assert_eq!(held(), "pending", "no worker, no token, no lease");
     assert_eq!(s.leased(), "0");
 }
