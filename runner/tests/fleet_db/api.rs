@@ -40,6 +40,13 @@ struct Answer {
 }
 
 impl Answer {
+    async fn of(res: reqwest::Response) -> Answer {
+        let status = res.status().as_u16();
+        let ours = res.headers().contains_key(api::SERVER_HEADER);
+        let text = res.text().await.unwrap();
+        Answer { status, ours, body: serde_json::from_str(&text).unwrap_or(Value::String(text)) }
+    }
+
     fn code(&self) -> Option<Code> {
         serde_json::from_value::<ErrorBody>(self.body.clone())
             .ok()
@@ -81,14 +88,24 @@ impl Api {
             r = r.header(api::WORKER_HEADER, w.to_string());
         }
         let res = r.send().await.unwrap();
-        let status = res.status().as_u16();
-        let ours = res.headers().contains_key(api::SERVER_HEADER);
-        let text = res.text().await.unwrap();
-        Answer { status, ours, body: serde_json::from_str(&text).unwrap_or(Value::String(text)) }
+        Answer::of(res).await
     }
 
     async fn post(&self, path: &str, auth: &str, worker: Option<i64>, body: Value) -> Answer {
         self.post_raw(path, auth, worker, api::PROTOCOL, body.to_string()).await
+    }
+
+    /// GET `path` as worker `worker` with secret `auth`.
+    async fn get(&self, path: &str, auth: &str, worker: i64) -> Answer {
+        let res = self
+            .http
+            .get(format!("{}{path}", self.base))
+            .bearer_auth(auth)
+            .header(api::WORKER_HEADER, worker.to_string())
+            .send()
+            .await
+            .unwrap();
+        Answer::of(res).await
     }
 }
 
@@ -128,6 +145,13 @@ fn claim_body(lease: Value) -> Value {
 }
 
 impl Setup {
+    /// Another worker registered over HTTP under `key`: its id and secret.
+    async fn another(&self, key: &str) -> (i64, String) {
+        let b = self.api.post("/register", key, None, registration(30.0)).await;
+        assert_eq!(b.status, 200, "{}", b.body);
+        (b.body["worker"].as_i64().unwrap(), b.body["secret"].as_str().unwrap().to_string())
+    }
+
     fn leased(&self) -> String {
         self.pg.psql(&format!(
             "SELECT count(*) FROM pairs WHERE run_id = {} AND state = 'leased'",
@@ -249,9 +273,7 @@ async fn a_report_for_a_pair_not_held_is_refused_and_a_replay_answers_as_stored(
     assert_eq!(s.pg.psql("SELECT count(*) FROM games"), "2", "stored once");
     assert_eq!(s.pg.psql("SELECT ll + ld + dd + wd + ww FROM tallies"), "1", "counted once");
     // Another worker replaying it is refused: the pair is not its.
-    let b = s.api.post("/register", &s.key, None, registration(30.0)).await;
-    let (w2, s2) =
-        (b.body["worker"].as_i64().unwrap(), b.body["secret"].as_str().unwrap().to_string());
+    let (w2, s2) = s.another(&s.key).await;
     let a = s.api.post("/report", &s2, Some(w2), s.report_body(&c)).await;
     assert_eq!(a.body["outcome"], "refused", "{}", a.body);
     // The decision step follows a replay as it follows a report.
@@ -332,28 +354,8 @@ async fn half_sent_requests_do_not_block_the_server_and_are_dropped() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_path_outside_the_api_is_a_typed_not_found_and_bad_paths_are_refused() {
     let s = setup("api-paths", 2).await;
-    let url = format!("{}/run/0", s.api.base);
-    let res = s
-        .api
-        .http
-        .get(&url)
-        .bearer_auth(&s.secret)
-        .header(api::WORKER_HEADER, s.worker.to_string())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status().as_u16(), 422);
-    let url = format!("{}/artifact/nothex/chunk/0", s.api.base);
-    let res = s
-        .api
-        .http
-        .get(&url)
-        .bearer_auth(&s.secret)
-        .header(api::WORKER_HEADER, s.worker.to_string())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status().as_u16(), 422);
+    assert_eq!(s.api.get("/run/0", &s.secret, s.worker).await.status, 422);
+    assert_eq!(s.api.get("/artifact/nothex/chunk/0", &s.secret, s.worker).await.status, 422);
     let res = s.api.http.get(format!("{}/nothing", s.api.base)).send().await.unwrap();
     assert_eq!(res.status().as_u16(), 404);
     assert!(res.headers().contains_key(api::SERVER_HEADER));
@@ -520,9 +522,7 @@ async fn a_heartbeat_renews_only_the_workers_own_leases_and_a_wrong_secret_write
     let lease = |t: i64| s.pg.psql(&format!("SELECT lease_until FROM pairs WHERE token = {t}"));
     let before = lease(c.token);
     // Another worker of the same key sends the first one's token: nothing renewed.
-    let b = s.api.post("/register", &s.key, None, registration(30.0)).await;
-    let (w2, s2) =
-        (b.body["worker"].as_i64().unwrap(), b.body["secret"].as_str().unwrap().to_string());
+    let (w2, s2) = s.another(&s.key).await;
     let beat = json!({"tokens": [c.token], "lease_secs": 3600});
     let a = s.api.post("/heartbeat", &s2, Some(w2), beat.clone()).await;
     assert_eq!(a.status, 200, "{}", a.body);
@@ -542,4 +542,261 @@ async fn a_heartbeat_renews_only_the_workers_own_leases_and_a_wrong_secret_write
     let a = s.api.post("/heartbeat", &s.secret, Some(s.worker), beat).await;
     assert_eq!(a.body["tokens"], json!([c.token]), "{}", a.body);
     assert_ne!(lease(c.token), before);
+}
+
+/// Everything a refused worker call must leave as it was: the workers, the pairs, the runs,
+/// the refusals and the incidents.
+fn everything(pg: &TempPg) -> String {
+    pg.psql(
+        "SELECT (SELECT json_agg(w ORDER BY w.id) FROM workers w)::text \
+             || (SELECT json_agg(p ORDER BY p.run_id, p.seq) FROM pairs p)::text \
+             || (SELECT json_agg(r ORDER BY r.id) FROM runs r)::text \
+             || (SELECT count(*) FROM refusals)::text || (SELECT count(*) FROM incidents)::text",
+    )
+}
+
+/// The worker calls that are the server's own statements check the worker as the database
+/// functions did: a wrong secret, another worker's secret or id, an id no worker has, a
+/// stopped worker and a revoked key are each refused 401 with the functions' message, and
+/// nothing is written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_servers_worker_calls_refuse_a_bad_secret_a_stopped_worker_and_a_revoked_key() {
+    let s = setup("api-worker-checks", 3).await;
+    let c = s.claim().await;
+    let (w2, s2) = s.another(&s.key).await;
+    let (w3, s3) = s.another(&s.key).await;
+    let a = s.api.post("/stopped", &s3, Some(w3), json!({})).await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    assert_ne!(s.pg.psql(&format!("SELECT stopped_at FROM workers WHERE id = {w3}")), "");
+    let db = crate::common::db(&s.pg).await;
+    let other = queue::key_add(&db, "box2").await.unwrap();
+    let (w4, s4) = s.another(&other).await;
+    assert_eq!(queue::key_revoke(&db, "box2").await.unwrap(), 0, "it held no lease");
+    let bad = [
+        (s.worker, "not-the-secret".to_string()),
+        (s.worker, s2.clone()),
+        (w2, s.secret.clone()),
+        (999_999, s.secret.clone()),
+        (w3, s3),
+        (w4, s4),
+    ];
+    let pair = json!({"run": c.run_id, "pairing": c.pairing, "pair": c.pair, "token": c.token});
+    let calls = [
+        ("/outstanding", json!({"skip": []})),
+        ("/settle", json!({"run": s.run})),
+        ("/heartbeat", json!({"tokens": [c.token], "lease_secs": 3600})),
+        ("/incident", json!({"pair": pair, "what": "the disk is full"})),
+        ("/release", json!({"tokens": [c.token]})),
+        ("/refuse", json!({"run": s.run, "reason": "engine A: cannot start", "tokens": [c.token]})),
+        // Last: the worker itself is served each call in this order below.
+        ("/stopped", json!({})),
+    ];
+    let before = everything(&s.pg);
+    for (id, secret) in &bad {
+        let mut answers = Vec::new();
+        for (path, body) in &calls {
+            answers.push((*path, s.api.post(path, secret, Some(*id), body.clone()).await));
+        }
+        answers.push(("/run", s.api.get(&format!("/run/{}", s.run), secret, *id).await));
+        for (path, a) in answers {
+            assert_eq!((a.status, a.code()), (401, Some(Code::Unauthorized)), "{path}: {}", a.body);
+            let want = format!(
+                "worker {id}: not registered with a valid key (revoked, stopped, or a wrong secret)"
+            );
+            assert_eq!(a.body["message"], want.as_str(), "{path}");
+        }
+        assert_eq!(everything(&s.pg), before, "worker {id}: a refused call wrote something");
+    }
+    // The worker itself is served.
+    for (path, body) in &calls {
+        let a = s.api.post(path, &s.secret, Some(s.worker), body.clone()).await;
+        assert_eq!(a.status, 200, "{path}: {}", a.body);
+    }
+    // Stopped by the last call: from then on refused, its stop written once.
+    let stopped = || s.pg.psql(&format!("SELECT stopped_at FROM workers WHERE id = {}", s.worker));
+    let at = stopped();
+    assert_ne!(at, "");
+    let a = s.api.get(&format!("/run/{}", s.run), &s.secret, s.worker).await;
+    assert_eq!((a.status, a.code()), (401, Some(Code::Unauthorized)), "{}", a.body);
+    let a = s.api.post("/stopped", &s.secret, Some(s.worker), json!({})).await;
+    assert_eq!((a.status, a.code()), (401, Some(Code::Unauthorized)), "{}", a.body);
+    assert_eq!(stopped(), at);
+}
+
+/// A worker gives back only the leases it holds (the server's own statements, as the database
+/// functions did): another worker's lease, or its own under a token it does not hold, stays
+/// leased; what it says is recorded under its own name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_gives_back_only_its_own_leases() {
+    let s = setup("api-own-leases", 3).await;
+    let c = s.claim().await;
+    let db = crate::common::db(&s.pg).await;
+    let (w2, s2) = s.another(&queue::key_add(&db, "box2").await.unwrap()).await;
+    let held = || {
+        s.pg.psql(&format!(
+            "SELECT concat_ws(' ', state, worker_id, token, lease_until) FROM pairs \
+             WHERE run_id = {} AND pairing = {} AND pair = {}",
+            c.run_id, c.pairing, c.pair
+        ))
+    };
+    let was = held();
+    let pair =
+        |token: i64| json!({"run": c.run_id, "pairing": c.pairing, "pair": c.pair, "token": token});
+    let incident = async |secret: &str, id: i64, pair: Value, what: &str| {
+        let a =
+            s.api.post("/incident", secret, Some(id), json!({"pair": pair, "what": what})).await;
+        assert_eq!(a.status, 200, "{}", a.body);
+    };
+    // An incident on another worker's lease, and on its own pair under a made-up token: each
+    // recorded under its caller, the pair left leased.
+    incident(&s2, w2, pair(c.token), "w2").await;
+    incident(&s.secret, s.worker, pair(c.token + 99), "w1").await;
+    // On a run that is not there: nothing recorded.
+    let mut gone = pair(c.token);
+    gone["run"] = json!(999_999);
+    incident(&s.secret, s.worker, gone, "x").await;
+    assert_eq!(
+        s.pg.psql("SELECT string_agg(worker_id || ':' || what, ',' ORDER BY id) FROM incidents"),
+        format!("{w2}:w2,{}:w1", s.worker)
+    );
+    // A release of another worker's lease, or of a made-up token: none given back.
+    let a = s.api.post("/release", &s2, Some(w2), json!({"tokens": [c.token]})).await;
+    assert_eq!((a.status, &a.body["released"]), (200, &json!(0)), "{}", a.body);
+    let a =
+        s.api.post("/release", &s.secret, Some(s.worker), json!({"tokens": [c.token + 99]})).await;
+    assert_eq!((a.status, &a.body["released"]), (200, &json!(0)), "{}", a.body);
+    // A refusal with another worker's lease: recorded for the caller's key, the lease kept. Of
+    // a run that is not there: 404, as the function answered, nothing written.
+    let refusal =
+        |run: i64| json!({"run": run, "reason": "engine B: not found", "tokens": [c.token]});
+    let a = s.api.post("/refuse", &s2, Some(w2), refusal(c.run_id)).await;
+    assert_eq!((a.status, &a.body["state"]), (200, &json!("active")), "{}", a.body);
+    let a = s.api.post("/refuse", &s2, Some(w2), refusal(999_999)).await;
+    assert_eq!((a.status, a.code()), (404, Some(Code::NotFound)), "{}", a.body);
+    assert_eq!(a.body["message"], "no run 999999 in the database");
+    assert_eq!(
+        s.pg.psql("SELECT string_agg(r.run_id || ':' || k.name || ':' || r.worker_id || ':' || r.reason, ',') \
+                   FROM refusals r JOIN worker_keys k ON k.id = r.key_id"),
+        format!("{}:box2:{w2}:engine B: not found", c.run_id)
+    );
+    assert_eq!(held(), was, "a lease not held was given back");
+    // The holder's release gives back its own, not the token it does not hold.
+    let c2 = s.claim().await;
+    let a = s
+        .api
+        .post("/release", &s.secret, Some(s.worker), json!({"tokens": [c2.token, c.token + 99]}))
+        .await;
+    assert_eq!((a.status, &a.body["released"]), (200, &json!(1)), "{}", a.body);
+    assert_eq!(s.leased(), "1");
+    // The holder's incident gives its pair back.
+    incident(&s.secret, s.worker, pair(c.token), "mine").await;
+    assert_eq!(held(), "pending", "no worker, no token, no lease");
+    assert_eq!(s.leased(), "0");
+}
+
+/// Refusals through the server (its own statements): a run fails once three distinct keys
+/// refused it, with their reasons, also when the three refuse at the same instant (each
+/// refusal's own statement sees only the refusals committed before it began).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refusals_by_three_keys_fail_a_run_even_when_they_come_at_once() {
+    let s = setup("api-refusals", 2).await;
+    let db = crate::common::db(&s.pg).await;
+    let mut workers = vec![(s.worker, s.secret.clone())];
+    for name in ["box2", "box3"] {
+        workers.push(s.another(&queue::key_add(&db, name).await.unwrap()).await);
+    }
+    let refuse = |i: usize, run: i64| {
+        let (id, secret) = workers[i].clone();
+        let api = &s.api;
+        async move {
+            let body = json!({"run": run, "reason": format!("engine A: cannot start on {i}"),
+                              "tokens": []});
+            let a = api.post("/refuse", &secret, Some(id), body).await;
+            assert_eq!(a.status, 200, "{}", a.body);
+            a.body["state"].as_str().unwrap().to_string()
+        }
+    };
+    let state = |run: i64| s.pg.psql(&format!("SELECT state FROM runs WHERE id = {run}"));
+    // One after the other: the third fails it, saying why.
+    assert_eq!(refuse(0, s.run).await, "active");
+    assert_eq!(refuse(0, s.run).await, "active", "a key counts once");
+    assert_eq!(refuse(1, s.run).await, "active");
+    assert_eq!(refuse(2, s.run).await, "failed");
+    let why = s.pg.psql(&format!("SELECT stop_reason FROM runs WHERE id = {}", s.run));
+    assert_eq!(
+        why,
+        "refused by 3 worker(s): box: engine A: cannot start on 0; \
+         box2: engine A: cannot start on 1; box3: engine A: cannot start on 2"
+    );
+    assert_eq!(refuse(1, s.run).await, "failed");
+    // At the same instant.
+    for _ in 0..5 {
+        let run = new_run(&db, 2, json!({})).await;
+        let (a, b, c) = tokio::join!(refuse(0, run), refuse(1, run), refuse(2, run));
+        assert!([a, b, c].contains(&"failed".to_string()));
+        assert_eq!(state(run), "failed");
+    }
+}
+
+/// Registration (the server's own statement): an unknown key and a revoked one are refused 401
+/// with the function's words and write nothing; what the machine says is bounded as the
+/// function bounded it; an administrator's own worker registers under its role's key.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_registration_takes_only_a_valid_key_and_bounds_what_the_machine_says() {
+    let s = setup("api-register-keys", 1).await;
+    let db = crate::common::db(&s.pg).await;
+    let before = everything(&s.pg);
+    let keys = || s.pg.psql("SELECT json_agg(k ORDER BY k.id) FROM worker_keys k");
+    let had = keys();
+    let a = s.api.post("/register", "fk_nothing", None, registration(30.0)).await;
+    assert_eq!((a.status, a.code()), (401, Some(Code::Unauthorized)), "{}", a.body);
+    assert_eq!(a.body["message"], "unknown worker key");
+    let other = queue::key_add(&db, "box2").await.unwrap();
+    queue::key_revoke(&db, "box2").await.unwrap();
+    let had_two = keys();
+    let a = s.api.post("/register", &other, None, registration(30.0)).await;
+    assert_eq!((a.status, a.code()), (401, Some(Code::Unauthorized)), "{}", a.body);
+    assert_eq!(a.body["message"], "worker key box2 was revoked");
+    assert_eq!(everything(&s.pg), before, "a refused registration wrote something");
+    assert_ne!(had, had_two);
+    assert_eq!(keys(), had_two);
+
+    // What the machine says, bounded: an empty CPU is "unknown", cores past 100,000 unknown.
+    let mut r = registration(30.0);
+    r["cpu"] = json!("");
+    r["cores"] = json!(200_000);
+    let (id, secret) = {
+        let a = s.api.post("/register", &s.key, None, r).await;
+        assert_eq!((a.status, &a.body["key_name"]), (200, &json!("box")), "{}", a.body);
+        (a.body["worker"].as_i64().unwrap(), a.body["secret"].as_str().unwrap().to_string())
+    };
+    let row = |id: i64| {
+        s.pg.psql(&format!(
+            "SELECT concat_ws(' ', length(host), pid, concurrency, lease_secs, cpu, \
+                    coalesce(cores::text, '-'), version, length(secret_hash)) \
+             FROM workers WHERE id = {id}"
+        ))
+    };
+    let version = env!("CARGO_PKG_VERSION");
+    assert_eq!(row(id), format!("1 1 2 30 unknown - {version} 64"));
+    assert_eq!(secret.len(), 64);
+    let a = s.api.post("/outstanding", &secret, Some(id), json!({"skip": []})).await;
+    assert_eq!(a.status, 200, "the secret answered is the worker's: {}", a.body);
+    // Called directly: a host and a CPU past 200 characters are cut.
+    let m = queue::Machine { host: "h".repeat(300), cpu: Some("c".repeat(300)), cores: Some(16) };
+    let w = queue::register_machine(&db, Some(&s.key), &m, 7, 3, Duration::from_secs(60))
+        .await
+        .unwrap();
+    assert_eq!(row(w.id), format!("200 7 3 60 {} 16 {version} 64", "c".repeat(200)));
+    // An administrator's own worker: under its role's key, made once.
+    let role = format!("role:{}", e2e::pg::USER);
+    let w1 = crate::common::worker(&db, "mine").await;
+    let w2 = crate::common::worker(&db, "mine").await;
+    assert_eq!((w1.key_name.as_str(), w2.key_name.as_str()), (role.as_str(), role.as_str()));
+    assert_ne!(w1.id, w2.id);
+    assert_eq!(s.pg.psql(&format!("SELECT count(*) FROM worker_keys WHERE name = '{role}'")), "1");
+    queue::key_revoke(&db, &role).await.unwrap();
+    let e =
+        queue::register_worker(&db, None, "mine", 1, 1, Duration::from_secs(60)).await.unwrap_err();
+    assert!(format!("{e:#}").contains(&format!("worker key {role} was revoked")), "{e:#}");
 }

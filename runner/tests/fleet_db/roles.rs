@@ -2,10 +2,13 @@
 //! initialises the schema; an approver issues worker keys and approves runs; submitters own
 //! their runs; a worker plays and reports only what it was leased, through the database's
 //! functions, and every direct write a hostile worker or another owner tried before is refused.
+//! The worker functions the server no longer calls (registering, refusing, releasing) are
+//! called here directly (`common::old`): these tests keep the schema a server of the version
+//! before uses; the server's own statements are tested in `api.rs`.
 
 use std::path::Path;
 
-use crate::common::{LEASE, connect_as, new_run, report, sprt};
+use crate::common::{LEASE, connect_as, new_run, old, report, sprt};
 use e2e::pg::TempPg;
 use runner::fleet::queue::{self, Claim, Reported, WorkerId};
 use runner::fleet::schema;
@@ -53,14 +56,14 @@ async fn a_worker_key_reports_only_what_it_was_leased_and_writes_no_table() {
     // A worker without a key is refused; with a key an approver issued, it registers.
     let w = connect_as(&pg, "fleet_worker").await;
     schema::check(&w).await.unwrap();
-    let e = queue::register_worker(&w, None, "h", 1, 1, LEASE).await.unwrap_err();
+    let e = old::register_worker(&w, None, "h", 1, 1, LEASE).await.unwrap_err();
     assert!(format!("{e:#}").contains("a worker needs a key"), "{e:#}");
-    let e = queue::register_worker(&w, Some("fk_guess"), "h", 1, 1, LEASE).await.unwrap_err();
+    let e = old::register_worker(&w, Some("fk_guess"), "h", 1, 1, LEASE).await.unwrap_err();
     assert!(format!("{e:#}").contains("unknown worker key"), "{e:#}");
     let key = queue::key_add(&carol, "box1").await.unwrap();
     let e = queue::key_add(&alice, "mine").await.unwrap_err();
     assert!(format!("{e:#}").contains("permission denied"), "{e:#}");
-    let id = queue::register_worker(&w, Some(&key), "h", 1, 2, LEASE).await.unwrap();
+    let id = old::register_worker(&w, Some(&key), "h", 1, 2, LEASE).await.unwrap();
     assert_eq!(id.key_name, "box1");
     let c = queue::claim(&w, &id, Some(run), &[], 2, LEASE).await.unwrap();
     assert_eq!(c.len(), 2);
@@ -94,7 +97,7 @@ async fn a_worker_key_reports_only_what_it_was_leased_and_writes_no_table() {
 
     // Reports: another key's pair, a game between other engines, or a wrong secret.
     let other = queue::key_add(&carol, "box2").await.unwrap();
-    let id2 = queue::register_worker(&w, Some(&other), "h2", 2, 1, LEASE).await.unwrap();
+    let id2 = old::register_worker(&w, Some(&other), "h2", 2, 1, LEASE).await.unwrap();
     // A key with no lease on the run records no build there (schema version 5): a machine
     // reports only on what it was leased.
     let fake = queue::builds::EngineLoad {
@@ -120,7 +123,7 @@ async fn a_worker_key_reports_only_what_it_was_leased_and_writes_no_table() {
     assert_eq!(queue::key_revoke(&carol, "box1").await.unwrap(), 1);
     let e = queue::claim(&w, &id, Some(run), &[], 1, LEASE).await.unwrap_err();
     assert!(format!("{e:#}").contains("not registered with a valid key"), "{e:#}");
-    let e = queue::register_worker(&w, Some(&key), "h", 1, 2, LEASE).await.unwrap_err();
+    let e = old::register_worker(&w, Some(&key), "h", 1, 2, LEASE).await.unwrap_err();
     assert!(format!("{e:#}").contains("was revoked"), "{e:#}");
     let mut alice = alice;
     let (n, settled) = queue::purge(&mut alice, run, "box1").await.unwrap();
@@ -207,7 +210,7 @@ async fn owners_change_only_their_own_runs_and_approvers_decide_what_runs() {
     // Pending: no worker gets a pair of it.
     let key = queue::key_add(&carol, "box").await.unwrap();
     let w = connect_as(&pg, "fleet_worker").await;
-    let id = queue::register_worker(&w, Some(&key), "h", 1, 1, LEASE).await.unwrap();
+    let id = old::register_worker(&w, Some(&key), "h", 1, 1, LEASE).await.unwrap();
     assert!(queue::claim(&w, &id, None, &[], 4, LEASE).await.unwrap().is_empty());
 
     // Another submitter may neither approve, cancel, purge nor write it.
@@ -260,16 +263,16 @@ async fn refusals_by_distinct_workers_fail_a_run_and_spare_the_others() {
     let w = connect_as(&pg, "fleet_worker").await;
     for (i, name) in ["k1", "k2", "k3"].iter().enumerate() {
         let key = queue::key_add(&carol, name).await.unwrap();
-        let id = queue::register_worker(&w, Some(&key), name, 1, 1, LEASE).await.unwrap();
+        let id = old::register_worker(&w, Some(&key), name, 1, 1, LEASE).await.unwrap();
         let c = queue::claim(&w, &id, None, &[], 1, LEASE).await.unwrap();
         assert_eq!(c[0].run_id, bad, "the oldest run first");
         let state =
-            queue::refuse(&w, &id, bad, "engine A: cannot start", &[c[0].token]).await.unwrap();
+            old::refuse(&w, &id, bad, "engine A: cannot start", &[c[0].token]).await.unwrap();
         assert_eq!(state, if i < 2 { "active" } else { "failed" });
         // A key that refused a run gets none of its pairs again, but the other runs' pairs.
         let next = queue::claim(&w, &id, None, &[], 1, LEASE).await.unwrap();
         assert_eq!(next.iter().map(|c| c.run_id).collect::<Vec<_>>(), [good]);
-        queue::release(&w, &id, &[next[0].token]).await.unwrap();
+        old::release(&w, &id, &[next[0].token]).await.unwrap();
     }
     let row = queue::run(&carol, bad).await.unwrap().unwrap();
     let why = row.stop_reason.unwrap();

@@ -1,10 +1,13 @@
 //! What the fleet knows of its workers, against a real PostgreSQL with
 //! docs/fleet-worker-role.sql: what each worker registered (machine, CPU, cores), what it did
 //! (games, engine faults, losses on time, refusals) as `runner workers` shows it to a reader.
+//! As the fleet_worker role, the worker functions the server no longer calls (registering,
+//! refusing, stopping) are called directly (`common::old`: the schema a server of the version
+//! before uses); the server's own statements are tested in `api.rs`.
 
 use std::path::Path;
 
-use crate::common::{LEASE, connect_as, new_run, report};
+use crate::common::{LEASE, connect_as, new_run, old, report};
 use e2e::pg::TempPg;
 use runner::fleet::queue::{self, Claim, Machine, PairReport, Reported, WorkerId};
 use runner::fleet::schema;
@@ -65,9 +68,9 @@ async fn workers_register_their_machine_and_the_report_counts_what_they_did() {
         cpu: Some("AMD Ryzen 9 7950X 16-Core Processor".into()),
         cores: Some(32),
     };
-    let id = queue::register_machine(&w, Some(&key), &m, 10, 30, LEASE).await.unwrap();
+    let id = old::register_machine(&w, Some(&key), &m, 10, 30, LEASE).await.unwrap();
     // A worker whose machine says nothing of its CPU is "unknown".
-    let id2 = queue::register_worker(&w, Some(&key), "h2", 11, 1, LEASE).await.unwrap();
+    let id2 = old::register_worker(&w, Some(&key), "h2", 11, 1, LEASE).await.unwrap();
 
     let c = queue::claim(&w, &id, Some(run), &[], 3, LEASE).await.unwrap();
     // A crash in game 0 (the first engine lost it), a loss on time in game 1, then a pair
@@ -84,7 +87,7 @@ async fn workers_register_their_machine_and_the_report_counts_what_they_did() {
     // One pair still leased on `other`; a refusal of `run`... by the second worker.
     let held = queue::claim(&w, &id, Some(other), &[], 1, LEASE).await.unwrap();
     assert_eq!(held.len(), 1);
-    queue::refuse(&w, &id2, run, "engine B: not found", &[]).await.unwrap();
+    old::refuse(&w, &id2, run, "engine B: not found", &[]).await.unwrap();
 
     // A reader sees every worker, what it is and what it did.
     let rita = connect_as(&pg, "rita").await;
@@ -107,7 +110,7 @@ async fn workers_register_their_machine_and_the_report_counts_what_they_did() {
     assert!(text.contains(&format!("box1#{} refused run {run}: engine B: not found", id2.id)));
 
     // Stopped, lost, blocked; by default a worker stopped long ago is left out.
-    queue::worker_stopped(&w, &id2).await.unwrap();
+    old::worker_stopped(&w, &id2).await.unwrap();
     let rows = queue::workers::workers(&rita, false).await.unwrap();
     assert_eq!(state(&rows[1]), "stopped");
     pg.psql(&format!(
@@ -318,7 +321,7 @@ async fn delete_takes_a_finished_run_and_its_games_owner_or_approver_only() {
     queue::approve(&carol, run).await.unwrap();
     let key = queue::key_add(&carol, "box1").await.unwrap();
     let w = connect_as(&pg, "fleet_worker").await;
-    let id = queue::register_worker(&w, Some(&key), "h", 1, 1, LEASE).await.unwrap();
+    let id = old::register_worker(&w, Some(&key), "h", 1, 1, LEASE).await.unwrap();
     let c = queue::claim(&w, &id, Some(run), &[], 1, LEASE).await.unwrap();
     assert!(matches!(report(&w, &id, &c[0], ["W", "D"]).await, Reported::Stored { .. }));
 

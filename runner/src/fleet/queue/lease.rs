@@ -1,15 +1,22 @@
-//! A worker's side of the queue, through the database's worker functions: registering under a
-//! key, claiming, renewing and giving back leases, refusing a run, recording an incident, and a
-//! tuning pair's iteration.
+//! A worker's side of the queue: registering under a key, claiming, renewing and giving back
+//! leases, refusing a run, recording an incident, and a tuning pair's iteration.
+//!
+//! The server's own statements, each one data-modifying statement that checks the worker as
+//! the database's `SECURITY DEFINER` functions did (its secret's SHA-256, its key not revoked,
+//! itself not stopped: [`me!`]) and writes nothing when the check fails: the registration,
+//! the check alone, a worker stopping, the heartbeat, a release, a refusal (and the statement
+//! after it that fails a run enough keys refused) and an incident. The claim and the tuning
+//! iteration still call the functions (`fleet_claim`, `fleet_iteration`), which stay in the
+//! schema with the others for a server of the version before during a rolling deploy.
 
 use std::time::Duration;
 
 use anyhow::{Context, Result};
 use serde_json::Value;
-use tokio_postgres::Client;
 use tokio_postgres::types::Type;
+use tokio_postgres::{Client, Row};
 
-use super::{Db, TUNE_IN_FLIGHT, hot, one, opt, rows};
+use super::{Db, TUNE_IN_FLIGHT, hot, one, opt};
 
 /// A registered worker process: its id and the secret every call carries (never printed).
 #[derive(Clone)]
@@ -63,8 +70,39 @@ pub async fn register_worker(
     register_machine(db, key, &m, pid, concurrency, lease).await
 }
 
+/// A registration, one statement: the key found by its SHA-256 (with no key, for an
+/// administrator, the implicit key `role:NAME` of its role, made if need be), and when it is
+/// not revoked a worker inserted with a new secret (two random UUIDs' hex, as `fleet_register`
+/// made it; only its SHA-256 is kept) and what its machine is: host cut to 200 characters,
+/// version to 100, CPU to 200 (`unknown` when not given), cores kept from 1 to 100,000. One row
+/// when the key was found: its name, whether it is revoked, the worker's id (none when revoked)
+/// and its secret; no row otherwise. What `fleet_register` did.
+const REGISTER: &str = "\
+WITH made AS (
+    INSERT INTO worker_keys (name) SELECT 'role:' || session_user
+     WHERE $1::text IS NULL AND fleet_is_admin()
+    ON CONFLICT (name) DO UPDATE SET name = excluded.name
+    RETURNING id, name, revoked_at),
+k AS (
+    SELECT id, name, revoked_at FROM worker_keys
+     WHERE key_hash = encode(sha256(convert_to($1, 'UTF8')), 'hex')
+    UNION ALL SELECT id, name, revoked_at FROM made),
+s AS (SELECT replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', '') AS secret),
+w AS (
+    INSERT INTO workers (host, pid, concurrency, lease_secs, key_id, secret_hash, version, cpu,
+                         cores)
+    SELECT left($2, 200), $3, $4, $5, k.id, encode(sha256(convert_to(s.secret, 'UTF8')), 'hex'),
+           left($6, 100), left(coalesce(nullif($7, ''), 'unknown'), 200),
+           CASE WHEN $8 BETWEEN 1 AND 100000 THEN $8 END
+      FROM k, s WHERE k.revoked_at IS NULL
+    RETURNING id)
+SELECT k.name AS key_name, k.revoked_at IS NOT NULL AS revoked, (SELECT id FROM w) AS worker_id,
+       s.secret
+  FROM k, s";
+
 /// Registers a worker under `key` (None: an administrator's own worker, under its role) with
-/// what its machine is.
+/// what its machine is. `Err` ([`Refused::Key`], nothing written) for no key but not an
+/// administrator, an unknown key or a revoked one.
 pub async fn register_machine(
     db: &Client,
     key: Option<&str>,
@@ -74,10 +112,9 @@ pub async fn register_machine(
     lease: Duration,
 ) -> Result<WorkerId> {
     let version = env!("CARGO_PKG_VERSION");
-    let row = one(
+    let row = opt(
         db,
-        "SELECT worker_id, secret, key_name \
-         FROM fleet_register($1, $2, $3, $4, $5, $6, $7, $8)",
+        REGISTER,
         &[
             (&key, Type::TEXT),
             (&m.host, Type::TEXT),
@@ -91,31 +128,81 @@ pub async fn register_machine(
     )
     .await
     .context("cannot register the worker")?;
-    Ok(WorkerId {
-        id: row.try_get("worker_id")?,
-        secret: row.try_get("secret")?,
-        key_name: row.try_get("key_name")?,
-    })
+    let refused =
+        |why: String| anyhow::Error::new(Refused::Key(why)).context("cannot register the worker");
+    let Some(row) = row else {
+        return Err(refused(match key {
+            None => "a worker needs a key (runner worker-key add NAME, by an approver; then \
+                     RUNNER_WORKER_KEY or --key-file)"
+                .into(),
+            Some(_) => "unknown worker key".into(),
+        }));
+    };
+    let key_name: String = row.try_get("key_name")?;
+    if row.try_get::<_, bool>("revoked")? {
+        return Err(refused(format!("worker key {key_name} was revoked")));
+    }
+    Ok(WorkerId { id: row.try_get("worker_id")?, secret: row.try_get("secret")?, key_name })
 }
 
-/// Checks worker `w`'s secret (a server answering a request that reads rather than calls a
-/// worker function); `Err` when it is not registered with a valid key.
+/// The worker of a call checked, as a CTE named `me` (the start of a worker call's statement,
+/// after `WITH`): its id and key's id when worker `$1`'s secret `$2` has the SHA-256 stored, its
+/// key is not revoked and it is not stopped; no row otherwise. What `fleet_worker_auth`
+/// checked; every part of a worker call's statement that writes is conditioned on `me`, so a
+/// failed check writes nothing.
+macro_rules! me {
+    () => {
+        "me AS (
+    SELECT w.id, w.key_id FROM workers w JOIN worker_keys k ON k.id = w.key_id
+     WHERE w.id = $1 AND w.secret_hash = encode(sha256(convert_to($2, 'UTF8')), 'hex')
+       AND k.revoked_at IS NULL AND w.stopped_at IS NULL)"
+    };
+}
+
+/// The start of the `UPDATE` that gives the checked worker's leases back (pending again, with
+/// no token, so any worker takes them at once), to be followed by which leases (`AND ...`).
+macro_rules! give_back {
+    () => {
+        "UPDATE pairs SET state = 'pending', token = NULL, worker_id = NULL, lease_until = NULL
+     WHERE EXISTS (SELECT 1 FROM me) AND worker_id = $1 AND state = 'leased'"
+    };
+}
+
+/// The worker's check alone ([`me!`]).
+const WORKER_AUTH: &str = concat!("WITH ", me!(), "\nSELECT EXISTS (SELECT 1 FROM me) AS known");
+
+/// Checks worker `w`'s secret (a server answering a request that reads rather than writes);
+/// `Err` ([`NotAuthorized`]) when it is not registered with a valid key.
 pub async fn worker_auth(db: &Client, w: &WorkerId) -> Result<()> {
-    rows(db, "SELECT fleet_worker_auth($1, $2)", &[(&w.id, Type::INT8), (w.secret(), Type::TEXT)])
+    let row = one(db, WORKER_AUTH, &[(&w.id, Type::INT8), (w.secret(), Type::TEXT)])
         .await
         .context("cannot check the worker")?;
-    Ok(())
+    known(&row, w)
 }
 
-/// Marks a worker stopped (its leases, if any, expire on their own).
+/// `Err` ([`NotAuthorized`]) when the statement's `known` column (the worker's check) is false.
+fn known(row: &Row, w: &WorkerId) -> Result<()> {
+    if row.try_get::<_, bool>("known")? { Ok(()) } else { Err(NotAuthorized(w.id).into()) }
+}
+
+/// A worker stopping, one statement: checked ([`me!`]) and marked stopped; what
+/// `fleet_worker_stopped` did.
+const WORKER_STOPPED: &str = concat!(
+    "WITH ",
+    me!(),
+    ",
+stopped AS (
+    UPDATE workers SET stopped_at = now() WHERE id IN (SELECT id FROM me) RETURNING 1)
+SELECT EXISTS (SELECT 1 FROM me) AS known"
+);
+
+/// Marks a worker stopped (its leases, if any, expire on their own); `Err` ([`NotAuthorized`])
+/// when its secret or key does not hold, or it was stopped already.
 pub async fn worker_stopped(db: &Client, w: &WorkerId) -> Result<()> {
-    rows(
-        db,
-        "SELECT fleet_worker_stopped($1, $2)",
-        &[(&w.id, Type::INT8), (w.secret(), Type::TEXT)],
-    )
-    .await?;
-    Ok(())
+    let row = one(db, WORKER_STOPPED, &[(&w.id, Type::INT8), (w.secret(), Type::TEXT)])
+        .await
+        .context("cannot mark the worker stopped")?;
+    known(&row, w)
 }
 
 /// A leased game pair.
@@ -217,14 +304,34 @@ impl std::fmt::Display for NotAuthorized {
 
 impl std::error::Error for NotAuthorized {}
 
+/// A worker's call refused as the database function refused it, with the same message: a key
+/// that does not register a worker (the server answers it 401), a run that is not there (404).
+#[derive(Debug)]
+pub enum Refused {
+    /// The registration's key: none, unknown or revoked.
+    Key(String),
+    /// No such run.
+    NoRun(i64),
+}
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refused::Key(why) => f.write_str(why),
+            Refused::NoRun(run) => write!(f, "no run {run} in the database"),
+        }
+    }
+}
+
+impl std::error::Error for Refused {}
+
 /// The heartbeat, one statement: the worker checked (its secret's SHA-256, its key not revoked,
 /// itself not stopped), noted alive, and its leases of the given tokens renewed, on active runs
 /// only; `known` false when the check failed (then nothing was written).
-const HEARTBEAT: &str = "\
-WITH me AS (
-    SELECT w.id FROM workers w JOIN worker_keys k ON k.id = w.key_id
-     WHERE w.id = $1 AND w.secret_hash = encode(sha256(convert_to($2, 'UTF8')), 'hex')
-       AND k.revoked_at IS NULL AND w.stopped_at IS NULL),
+const HEARTBEAT: &str = concat!(
+    "WITH ",
+    me!(),
+    ",
 beat AS (
     UPDATE workers SET heartbeat_at = now() WHERE id IN (SELECT id FROM me) RETURNING 1),
 renewed AS (
@@ -233,7 +340,8 @@ renewed AS (
      WHERE EXISTS (SELECT 1 FROM me) AND r.id = p.run_id AND r.state = 'active'
        AND p.worker_id = $1 AND p.state = 'leased' AND p.token = ANY($3)
     RETURNING p.token)
-SELECT EXISTS (SELECT 1 FROM me) AS known, ARRAY(SELECT token FROM renewed) AS tokens";
+SELECT EXISTS (SELECT 1 FROM me) AS known, ARRAY(SELECT token FROM renewed) AS tokens"
+);
 
 /// Renews the leases of `tokens` held by `w` (and notes the worker alive); returns the tokens
 /// whose lease is still valid. A token missing from the answer lost its lease. `Err`
@@ -257,30 +365,85 @@ pub async fn heartbeat(
     .await
     .context("heartbeat")?;
     let row = rows.first().context("heartbeat: no answer")?;
-    if !row.try_get::<_, bool>("known")? {
-        return Err(NotAuthorized(w.id).into());
-    }
+    known(row, w)?;
     let mut alive: Vec<i64> = row.try_get("tokens")?;
     alive.sort_unstable();
     Ok(alive)
 }
 
+/// Giving leases back, one statement: the worker checked ([`me!`]) and its leases of the
+/// given tokens given back; what `fleet_release` did.
+const RELEASE: &str = concat!(
+    "WITH ",
+    me!(),
+    ",
+back AS (
+    ",
+    give_back!(),
+    " AND token = ANY($3)
+    RETURNING 1)
+SELECT EXISTS (SELECT 1 FROM me) AS known, (SELECT count(*) FROM back) AS n"
+);
+
 /// Gives leased pairs back (a worker that stops): pending again, with no token, so any worker
-/// takes them at once. Returns how many were given back.
+/// takes them at once. Returns how many were given back (a token this worker does not hold is
+/// left alone). `Err` ([`NotAuthorized`]) when the worker's secret or key does not hold.
 pub async fn release(db: &Client, w: &WorkerId, tokens: &[i64]) -> Result<i64> {
     let row = one(
         db,
-        "SELECT fleet_release($1, $2, $3) AS n",
+        RELEASE,
         &[(&w.id, Type::INT8), (w.secret(), Type::TEXT), (&tokens, Type::INT8_ARRAY)],
     )
     .await
     .context("cannot give pairs back")?;
+    known(&row, w)?;
     Ok(row.try_get("n")?)
 }
 
+/// A refusal, one statement: the worker checked ([`me!`]), the run's row taken `FOR UPDATE`
+/// (as `fleet_refuse` took it: refusals of a run, and its decisions, one after the other), the
+/// worker's leases of the run among the given tokens given back, and the refusal recorded for
+/// its key (`reason` cut to 2,000 characters; a key that refuses again replaces its reason).
+/// `state` NULL when there is no such run (then nothing was written).
+const REFUSE: &str = concat!(
+    "WITH ",
+    me!(),
+    ",
+run AS (
+    SELECT r.id, r.state FROM runs r WHERE r.id = $3 AND EXISTS (SELECT 1 FROM me) FOR UPDATE),
+back AS (
+    ",
+    give_back!(),
+    " AND run_id IN (SELECT id FROM run) AND token = ANY($5)
+    RETURNING 1),
+noted AS (
+    INSERT INTO refusals (run_id, key_id, worker_id, reason)
+    SELECT run.id, me.key_id, me.id, left($4, 2000) FROM run, me
+    ON CONFLICT (run_id, key_id) DO UPDATE SET reason = excluded.reason,
+        worker_id = excluded.worker_id, at = now()
+    RETURNING 1)
+SELECT EXISTS (SELECT 1 FROM me) AS known, (SELECT state FROM run) AS state"
+);
+
+/// A run that enough distinct keys refused (`refusal_limit`) fails, with their reasons, if it
+/// is active or pending; returns its state then when it failed it. The second statement of a
+/// refusal, after [`REFUSE`] committed: one statement sees only the refusals committed when it
+/// began, so two keys refusing a run at once would each count the other's refusal out and
+/// leave the run active for ever; this statement begins after its refusal was committed, so
+/// the last refusal of the run to commit counts them all (`fleet_refuse` counted in a
+/// statement of its own after taking the run's row, which saw them too).
+const REFUSALS_FAIL: &str = "\
+UPDATE runs r SET state = 'failed', finished_at = clock_timestamp(),
+       stop_reason = left(format('refused by %s worker(s): %s', t.n, t.why), 4000)
+  FROM (SELECT count(*) AS n, string_agg(k.name || ': ' || f.reason, '; ' ORDER BY f.at) AS why
+          FROM refusals f JOIN worker_keys k ON k.id = f.key_id WHERE f.run_id = $1) t
+ WHERE r.id = $1 AND r.state IN ('active', 'pending') AND t.n >= r.refusal_limit
+RETURNING r.state";
+
 /// Worker `w` cannot play run `run` (`reason`, one line): its leases `tokens` of the run go
 /// back, the refusal is recorded, and the run fails once enough distinct workers refused it.
-/// Returns the run's state after.
+/// Returns the run's state after. `Err`: [`NotAuthorized`] when the worker's secret or key does
+/// not hold, [`Refused::NoRun`] when there is no such run (nothing written either way).
 pub async fn refuse(
     db: &Client,
     w: &WorkerId,
@@ -290,7 +453,7 @@ pub async fn refuse(
 ) -> Result<String> {
     let row = one(
         db,
-        "SELECT fleet_refuse($1, $2, $3, $4, $5) AS state",
+        REFUSE,
         &[
             (&w.id, Type::INT8),
             (w.secret(), Type::TEXT),
@@ -301,14 +464,48 @@ pub async fn refuse(
     )
     .await
     .context("cannot record the refusal")?;
-    Ok(row.try_get("state")?)
+    known(&row, w)?;
+    let Some(state) = row.try_get::<_, Option<String>>("state")? else {
+        return Err(Refused::NoRun(run).into());
+    };
+    if state != "active" && state != "pending" {
+        return Ok(state);
+    }
+    let failed = opt(db, REFUSALS_FAIL, &[(&run, Type::INT8)])
+        .await
+        .context("cannot fail the refused run")?;
+    Ok(match failed {
+        Some(r) => r.try_get("state")?,
+        None => state,
+    })
 }
 
+/// An incident, one statement: the worker checked ([`me!`]), the incident recorded (on a run
+/// that exists; `what` cut to 2,000 characters) and the pair given back if this worker holds it
+/// under the token; what `fleet_incident` did.
+const INCIDENT: &str = concat!(
+    "WITH ",
+    me!(),
+    ",
+noted AS (
+    INSERT INTO incidents (run_id, pairing, pair, worker_id, key_id, what)
+    SELECT $3, $4, $5, me.id, me.key_id, left($7, 2000) FROM me
+     WHERE EXISTS (SELECT 1 FROM runs WHERE id = $3)
+    RETURNING 1),
+back AS (
+    ",
+    give_back!(),
+    " AND run_id = $3 AND pairing = $4 AND pair = $5 AND token = $6
+    RETURNING 1)
+SELECT EXISTS (SELECT 1 FROM me) AS known"
+);
+
 /// A pair `w` holds could not be stored (`what`, one line): recorded, and the pair given back.
+/// `Err` ([`NotAuthorized`]) when the worker's secret or key does not hold (nothing written).
 pub async fn incident(db: &Client, w: &WorkerId, c: &Claim, what: &str) -> Result<()> {
-    rows(
+    let row = one(
         db,
-        "SELECT fleet_incident($1, $2, $3, $4, $5, $6, $7)",
+        INCIDENT,
         &[
             (&w.id, Type::INT8),
             (w.secret(), Type::TEXT),
@@ -321,7 +518,7 @@ pub async fn incident(db: &Client, w: &WorkerId, c: &Claim, what: &str) -> Resul
     )
     .await
     .context("cannot record the incident")?;
-    Ok(())
+    known(&row, w)
 }
 
 /// A tuning pair's iteration: computed by the database from the current theta and the pair's

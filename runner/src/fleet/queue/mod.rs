@@ -2,9 +2,11 @@
 //! parameters only. A unit of work is one game pair of a run's schedule (same opening, colours
 //! swapped).
 //!
-//! Workers are untrusted: they call only the database functions of schema version 2
-//! (`fleet/sql/v2_trust.sql`), never a table: [`lease`] registers a worker under its key,
-//! claims, renews and gives back leases, refuses runs and records incidents; [`report`] stores
+//! Workers are untrusted: each of their calls is checked (the worker's secret, its key, its
+//! lease) by the server's own statements or by the database functions of schema version 2
+//! (`fleet/sql/v2_trust.sql`): [`lease`] registers a worker under its key, claims (the
+//! function), renews and gives back leases, refuses runs and records incidents (the server's
+//! statements); [`report`] stores
 //! a finished pair (the database reads its result from the game records) and asks the database
 //! to decide (`fleet_settle`: the SPRT, racing and the run's end are computed inside PostgreSQL,
 //! with the run locked, from every stored pair); the server decides in Rust instead, by the same

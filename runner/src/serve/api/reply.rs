@@ -15,7 +15,7 @@ use serde::de::DeserializeOwned;
 use crate::fleet::api::{self, Code, ErrorBody, Invalid};
 use crate::fleet::link::is_transient;
 use crate::fleet::queue::WorkerId;
-use crate::fleet::queue::lease::NotAuthorized;
+use crate::fleet::queue::lease::{NotAuthorized, Refused};
 use crate::serve::App;
 
 /// The longest key or secret taken from a header.
@@ -65,13 +65,22 @@ impl IntoResponse for ApiError {
     }
 }
 
-/// A queue call's error as a refusal: a passing fault (the database away, busy, a deadlock)
+/// A queue call's error as a refusal: a worker's check that failed ([`NotAuthorized`]) or a
+/// call refused as the database function refused it ([`Refused`]) is typed as the function's
+/// exception was, with its message; a passing fault (the database away, busy, a deadlock)
 /// is 503 with `Retry-After`; an exception a database function raised is typed by its
 /// SQLSTATE class, with its message; anything else is the server's own failure.
 impl From<anyhow::Error> for ApiError {
     fn from(e: anyhow::Error) -> ApiError {
         if let Some(n) = e.chain().find_map(|c| c.downcast_ref::<NotAuthorized>()) {
             return ApiError::new(Code::Unauthorized, n.to_string());
+        }
+        if let Some(r) = e.chain().find_map(|c| c.downcast_ref::<Refused>()) {
+            let code = match r {
+                Refused::Key(_) => Code::Unauthorized,
+                Refused::NoRun(_) => Code::NotFound,
+            };
+            return ApiError::new(code, r.to_string());
         }
         if is_transient(&e) {
             return ApiError::unavailable(
@@ -147,8 +156,8 @@ impl<S: Send + Sync> FromRequestParts<S> for Key {
     }
 }
 
-/// A registered worker: its id ([`api::WORKER_HEADER`]) and secret (the bearer token). The
-/// database checks them at each call.
+/// A registered worker: its id ([`api::WORKER_HEADER`]) and secret (the bearer token),
+/// checked at each call by the call's statement.
 pub struct Worker(pub WorkerId);
 
 impl<S: Send + Sync> FromRequestParts<S> for Worker {

@@ -1,7 +1,8 @@
 //! The worker API's handlers, `/api/v1/worker/...`: each takes a typed, bounded request
 //! ([`reply::Body`]), the worker from its headers, and calls the fleet queue's function on a
-//! connection of the server's pool; the database functions still check the key, the secret
-//! and the lease. Each handler carries its `#[utoipa::path]` for the API's document
+//! connection of the server's pool, which checks the key, the secret and the lease (in the
+//! server's own statements, or for the claim, a report and a tuning iteration still in the
+//! database's functions). Each handler carries its `#[utoipa::path]` for the API's document
 //! ([`crate::serve::openapi`]).
 
 use std::sync::{Arc, OnceLock};
@@ -471,8 +472,7 @@ pub(crate) async fn chunk(
     Ok(res)
 }
 
-/// The worker's key and secret checked (a call that reads rather than calls a worker
-/// function).
+/// The worker's key and secret checked (a call that reads rather than writes).
 async fn checked(db: &deadpool_postgres::Object, w: &WorkerId) -> Result<(), ApiError> {
     queue::worker_auth(db, w).await?;
     Ok(())

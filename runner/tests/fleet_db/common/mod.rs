@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod old;
+
 use std::time::Duration;
 
 use e2e::pg::TempPg;
