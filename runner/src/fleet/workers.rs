@@ -8,7 +8,7 @@
 //! last hour (counted by the database as each pair is stored), divided by the part of the hour
 //! the worker has been registered for, so that a worker started ten minutes ago is not shown at
 //! a sixth of its pace. Bench speeds are the last bench of each engine the worker loaded
-//! (nodes per second on that machine; `fleet_engine_loaded`).
+//! (nodes per second on that machine; `queue::builds::engine_loaded`).
 
 use anyhow::Result;
 use tokio_postgres::Client;

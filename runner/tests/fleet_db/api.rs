@@ -551,7 +551,8 @@ fn everything(pg: &TempPg) -> String {
         "SELECT (SELECT json_agg(w ORDER BY w.id) FROM workers w)::text \
              || (SELECT json_agg(p ORDER BY p.run_id, p.seq) FROM pairs p)::text \
              || (SELECT json_agg(r ORDER BY r.id) FROM runs r)::text \
-             || (SELECT count(*) FROM refusals)::text || (SELECT count(*) FROM incidents)::text",
+             || (SELECT count(*) FROM refusals)::text || (SELECT count(*) FROM incidents)::text \
+             || (SELECT count(*) FROM engine_loads)::text",
     )
 }
 
@@ -580,6 +581,14 @@ async fn the_servers_worker_calls_refuse_a_bad_secret_a_stopped_worker_and_a_rev
         (w3, s3),
         (w4, s4),
     ];
+    // An engine loaded is recorded for a run the worker holds a lease of; from a worker that
+    // holds none (w2), it is dropped with no word, as the function did.
+    let loads = || s.pg.psql("SELECT count(*) FROM engine_loads");
+    let load = json!({"run": s.run, "engine": "A", "nodes": 1000, "nps": 50_000});
+    let a = s.api.post("/engine-loaded", &s.secret, Some(s.worker), load.clone()).await;
+    assert_eq!((a.status, loads()), (200, "1".to_string()), "{}", a.body);
+    let a = s.api.post("/engine-loaded", &s2, Some(w2), load).await;
+    assert_eq!((a.status, loads()), (200, "1".to_string()), "{}", a.body);
     let pair = json!({"run": c.run_id, "pairing": c.pairing, "pair": c.pair, "token": c.token});
     let calls = [
         ("/outstanding", json!({"skip": []})),
@@ -588,6 +597,7 @@ async fn the_servers_worker_calls_refuse_a_bad_secret_a_stopped_worker_and_a_rev
         ("/incident", json!({"pair": pair, "what": "the disk is full"})),
         ("/release", json!({"tokens": [c.token]})),
         ("/refuse", json!({"run": s.run, "reason": "engine A: cannot start", "tokens": [c.token]})),
+        ("/engine-loaded", json!({"run": s.run, "engine": "A", "nodes": 1000, "nps": 50_000})),
         // Last: the worker itself is served each call in this order below.
         ("/stopped", json!({})),
     ];
@@ -598,6 +608,10 @@ async fn the_servers_worker_calls_refuse_a_bad_secret_a_stopped_worker_and_a_rev
             answers.push((*path, s.api.post(path, secret, Some(*id), body.clone()).await));
         }
         answers.push(("/run", s.api.get(&format!("/run/{}", s.run), secret, *id).await));
+        let list = format!("/run/{}/artifacts", s.run);
+        answers.push(("/artifacts", s.api.get(&list, secret, *id).await));
+        let chunk = format!("/artifact/{}/chunk/0", "ab".repeat(32));
+        answers.push(("/chunk", s.api.get(&chunk, secret, *id).await));
         for (path, a) in answers {
             assert_eq!((a.status, a.code()), (401, Some(Code::Unauthorized)), "{path}: {}", a.body);
             let want = format!(
@@ -612,6 +626,8 @@ async fn the_servers_worker_calls_refuse_a_bad_secret_a_stopped_worker_and_a_rev
         let a = s.api.post(path, &s.secret, Some(s.worker), body.clone()).await;
         assert_eq!(a.status, 200, "{path}: {}", a.body);
     }
+    // Its engine loaded came after it gave its leases back: dropped.
+    assert_eq!(loads(), "1");
     // Stopped by the last call: from then on refused, its stop written once.
     let stopped = || s.pg.psql(&format!("SELECT stopped_at FROM workers WHERE id = {}", s.worker));
     let at = stopped();
@@ -799,4 +815,46 @@ async fn a_registration_takes_only_a_valid_key_and_bounds_what_the_machine_says(
     let e =
         queue::register_worker(&db, None, "mine", 1, 1, Duration::from_secs(60)).await.unwrap_err();
     assert!(format!("{e:#}").contains(&format!("worker key {role} was revoked")), "{e:#}");
+}
+
+/// A worker reads the artifacts of an approved, active run, and only those (the server's own
+/// statements, as `fleet_worker_artifacts` and `fleet_artifact_chunk` answered): a chunk not
+/// stored is 404, an artifact no active run names is 403, and once the run ends its list is
+/// empty and its chunks 403.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_reads_only_the_artifacts_of_an_active_run() {
+    use sha2::Digest;
+    let s = setup("api-artifacts", 2).await;
+    let db = crate::common::db(&s.pg).await;
+    let bytes = b"an engine's bytes".to_vec();
+    let sha: String = sha2::Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
+    let len = bytes.len() as i64;
+    queue::artifact_put(&db, &sha, len, 1, "binary", 0, &bytes).await.unwrap();
+    queue::artifact_seal(&db, &sha).await.unwrap();
+    let chunk = |n: i32| format!("/artifact/{sha}/chunk/{n}");
+    let list = format!("/run/{}/artifacts", s.run);
+    // Sealed but named by no run: refused, and the run lists nothing.
+    let a = s.api.get(&chunk(0), &s.secret, s.worker).await;
+    assert_eq!((a.status, a.code()), (403, Some(Code::Forbidden)), "{}", a.body);
+    let want = format!("artifact {sha} belongs to no approved, active run");
+    assert_eq!(a.body["message"], want.as_str());
+    let a = s.api.get(&list, &s.secret, s.worker).await;
+    assert_eq!((a.status, a.body.clone()), (200, json!({"artifacts": []})), "{}", a.body);
+    // Named by the active run: listed, its chunk read, a chunk past the last one 404.
+    queue::run_artifacts(&db, s.run, std::slice::from_ref(&sha)).await.unwrap();
+    let a = s.api.get(&list, &s.secret, s.worker).await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    assert_eq!(a.body["artifacts"][0]["sha"], sha.as_str(), "{}", a.body);
+    assert_eq!(a.body["artifacts"].as_array().map(Vec::len), Some(1), "{}", a.body);
+    let a = s.api.get(&chunk(0), &s.secret, s.worker).await;
+    assert_eq!((a.status, a.body.as_str()), (200, Some("an engine's bytes")));
+    let a = s.api.get(&chunk(1), &s.secret, s.worker).await;
+    assert_eq!((a.status, a.code()), (404, Some(Code::NotFound)), "{}", a.body);
+    assert_eq!(a.body["message"], format!("artifact {sha} has no chunk 1").as_str());
+    // The run cancelled: nothing to read any more.
+    queue::cancel(&db, s.run).await.unwrap();
+    let a = s.api.get(&list, &s.secret, s.worker).await;
+    assert_eq!((a.status, a.body.clone()), (200, json!({"artifacts": []})), "{}", a.body);
+    let a = s.api.get(&chunk(0), &s.secret, s.worker).await;
+    assert_eq!((a.status, a.code()), (403, Some(Code::Forbidden)), "{}", a.body);
 }

@@ -81,7 +81,7 @@ async fn a_worker_key_reports_only_what_it_was_leased_and_writes_no_table() {
         nps: Some(1000),
         error: None,
     };
-    queue::builds::engine_loaded(&w, &id, run, &load).await.unwrap();
+    old::engine_loaded(&w, &id, run, &load).await.unwrap();
     let builds = queue::builds::run_builds(&alice, run).await.unwrap();
     assert_eq!(builds.len(), 1);
     assert_eq!(builds[0].worker, format!("box1#{}", id.id));
@@ -105,7 +105,7 @@ async fn a_worker_key_reports_only_what_it_was_leased_and_writes_no_table() {
         error: Some("<b>forged</b>".into()),
         ..load.clone()
     };
-    queue::builds::engine_loaded(&w, &id2, run, &fake).await.unwrap();
+    old::engine_loaded(&w, &id2, run, &fake).await.unwrap();
     assert_eq!(queue::builds::run_builds(&alice, run).await.unwrap().len(), 1);
     match report(&w, &id2, &c[1], ["W", "W"]).await {
         Reported::Refused(why) => assert!(why.contains("another worker"), "{why}"),

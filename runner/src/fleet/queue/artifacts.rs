@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 use tokio_postgres::GenericClient;
 use tokio_postgres::types::Type;
 
-use super::lease::WorkerId;
+use super::lease::{Refused, WorkerId};
 use super::{one, rows};
 
 /// An artifact as a worker sees it.
@@ -107,13 +107,16 @@ pub async fn worker_artifacts(
 ) -> Result<Vec<ArtifactRow>> {
     let found = rows(
         db,
-        "SELECT sha, size, chunks, kind FROM fleet_worker_artifacts($1, $2, $3)",
+        WORKER_ARTIFACTS,
         &[(&w.id, Type::INT8), (w.secret(), Type::TEXT), (&run, Type::INT8)],
     )
     .await
     .with_context(|| format!("cannot list the artifacts of run {run}"))?;
+    let first = found.first().context("the artifact list: no answer")?;
+    super::lease::known(first, w)?;
     found
         .iter()
+        .filter(|r| r.try_get::<_, Option<String>>("sha").is_ok_and(|s| s.is_some()))
         .map(|r| {
             Ok(ArtifactRow {
                 sha: r.try_get("sha")?,
@@ -125,6 +128,38 @@ pub async fn worker_artifacts(
         .collect()
 }
 
+/// The worker's check ([`me!`]) and the artifacts of run `$3` it may fetch (none unless the
+/// run is approved and active; only sealed ones), as `fleet_worker_artifacts` answered: one
+/// row with `known` and no artifact when there is none (or the check failed).
+const WORKER_ARTIFACTS: &str = concat!(
+    "WITH ",
+    me!(),
+    ",
+list AS (
+    SELECT a.sha, a.size, a.chunks, a.kind
+      FROM run_artifacts ra JOIN runs r ON r.id = ra.run_id JOIN artifacts a ON a.sha = ra.sha
+     WHERE EXISTS (SELECT 1 FROM me) AND ra.run_id = $3 AND r.state = 'active'
+       AND r.approved_by IS NOT NULL AND a.sealed)
+SELECT EXISTS (SELECT 1 FROM me) AS known, l.sha, l.size, l.chunks, l.kind
+  FROM (SELECT 1) one LEFT JOIN list l ON true ORDER BY l.sha"
+);
+
+/// The worker's check ([`me!`]), whether an approved, active run names sealed artifact `$3`,
+/// and its chunk `$4` when it does, as `fleet_artifact_chunk` answered.
+const ARTIFACT_CHUNK: &str = concat!(
+    "WITH ",
+    me!(),
+    ",
+named AS (
+    SELECT 1 FROM run_artifacts ra JOIN runs r ON r.id = ra.run_id JOIN artifacts a ON a.sha = ra.sha
+     WHERE EXISTS (SELECT 1 FROM me) AND ra.sha = $3 AND a.sealed AND r.state = 'active'
+       AND r.approved_by IS NOT NULL
+     LIMIT 1)
+SELECT EXISTS (SELECT 1 FROM me) AS known, EXISTS (SELECT 1 FROM named) AS named,
+       (SELECT c.bytes FROM artifact_chunks c
+         WHERE c.sha = $3 AND c.n = $4 AND EXISTS (SELECT 1 FROM named)) AS b"
+);
+
 /// Chunk `n` of artifact `sha`, for worker `w`.
 pub async fn artifact_chunk(
     db: &impl GenericClient,
@@ -134,12 +169,17 @@ pub async fn artifact_chunk(
 ) -> Result<Vec<u8>> {
     let row = one(
         db,
-        "SELECT fleet_artifact_chunk($1, $2, $3, $4) AS b",
+        ARTIFACT_CHUNK,
         &[(&w.id, Type::INT8), (w.secret(), Type::TEXT), (&sha, Type::TEXT), (&n, Type::INT4)],
     )
     .await
     .with_context(|| format!("cannot read chunk {n} of artifact {sha}"))?;
-    Ok(row.try_get("b")?)
+    super::lease::known(&row, w)?;
+    if !row.try_get::<_, bool>("named")? {
+        return Err(Refused::NotNamed(sha.to_string()).into());
+    }
+    row.try_get::<_, Option<Vec<u8>>>("b")?
+        .ok_or_else(|| Refused::NoChunk(sha.to_string(), n).into())
 }
 
 /// Deletes the artifacts no run names, uploaded more than `min_age_secs` ago; returns them

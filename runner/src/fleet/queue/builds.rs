@@ -1,5 +1,6 @@
 //! Engines built from source and benched on the workers (schema version 4,
-//! `sql/v4_builds.sql`): a worker records each engine it loaded through `fleet_engine_loaded`;
+//! `sql/v4_builds.sql`): a worker records each engine it loaded (the server's statement
+//! [`ENGINE_LOADED`]; `fleet_engine_loaded` stays for a server of the version before);
 //! `runner status` reads a run's builds, `runner workers` each worker's bench speeds.
 
 use anyhow::{Context, Result};
@@ -24,16 +25,42 @@ pub struct EngineLoad {
     pub error: Option<String>,
 }
 
-/// Records that worker `w` loaded `e` for run `run`.
+/// The worker's check ([`me!`]), then the engine it loaded for run `$3`, recorded only when
+/// the run is approved and active and the worker holds a lease on it (else dropped with no
+/// word, as a record for a run that ended), with its words and figures bounded, as
+/// `fleet_engine_loaded` did. `known`: the check held.
+const ENGINE_LOADED: &str = concat!(
+    "WITH ",
+    me!(),
+    ",
+noted AS (
+    INSERT INTO engine_loads (worker_id, run_id, engine, commit, build, build_secs, nodes, nps,
+                              error)
+    SELECT me.id, $3, left($4, 200), left($5, 64), $6,
+           CASE WHEN $7 BETWEEN 0 AND 1e7 THEN $7 END,
+           CASE WHEN $8 >= 0 THEN $8 END, CASE WHEN $9 >= 0 THEN $9 END, left($10, 300)
+      FROM me
+     WHERE EXISTS (SELECT 1 FROM runs WHERE id = $3 AND state = 'active'
+                    AND approved_by IS NOT NULL)
+       AND EXISTS (SELECT 1 FROM pairs p WHERE p.worker_id = me.id AND p.run_id = $3
+                    AND p.state = 'leased')
+    RETURNING 1)
+SELECT EXISTS (SELECT 1 FROM me) AS known"
+);
+
+/// Records that worker `w` loaded `e` for run `run`; `Err` ([`NotAuthorized`]) when the
+/// worker's check fails (nothing written).
+///
+/// [`NotAuthorized`]: super::lease::NotAuthorized
 pub async fn engine_loaded(
     db: &impl GenericClient,
     w: &WorkerId,
     run: i64,
     e: &EngineLoad,
 ) -> Result<()> {
-    rows(
+    let found = rows(
         db,
-        "SELECT fleet_engine_loaded($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+        ENGINE_LOADED,
         &[
             (&w.id, Type::INT8),
             (w.secret(), Type::TEXT),
@@ -49,7 +76,8 @@ pub async fn engine_loaded(
     )
     .await
     .with_context(|| format!("cannot record engine {} of run {run}", e.engine))?;
-    Ok(())
+    let row = found.first().context("engine loaded: no answer")?;
+    super::lease::known(row, w)
 }
 
 /// A run's build, as `runner status` shows it: the last of each worker and engine.

@@ -145,20 +145,6 @@ pub async fn register_machine(
     Ok(WorkerId { id: row.try_get("worker_id")?, secret: row.try_get("secret")?, key_name })
 }
 
-/// The worker of a call checked, as a CTE named `me` (the start of a worker call's statement,
-/// after `WITH`): its id and key's id when worker `$1`'s secret `$2` has the SHA-256 stored, its
-/// key is not revoked and it is not stopped; no row otherwise. What `fleet_worker_auth`
-/// checked; every part of a worker call's statement that writes is conditioned on `me`, so a
-/// failed check writes nothing.
-macro_rules! me {
-    () => {
-        "me AS (
-    SELECT w.id, w.key_id FROM workers w JOIN worker_keys k ON k.id = w.key_id
-     WHERE w.id = $1 AND w.secret_hash = encode(sha256(convert_to($2, 'UTF8')), 'hex')
-       AND k.revoked_at IS NULL AND w.stopped_at IS NULL)"
-    };
-}
-
 /// The start of the `UPDATE` that gives the checked worker's leases back (pending again, with
 /// no token, so any worker takes them at once), to be followed by which leases (`AND ...`).
 macro_rules! give_back {
@@ -181,7 +167,7 @@ pub async fn worker_auth(db: &Client, w: &WorkerId) -> Result<()> {
 }
 
 /// `Err` ([`NotAuthorized`]) when the statement's `known` column (the worker's check) is false.
-fn known(row: &Row, w: &WorkerId) -> Result<()> {
+pub(super) fn known(row: &Row, w: &WorkerId) -> Result<()> {
     if row.try_get::<_, bool>("known")? { Ok(()) } else { Err(NotAuthorized(w.id).into()) }
 }
 
@@ -312,6 +298,10 @@ pub enum Refused {
     Key(String),
     /// No such run.
     NoRun(i64),
+    /// An artifact no approved, active run names (its SHA-256).
+    NotNamed(String),
+    /// An artifact's chunk that is not stored (its SHA-256 and number).
+    NoChunk(String, i32),
 }
 
 impl std::fmt::Display for Refused {
@@ -319,6 +309,10 @@ impl std::fmt::Display for Refused {
         match self {
             Refused::Key(why) => f.write_str(why),
             Refused::NoRun(run) => write!(f, "no run {run} in the database"),
+            Refused::NotNamed(sha) => {
+                write!(f, "artifact {sha} belongs to no approved, active run")
+            }
+            Refused::NoChunk(sha, n) => write!(f, "artifact {sha} has no chunk {n}"),
         }
     }
 }

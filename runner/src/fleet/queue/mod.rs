@@ -25,6 +25,20 @@
 //! transaction pooler that does not keep them) sends them unnamed with their parameters' types
 //! (`query_typed`). Rows are read by column name.
 
+/// The worker of a call checked, as a CTE named `me` (the start of a worker call's statement,
+/// after `WITH`): its id and key's id when worker `$1`'s secret `$2` has the SHA-256 stored, its
+/// key is not revoked and it is not stopped; no row otherwise. What `fleet_worker_auth`
+/// checked; every part of a worker call's statement that writes is conditioned on `me`, so a
+/// failed check writes nothing.
+macro_rules! me {
+    () => {
+        "me AS (
+    SELECT w.id, w.key_id FROM workers w JOIN worker_keys k ON k.id = w.key_id
+     WHERE w.id = $1 AND w.secret_hash = encode(sha256(convert_to($2, 'UTF8')), 'hex')
+       AND k.revoked_at IS NULL AND w.stopped_at IS NULL)"
+    };
+}
+
 pub mod admin;
 pub mod artifacts;
 pub mod builds;

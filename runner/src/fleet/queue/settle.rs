@@ -53,14 +53,9 @@ pub async fn decide_in(tx: &Transaction<'_>, run: i64) -> Result<Settled> {
         Ok(j) => j,
         Err(why) => return fail(tx, run, &why).await,
     };
-    let found = rows(
-        tx,
-        "SELECT pairing, label, active, dropped, ll, ld, dd, wd, ww, wins, draws, losses \
-         FROM fleet_counts($1, NULL)",
-        &[(&run, Type::INT8)],
-    )
-    .await
-    .context("cannot read the counts")?;
+    let found = rows(tx, super::read::COUNTS, &[(&run, Type::INT8), (&None::<i32>, Type::INT4)])
+        .await
+        .context("cannot read the counts")?;
     let counts = found.iter().map(PairingCounts::from_row).collect::<Result<Vec<_>, _>>()?;
     let labels = found.iter().map(|r| r.try_get("label")).collect::<Result<Vec<String>, _>>()?;
     let stops = judge.stops(&counts, &labels);

@@ -3,7 +3,7 @@
 //! from the run's source archive (or taken from the build cache) and benched, and played only
 //! when its node count is the submitted one; the bundled engine delivered as a binary is
 //! benched too (it is cheap) for its speed on this machine. Each engine loaded is recorded in
-//! the database (`fleet_engine_loaded`: build, seconds, node count, speed). Called off the
+//! the server (`queue::builds::engine_loaded`: build, seconds, node count, speed). Called off the
 //! worker's async loop.
 
 use std::collections::HashMap;

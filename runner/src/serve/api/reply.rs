@@ -78,7 +78,8 @@ impl From<anyhow::Error> for ApiError {
         if let Some(r) = e.chain().find_map(|c| c.downcast_ref::<Refused>()) {
             let code = match r {
                 Refused::Key(_) => Code::Unauthorized,
-                Refused::NoRun(_) => Code::NotFound,
+                Refused::NoRun(_) | Refused::NoChunk(..) => Code::NotFound,
+                Refused::NotNamed(_) => Code::Forbidden,
             };
             return ApiError::new(code, r.to_string());
         }

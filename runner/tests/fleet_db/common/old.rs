@@ -79,3 +79,29 @@ pub async fn register_worker(
     let m = Machine { host: host.to_string(), ..Machine::default() };
     register_machine(db, key, &m, pid, concurrency, lease).await
 }
+
+/// `fleet_engine_loaded` (schema version 5).
+pub async fn engine_loaded(
+    db: &Client,
+    w: &WorkerId,
+    run: i64,
+    e: &runner::fleet::queue::builds::EngineLoad,
+) -> anyhow::Result<()> {
+    db.execute(
+        "SELECT fleet_engine_loaded($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+        &[
+            &w.id,
+            w.secret(),
+            &run,
+            &e.engine,
+            &e.commit,
+            &e.build,
+            &e.build_secs,
+            &e.nodes,
+            &e.nps,
+            &e.error,
+        ],
+    )
+    .await?;
+    Ok(())
+}
