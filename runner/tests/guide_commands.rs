@@ -75,10 +75,10 @@ fn the_guides_short_commands_run_as_shown() {
         Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf();
     let runner = PathBuf::from(env!("CARGO_BIN_EXE_runner"));
     // The runner plays the bundled engine found beside itself: `cargo test --workspace` builds
-    // it there (the engine crate's binary), and badengine (the e2e crate's) with it.
+    // it there (the engine crate's binary), and badengine (tests/badengine's) with it.
     let bins = runner.parent().expect("the runner's folder").to_path_buf();
     let engine = built(bins.join("engine"), "the bundled engine (the engine crate's binary)");
-    let badengine = built(bins.join("badengine"), "badengine (the e2e crate's test engine)");
+    let badengine = built(bins.join("badengine"), "badengine (tests/badengine, the test engine)");
     let ls = ["/bin/ls", "/usr/bin/ls"]
         .iter()
         .map(PathBuf::from)

@@ -40,7 +40,6 @@
 //!   exists (it waits at most 120 s): an engine start that lasts exactly as long as the test
 //!   wants.
 
-#[path = "badengine/tunable.rs"]
 mod tunable;
 
 use std::io::{BufRead, Write};
