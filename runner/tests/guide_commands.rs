@@ -57,7 +57,7 @@ fn built(path: PathBuf, what: &str) -> PathBuf {
     assert!(
         path.is_file(),
         "{what} not found at {}: build the workspace (cargo test --workspace --no-run, or \
-         cargo build -p engine -p e2e) before this test",
+         cargo build -p engine -p badengine) before this test",
         path.display()
     );
     path
