@@ -55,10 +55,9 @@ pub fn pg_bindir() -> Option<PathBuf> {
 /// enough for two clusters and their write-ahead logs).
 fn memory_dir() -> Option<PathBuf> {
     let dir = Path::new("/dev/shm");
-    let c = std::ffi::CString::new("/dev/shm").ok()?;
     // SAFETY: statvfs writes into the zeroed struct we own; the path is NUL-terminated.
     let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+    if unsafe { libc::statvfs(c"/dev/shm".as_ptr(), &mut st) } != 0 {
         return None;
     }
     let free = st.f_bavail as u128 * st.f_frsize as u128;

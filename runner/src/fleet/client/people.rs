@@ -17,6 +17,7 @@ pub const SERVER_ENV: &str = "RUNNER_SERVER";
 pub fn server_from_env() -> Option<String> {
     std::env::var(SERVER_ENV).ok().map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
 }
+
 /// The user's token when no `--token-file` is given.
 pub const TOKEN_ENV: &str = "RUNNER_TOKEN";
 

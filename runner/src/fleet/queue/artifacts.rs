@@ -114,18 +114,18 @@ pub async fn worker_artifacts(
     .with_context(|| format!("cannot list the artifacts of run {run}"))?;
     let first = found.first().context("the artifact list: no answer")?;
     super::lease::known(first, w)?;
-    found
-        .iter()
-        .filter(|r| r.try_get::<_, Option<String>>("sha").is_ok_and(|s| s.is_some()))
-        .map(|r| {
-            Ok(ArtifactRow {
-                sha: r.try_get("sha")?,
-                size: r.try_get("size")?,
-                chunks: r.try_get("chunks")?,
-                kind: r.try_get("kind")?,
-            })
-        })
-        .collect()
+    let mut list = Vec::new();
+    for r in &found {
+        // The one row of a run with no artifact to fetch has none.
+        let Some(sha) = r.try_get::<_, Option<String>>("sha")? else { continue };
+        list.push(ArtifactRow {
+            sha,
+            size: r.try_get("size")?,
+            chunks: r.try_get("chunks")?,
+            kind: r.try_get("kind")?,
+        });
+    }
+    Ok(list)
 }
 
 /// The worker's check ([`me!`]) and the artifacts of run `$3` it may fetch (none unless the

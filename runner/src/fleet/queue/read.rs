@@ -11,7 +11,6 @@ use tokio_postgres::{Client, GenericClient, Row};
 use super::report::PairingCounts;
 use super::{one, opt, rows};
 
-/// Each pairing's counts (of pairing `only` when given), summed over workers.
 /// Each pairing's counts in run `$1` (only pairing `$2` when not null): what it stored, summed
 /// over the workers' tallies, with its label, whether it still plays and whether racing dropped
 /// it (what `fleet_counts` answered).
@@ -25,6 +24,7 @@ SELECT g.pairing, g.label, g.active, coalesce(g.verdict = 'dropped', false) AS d
  WHERE g.run_id = $1 AND ($2::int IS NULL OR g.pairing = $2)
  GROUP BY g.pairing, g.label, g.active, g.verdict ORDER BY g.pairing";
 
+/// Each pairing's counts (of pairing `only` when given), summed over workers.
 pub async fn pairing_counts(
     db: &impl GenericClient,
     run: i64,
