@@ -55,9 +55,12 @@ use std::time::{Duration, Instant};
 use e2e::pg::{DBNAME, TempPg, USER};
 use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
+use runner::fleet::bounded::Name;
 use runner::fleet::connect::parse_target;
 use runner::fleet::decide::{RunJudge, judge_config};
-use runner::fleet::queue::{self, NewRun, PairReport, Reported};
+use runner::fleet::queue::share::Share;
+use runner::fleet::queue::{self, NewRun, PairReport, Reported, people};
+use runner::fleet::rights::Principal;
 use runner::fleet::schema;
 use serde_json::{Value, json};
 use stats::GameScore;
@@ -689,10 +692,10 @@ async fn one(o: &Opts, n: usize, n_runs: usize) -> Row {
     let mut admin = parse_target(&pg.url()).unwrap().connect().await.expect("connect");
     schema::init(&mut admin).await.expect("schema::init");
     // The workers register under a key an approver issued, as a fleet's workers do.
-    let key = queue::key_add(&admin, "bench").await.expect("key_add");
+    let key = key_add(&mut admin, "bench").await;
     let spec = stats::SprtSpec::parse(SPRT).expect("the bench's SPRT parses");
     let judge = judge_config(Some(&spec), None, 1, None);
-    let runs = submit_runs(&admin, o, n_runs, &judge).await;
+    let runs = submit_runs(&mut admin, o, n_runs, &judge).await;
     let run = runs[0];
     pg.psql("VACUUM ANALYZE");
     let bouncer = (o.via == Via::Pgbouncer).then(|| Bouncer::start(&pg, o.pool));
@@ -993,7 +996,7 @@ fn print_server_statements(pg: &TempPg, n: usize) {
 /// The bench's `n_runs` runs, submitted: each gets its part of the pairs (`--pairs`, or
 /// enough for `--seconds`), and enough not to run dry when claims favour it.
 async fn submit_runs(
-    admin: &tokio_postgres::Client,
+    admin: &mut tokio_postgres::Client,
     o: &Opts,
     n_runs: usize,
     judge: &Value,
@@ -1125,13 +1128,29 @@ fn main() {
     }
 }
 
+/// Who the bench acts as: an approver (its runs are active at once).
+fn approver() -> Principal {
+    Principal::User { name: "bench".into(), approver: true }
+}
+
+/// A worker key named `name`, issued by the bench's approver.
+async fn key_add(admin: &mut tokio_postgres::Client, name: &str) -> String {
+    let name = Name::new(name).expect("a key's name");
+    people::key_add(admin, &approver(), &name).await.expect("key_add")
+}
+
 /// Submits one synthetic match run of `jobs` (as an approver: active at once); returns its id.
-async fn submit(admin: &tokio_postgres::Client, judge: &Value, jobs: &[(i32, i32, i32)]) -> i64 {
+async fn submit(
+    admin: &mut tokio_postgres::Client,
+    judge: &Value,
+    jobs: &[(i32, i32, i32)],
+) -> i64 {
     let sub = json!({"bench": "fleet_load"});
     let labels = [LABEL.to_string()];
     let engines = [(ENGINES.0.to_string(), ENGINES.1.to_string())];
-    let (run, pending) = queue::insert_run(
+    let (run, pending) = queue::submit::submit(
         admin,
+        &approver(),
         &NewRun {
             kind: "match",
             submission: &sub,
@@ -1144,9 +1163,11 @@ async fn submit(admin: &tokio_postgres::Client, judge: &Value, jobs: &[(i32, i32
             draws: &[],
             refusal_limit: 3,
         },
+        Share::default(),
+        &[],
     )
     .await
-    .expect("insert_run");
+    .expect("submit");
     assert!(!pending, "the bench's run waits for approval: it must be submitted by an approver");
     run
 }
@@ -1217,14 +1238,14 @@ async fn share_bench(o: &Opts) {
     let pg = TempPg::start_durable("shares");
     let mut admin = parse_target(&pg.url()).unwrap().connect().await.expect("connect");
     schema::init(&mut admin).await.expect("schema::init");
-    let key = queue::key_add(&admin, "share").await.expect("key_add");
+    let key = key_add(&mut admin, "share").await;
     let none = json!({});
     let big: Vec<(i32, i32, i32)> = (0..10_000).map(|p| (0, p, p % 500)).collect();
     let mut runs = Vec::new();
     for t in [100, 100, 200] {
-        let run = submit(&admin, &none, &big).await;
+        let run = submit(&mut admin, &none, &big).await;
         let ch = queue::share::Change { throughput: Some(t), ..Default::default() };
-        queue::share::modify(&admin, run, ch).await.expect("modify");
+        people::modify(&mut admin, &approver(), run, ch).await.expect("modify");
         runs.push(run);
     }
     let start = Instant::now();
@@ -1269,11 +1290,11 @@ async fn share_bench(o: &Opts) {
         .fold(0.0, f64::max);
     println!("largest deviation from 1:1:2: {:.1} %", worst * 100.0);
     for r in &runs {
-        let _ = queue::cancel(&admin, *r).await;
+        let _ = people::cancel(&mut admin, &approver(), *r).await;
     }
 
     // (2) A small run behind a large one.
-    let large = submit(&admin, &none, &big).await;
+    let large = submit(&mut admin, &none, &big).await;
     let small_jobs: Vec<(i32, i32, i32)> = (0..10).map(|p| (0, p, p)).collect();
     let stop = Instant::now() + Duration::from_secs_f64(o.seconds.min(20.0));
     let hs: Vec<_> = (0..4)
@@ -1281,7 +1302,7 @@ async fn share_bench(o: &Opts) {
         .collect();
     // Let the workers settle on the large run for a few pairs each.
     tokio::time::sleep(Duration::from_secs_f64(play_ms * 5.0 / 1000.0)).await;
-    let small = submit(&admin, &none, &small_jobs).await;
+    let small = submit(&mut admin, &none, &small_jobs).await;
     let submitted = Instant::now();
     let mut claims = Vec::new();
     for h in hs {

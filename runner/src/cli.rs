@@ -414,7 +414,7 @@ pub struct KeyNameArgs {
 #[derive(Args, Debug, Clone)]
 pub struct GcArgs {
     #[command(flatten)]
-    pub db: DbArg,
+    pub db: FleetDoorArg,
     /// Keep unnamed artifacts uploaded less than this many seconds ago (a submission may be
     /// about to name them).
     #[arg(long, value_name = "SECONDS", default_value_t = 3600.0)]

@@ -97,12 +97,18 @@ fn a_worker_with_an_empty_cache_fetches_the_submitted_binary_and_plays() {
         ));
     }
 
-    // gc keeps what a run names, and deletes the rest.
+    // gc keeps what a run names, and deletes the rest: the operator's on the database's side,
+    // an approver's through the server; a user who is not an approver is refused and deletes
+    // nothing.
     let o = f.operator(&["gc", "--min-age", "0"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(String::from_utf8_lossy(&o.stdout).contains("0 artifact(s) deleted"));
     f.sql("DELETE FROM runs");
-    let o = f.operator(&["gc", "--min-age", "0"]);
+    let dave = f.user("dave", false);
+    let o = f.person_as(&dave, "gc", &["--min-age", "0"]);
+    assert!(!o.status.success() && stderr(&o).contains("only an approver"), "{}", stderr(&o));
+    assert_eq!(f.sql("SELECT count(*) FROM artifacts"), "1", "dave deleted nothing");
+    let o = f.person("gc", &["--min-age", "0"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(out.contains(&sha) && out.contains("1 artifact(s) deleted"), "{out}");

@@ -34,8 +34,8 @@ use tokio::sync::{mpsc, watch};
 use super::kinds::{Kind, Lat};
 use super::{
     LABEL, Opts, SPRT, WorkerOut, claimed_twice, client_cpu, database_account, decision_cost,
-    draw_pair, pair_report, print_server_statements, process_cpu, record, runs_notes, server_cpu,
-    start_server, submit_runs, templates, worker_notes,
+    draw_pair, key_add, pair_report, print_server_statements, process_cpu, record, runs_notes,
+    server_cpu, start_server, submit_runs, templates, worker_notes,
 };
 
 /// The lease a worker asks for: `runner worker`'s default `--lease`.
@@ -462,10 +462,10 @@ async fn one(o: &Opts, n: usize, n_runs: usize) -> Row {
     let pg = start_server(o, n);
     let mut admin = parse_target(&pg.url()).unwrap().connect().await.expect("connect");
     schema::init(&mut admin).await.expect("schema::init");
-    let key = queue::key_add(&admin, "bench").await.expect("key_add");
+    let key = key_add(&mut admin, "bench").await;
     let spec = stats::SprtSpec::parse(SPRT).expect("the bench's SPRT parses");
     let judge = judge_config(Some(&spec), None, 1, None);
-    let runs = submit_runs(&admin, o, n_runs, &judge).await;
+    let runs = submit_runs(&mut admin, o, n_runs, &judge).await;
     pg.psql("VACUUM ANALYZE");
     let server = Server::start(&pg);
     let sh = Arc::new(Shared {

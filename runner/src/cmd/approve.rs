@@ -1,5 +1,5 @@
 //! `runner approve RUN [--yes] (--server URL | --db URL)`: a pending fleet run starts (approvers
-//! only; `crate::fleet::queue::approve`, or the server's `POST /api/v1/runs/RUN/approve`), once
+//! only; `crate::fleet::queue::people::approve`, or the server's `POST /api/v1/runs/RUN/approve`), once
 //! the approver has seen every engine it runs, as workers will run it
 //! (`crate::fleet::what_runs`), and said yes on a terminal (or with `--yes`).
 
@@ -12,15 +12,16 @@ use super::door::{Via, open};
 use crate::cli::ApproveArgs;
 use crate::exit::Exit;
 use crate::fleet::client::people::field;
-use crate::fleet::queue::{self, approve};
+use crate::fleet::queue::{self, people};
 use crate::fleet::status::engines_of;
 
 /// `runner approve`. Returns the process exit code.
 pub async fn run(args: &ApproveArgs) -> Result<Exit> {
-    let via = open(&args.db, true).await?;
+    let mut via = open(&args.db, true).await?;
     // What is approved: the run and its engines, then its state.
     let state = match &via {
-        Via::Db(db) => {
+        Via::Db(op) => {
+            let db = &op.db;
             let row = queue::run(db, args.run)
                 .await?
                 .ok_or_else(|| anyhow!("no run {} in the database", args.run))?;
@@ -49,8 +50,8 @@ pub async fn run(args: &ApproveArgs) -> Result<Exit> {
         errln!("run {} not approved", args.run);
         return Ok(Exit::Error);
     }
-    let was = match &via {
-        Via::Db(db) => approve(db, args.run).await?,
+    let was = match &mut via {
+        Via::Db(op) => people::approve(&mut op.db, &op.who, args.run).await?.as_str().to_string(),
         Via::Server(s) => {
             field(&s.post(&format!("/api/v1/runs/{}/approve", args.run), json!({})).await?, "was")
         }

@@ -1,18 +1,30 @@
 //! Which way a person's fleet command goes (`crate::cli::FleetDoorArg`): `--server URL` (or
 //! RUNNER_SERVER, unless `--db` is given) through the server's people API with the user's
-//! token; else `--db URL` (or RUNNER_DB) straight to the database, the operator's way.
+//! token; else `--db URL` (or RUNNER_DB) straight to the database, the operator's way: on the
+//! database's side, as an approver named after the database role, through the same Rust
+//! operations (`crate::fleet::queue::people`, `submit`) the server runs for its users.
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 
 use crate::cli::FleetDoorArg;
 use crate::fleet::client::people::{PeopleClient, server_from_env, token};
 use crate::fleet::connect::connect;
+use crate::fleet::rights::Principal;
 use crate::fleet::schema;
 
 /// The way chosen, opened.
 pub enum Via {
-    Db(tokio_postgres::Client),
+    Db(Operator),
     Server(PeopleClient),
+}
+
+/// The operator on the database's side: a connection and who acts through it, an approver
+/// named after the database role (`session_user`), which the audit log and a submitted run's
+/// owner then name. Whoever holds a database URL that may write the fleet's tables may do
+/// anything anyway; through the server, rights are the users'.
+pub struct Operator {
+    pub db: tokio_postgres::Client,
+    pub who: Principal,
 }
 
 /// Opens the way `arg` names. `changes`: the command changes something, so a token is needed
@@ -46,7 +58,12 @@ pub async fn open(arg: &FleetDoorArg, changes: bool) -> Result<Via> {
             }
             let (_, db) = connect(arg.db.as_deref()).await?;
             schema::check(&db).await?;
-            Ok(Via::Db(db))
+            let name: String = db
+                .query_one("SELECT session_user::text AS name", &[])
+                .await
+                .context("cannot read the database role's name")?
+                .try_get("name")?;
+            Ok(Via::Db(Operator { db, who: Principal::User { name, approver: true } }))
         }
     }
 }

@@ -1,6 +1,6 @@
 //! `runner modify RUN [--priority P] [--throughput T] [--games N] (--server URL | --db URL)`: a
 //! run's priority, throughput or length changes (its owner or an approver;
-//! `crate::fleet::queue::share`, or the server's `POST /api/v1/runs/RUN/modify`). The next
+//! `crate::fleet::queue::people::modify`, or the server's `POST /api/v1/runs/RUN/modify`). The next
 //! claims of every worker see it.
 
 use anyhow::{Result, bail};
@@ -10,7 +10,8 @@ use super::door::{Via, open};
 use crate::cli::ModifyArgs;
 use crate::exit::Exit;
 use crate::fleet::client::people::field;
-use crate::fleet::queue::share::{Change, modify};
+use crate::fleet::queue::people;
+use crate::fleet::queue::share::Change;
 
 /// `runner modify`. Returns the process exit code.
 pub async fn run(args: &ModifyArgs) -> Result<Exit> {
@@ -20,9 +21,9 @@ pub async fn run(args: &ModifyArgs) -> Result<Exit> {
     let pairs = args.games.map(|g| i32::try_from(g.div_ceil(2)).unwrap_or(i32::MAX));
     // The run's state, priority, throughput, pending pairs skipped and reopened.
     let [state, priority, throughput, skipped, reopened] = match open(&args.db, true).await? {
-        Via::Db(db) => {
+        Via::Db(mut op) => {
             let change = Change { priority: args.priority, throughput: args.throughput, pairs };
-            let m = modify(&db, args.run, change).await?;
+            let m = people::modify(&mut op.db, &op.who, args.run, change).await?;
             let share = (m.share.priority.to_string(), m.share.throughput.to_string());
             [m.state.to_string(), share.0, share.1, m.skipped.to_string(), m.reopened.to_string()]
         }

@@ -9,17 +9,17 @@ use super::door::{Via, database_name, open};
 use crate::cli::PullArgs;
 use crate::exit::Exit;
 use crate::fleet::pull::{PullBundle, pull, write_bundle};
-use crate::fleet::queue::workers::mark_pulled;
+use crate::fleet::queue::people;
 
 /// `runner pull`. Returns the process exit code.
 pub async fn run(args: &PullArgs) -> Result<Exit> {
     let text = match open(&args.db, false).await? {
-        Via::Db(db) => {
+        Via::Db(mut op) => {
             let name = database_name(args.db.db.as_deref())?;
-            let text = pull(&db, &name, args.run, &args.out).await?;
+            let text = pull(&op.db, &name, args.run, &args.out).await?;
             // Noted so that `runner delete` knows the games are kept somewhere (a reader may
             // not note).
-            if let Err(e) = mark_pulled(&db, args.run).await {
+            if let Err(e) = people::pulled(&mut op.db, &op.who, args.run).await {
                 errln!(
                     "note: the run was not marked as pulled ({e:#}); `runner delete` will need \
                      --force"

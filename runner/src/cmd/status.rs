@@ -12,7 +12,7 @@ use crate::fleet::status::status;
 /// `runner status`. Returns the process exit code.
 pub async fn run(args: &StatusArgs) -> Result<Exit> {
     let text = match open(&args.db, false).await? {
-        Via::Db(db) => status(&db, args.run).await?,
+        Via::Db(op) => status(&op.db, args.run).await?,
         Via::Server(s) => {
             let path = match args.run {
                 Some(id) => format!("/api/v1/runs/{id}/status"),

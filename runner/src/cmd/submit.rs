@@ -37,8 +37,8 @@ pub async fn run(args: &SubmitArgs) -> Result<Exit> {
     RunParts::of(&sub)?;
     let share = Share { priority: args.share.priority, throughput: args.share.throughput };
     let (target, id, pending) = match open(&args.db, true).await? {
-        Via::Db(mut db) => {
-            let (id, pending) = store(&mut db, &sub, share, &sources).await?;
+        Via::Db(mut op) => {
+            let (id, pending) = store(&mut op.db, &op.who, &sub, share, &sources).await?;
             (database_name(args.db.db.as_deref())?, id, pending)
         }
         Via::Server(s) => {

@@ -1,15 +1,16 @@
 //! `runner worker-key add|revoke|list (--server URL | --db URL)`: the fleet's worker keys
-//! (approvers; `crate::fleet::queue::{key_add, key_revoke, keys}`, or the server's
+//! (approvers; `crate::fleet::queue::people::{key_add, key_revoke, keys}`, or the server's
 //! `/api/v1/worker-keys`).
 
-use anyhow::Result;
+use anyhow::{Result, anyhow};
 use serde_json::{Value, json};
 
 use super::door::{Via, open};
 use crate::cli::{WorkerKeyAction, WorkerKeyArgs};
 use crate::exit::Exit;
+use crate::fleet::bounded::Name;
 use crate::fleet::client::people::field;
-use crate::fleet::queue::{key_add, key_revoke, keys};
+use crate::fleet::queue::people;
 
 /// `runner worker-key`. Returns the process exit code.
 pub async fn run(args: &WorkerKeyArgs) -> Result<Exit> {
@@ -17,11 +18,12 @@ pub async fn run(args: &WorkerKeyArgs) -> Result<Exit> {
         WorkerKeyAction::Add(k) | WorkerKeyAction::Revoke(k) => &k.db,
         WorkerKeyAction::List(db) => db,
     };
-    let via = open(door, true).await?;
+    let mut via = open(door, true).await?;
+    let name = |n: &str| Name::new(n).map_err(|e| anyhow!("worker key {n:?}: {e}"));
     match &args.action {
         WorkerKeyAction::Add(k) => {
-            let key = match &via {
-                Via::Db(db) => key_add(db, &k.name).await?,
+            let key = match &mut via {
+                Via::Db(op) => people::key_add(&mut op.db, &op.who, &name(&k.name)?).await?,
                 Via::Server(s) => {
                     field(&s.post("/api/v1/worker-keys", json!({ "name": k.name })).await?, "key")
                 }
@@ -34,8 +36,10 @@ pub async fn run(args: &WorkerKeyArgs) -> Result<Exit> {
             outln!("{key}");
         }
         WorkerKeyAction::Revoke(k) => {
-            let n = match &via {
-                Via::Db(db) => key_revoke(db, &k.name).await?.to_string(),
+            let n = match &mut via {
+                Via::Db(op) => {
+                    people::key_revoke(&mut op.db, &op.who, &name(&k.name)?).await?.to_string()
+                }
                 Via::Server(s) => {
                     let path = format!("/api/v1/worker-keys/{}/revoke", k.name);
                     field(&s.post(&path, json!({})).await?, "pairs")
@@ -46,7 +50,7 @@ pub async fn run(args: &WorkerKeyArgs) -> Result<Exit> {
         WorkerKeyAction::List(_) => {
             // Name, issuer, issued, revoked (empty: valid), workers, pairs stored.
             let rows: Vec<[String; 6]> = match &via {
-                Via::Db(db) => keys(db)
+                Via::Db(op) => people::keys(&op.db, &op.who)
                     .await?
                     .into_iter()
                     .map(|k| {

@@ -12,7 +12,7 @@ use crate::fleet::workers::list;
 /// `runner workers`. Returns the process exit code.
 pub async fn run(args: &WorkersArgs) -> Result<Exit> {
     let text = match open(&args.db, false).await? {
-        Via::Db(db) => list(&db, args.all).await?,
+        Via::Db(op) => list(&op.db, args.all).await?,
         Via::Server(s) => {
             field(&s.get(&format!("/api/v1/workers?all={}", args.all)).await?, "text")
         }

@@ -115,6 +115,8 @@ pub enum Action {
     Pulled,
     /// Issue, revoke or list worker keys.
     ManageKeys,
+    /// Delete the stored artifacts no run names (`runner gc`).
+    CollectGarbage,
     /// Read the audit log.
     ReadAudit,
     /// The worker API: register, claim, report, heartbeat.
@@ -122,7 +124,7 @@ pub enum Action {
 }
 
 impl Action {
-    pub const ALL: [Action; 12] = [
+    pub const ALL: [Action; 13] = [
         Action::Read,
         Action::Submit,
         Action::Approve,
@@ -133,6 +135,7 @@ impl Action {
         Action::Delete,
         Action::Pulled,
         Action::ManageKeys,
+        Action::CollectGarbage,
         Action::ReadAudit,
         Action::Work,
     ];
@@ -232,7 +235,11 @@ fn user_may(
     };
     match what {
         Action::Read | Action::Submit => Ok(()),
-        Action::Approve | Action::RaisePriority | Action::ManageKeys | Action::ReadAudit => {
+        Action::Approve
+        | Action::RaisePriority
+        | Action::ManageKeys
+        | Action::CollectGarbage
+        | Action::ReadAudit => {
             if approver {
                 Ok(())
             } else {
@@ -285,7 +292,7 @@ mod tests {
             ("approver", approver("carol")),
         ];
         // Columns: anonymous, worker, owner, other, approver.
-        let table: [(Action, [char; 5]); 12] = [
+        let table: [(Action, [char; 5]); 13] = [
             (Read, ['.', '.', '.', '.', '.']),
             (Submit, ['N', 'W', '.', '.', '.']),
             (Approve, ['N', 'W', 'A', 'A', '.']),
@@ -296,6 +303,7 @@ mod tests {
             (Delete, ['N', 'W', 'S', 'O', 'S']),
             (Pulled, ['N', 'W', '.', 'O', '.']),
             (ManageKeys, ['N', 'W', 'A', 'A', '.']),
+            (CollectGarbage, ['N', 'W', 'A', 'A', '.']),
             (ReadAudit, ['N', 'W', 'A', 'A', '.']),
             (Work, ['X', '.', 'X', 'X', 'X']),
         ];

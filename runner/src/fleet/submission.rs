@@ -16,10 +16,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_postgres::Client;
 
+use super::artifacts::DbDoor;
 use super::decide::judge_config;
 use super::identity::{EngineIdentity, identify_all};
 use super::queue::share::Share;
 use super::queue::{self, NewRun};
+use super::rights::Principal;
 use super::source::submit::PreparedSource;
 use crate::cli::{ExecArgs, MatchArgs, SweepArgs, TuneArgs};
 use crate::gauntlet::files::anchor_index;
@@ -436,25 +438,23 @@ pub async fn upload_all(
     Ok(shas)
 }
 
-/// Stores `sub` with its schedule of game pairs (and a tuning run's starting theta and random
-/// draws) through the queue, with what the database decides it by; returns the run's id and
-/// whether it waits for an approver. The engines' binaries and source archives (`sources`)
-/// are uploaded first (those the database lacks), then the run is stored and named their user
-/// in one transaction.
+/// Stores `sub` as `who`'s with its schedule of game pairs (and a tuning run's starting theta
+/// and random draws), with what the server decides it by, straight into the database (the
+/// operator's `runner submit --db`; the server does the same for a user's `POST /api/v1/runs`);
+/// returns the run's id and whether it waits for an approver. The engines' binaries and source
+/// archives (`sources`) are uploaded first (those the database lacks), then the run is stored
+/// and names them in one transaction.
 pub async fn store(
     db: &mut Client,
+    who: &Principal,
     sub: &Submission,
     share: Share,
     sources: &[PreparedSource],
 ) -> Result<(i64, bool)> {
     let parts = RunParts::of(sub)?;
     let run = parts.new_run(sub);
-    let shas = upload_all(&*db, sub, sources).await?;
-    let tx = db.transaction().await.context("cannot begin the submission's transaction")?;
-    let stored = queue::insert_run_with(&tx, &run, share).await?;
-    queue::run_artifacts(&tx, stored.0, &shas).await?;
-    tx.commit().await.context("cannot store the run")?;
-    Ok(stored)
+    let shas = upload_all(&DbDoor::new(db, who), sub, sources).await?;
+    queue::submit::submit(db, who, &run, share, &shas).await.context("cannot store the run")
 }
 
 impl Submission {

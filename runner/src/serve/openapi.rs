@@ -245,6 +245,7 @@ impl Modify for Security {
         super::people::submit::artifact,
         super::people::submit::put_chunk,
         super::people::submit::seal,
+        super::people::submit::gc,
         super::people::submit::submit_run,
         super::people::submit::pull,
         super::api::worker::version,

@@ -8,7 +8,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::common::{new_run, record};
+use crate::common::{new_run, old, record};
 use e2e::pg::TempPg;
 use runner::fleet::api::{self, Code, ErrorBody};
 use runner::fleet::queue;
@@ -124,7 +124,7 @@ async fn setup(name: &str, pairs: i32) -> Setup {
     let pg = TempPg::start(name);
     let db = crate::common::db(&pg).await;
     let run = new_run(&db, pairs, json!({})).await;
-    let key = queue::key_add(&db, "box").await.unwrap();
+    let key = old::key_add(&db, "box").await.unwrap();
     let addr = serve(&pg, 4).await;
     let api = Api::new(addr);
     let a = api.post("/register", &key, None, registration(30.0)).await;
@@ -442,7 +442,7 @@ async fn the_server_sets_how_often_an_idle_worker_asks() {
     let pg = TempPg::start("api-poll-7");
     let db = crate::common::db(&pg).await;
     let api = Api::new(serve_polling(&pg, 2, Duration::from_secs(7)).await);
-    let key = queue::key_add(&db, "box").await.unwrap();
+    let key = old::key_add(&db, "box").await.unwrap();
     let r = api.post("/register", &key, None, registration(30.0)).await;
     let (w, secret) =
         (r.body["worker"].as_i64().unwrap(), r.body["secret"].as_str().unwrap().to_string());
@@ -570,9 +570,9 @@ async fn the_servers_worker_calls_refuse_a_bad_secret_a_stopped_worker_and_a_rev
     assert_eq!(a.status, 200, "{}", a.body);
     assert_ne!(s.pg.psql(&format!("SELECT stopped_at FROM workers WHERE id = {w3}")), "");
     let db = crate::common::db(&s.pg).await;
-    let other = queue::key_add(&db, "box2").await.unwrap();
+    let other = old::key_add(&db, "box2").await.unwrap();
     let (w4, s4) = s.another(&other).await;
-    assert_eq!(queue::key_revoke(&db, "box2").await.unwrap(), 0, "it held no lease");
+    assert_eq!(old::key_revoke(&db, "box2").await.unwrap(), 0, "it held no lease");
     let bad = [
         (s.worker, "not-the-secret".to_string()),
         (s.worker, s2.clone()),
@@ -647,7 +647,7 @@ async fn a_worker_gives_back_only_its_own_leases() {
     let s = setup("api-own-leases", 3).await;
     let c = s.claim().await;
     let db = crate::common::db(&s.pg).await;
-    let (w2, s2) = s.another(&queue::key_add(&db, "box2").await.unwrap()).await;
+    let (w2, s2) = s.another(&old::key_add(&db, "box2").await.unwrap()).await;
     let held = || {
         s.pg.psql(&format!(
             "SELECT concat_ws(' ', state, worker_id, token, lease_until) FROM pairs \
@@ -719,7 +719,7 @@ async fn refusals_by_three_keys_fail_a_run_even_when_they_come_at_once() {
     let db = crate::common::db(&s.pg).await;
     let mut workers = vec![(s.worker, s.secret.clone())];
     for name in ["box2", "box3"] {
-        workers.push(s.another(&queue::key_add(&db, name).await.unwrap()).await);
+        workers.push(s.another(&old::key_add(&db, name).await.unwrap()).await);
     }
     let refuse = |i: usize, run: i64| {
         let (id, secret) = workers[i].clone();
@@ -767,8 +767,8 @@ async fn a_registration_takes_only_a_valid_key_and_bounds_what_the_machine_says(
     let a = s.api.post("/register", "fk_nothing", None, registration(30.0)).await;
     assert_eq!((a.status, a.code()), (401, Some(Code::Unauthorized)), "{}", a.body);
     assert_eq!(a.body["message"], "unknown worker key");
-    let other = queue::key_add(&db, "box2").await.unwrap();
-    queue::key_revoke(&db, "box2").await.unwrap();
+    let other = old::key_add(&db, "box2").await.unwrap();
+    old::key_revoke(&db, "box2").await.unwrap();
     let had_two = keys();
     let a = s.api.post("/register", &other, None, registration(30.0)).await;
     assert_eq!((a.status, a.code()), (401, Some(Code::Unauthorized)), "{}", a.body);
@@ -811,7 +811,7 @@ async fn a_registration_takes_only_a_valid_key_and_bounds_what_the_machine_says(
     assert_eq!((w1.key_name.as_str(), w2.key_name.as_str()), (role.as_str(), role.as_str()));
     assert_ne!(w1.id, w2.id);
     assert_eq!(s.pg.psql(&format!("SELECT count(*) FROM worker_keys WHERE name = '{role}'")), "1");
-    queue::key_revoke(&db, &role).await.unwrap();
+    old::key_revoke(&db, &role).await.unwrap();
     let e =
         queue::register_worker(&db, None, "mine", 1, 1, Duration::from_secs(60)).await.unwrap_err();
     assert!(format!("{e:#}").contains(&format!("worker key {role} was revoked")), "{e:#}");
@@ -829,8 +829,8 @@ async fn a_worker_reads_only_the_artifacts_of_an_active_run() {
     let bytes = b"an engine's bytes".to_vec();
     let sha: String = sha2::Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
     let len = bytes.len() as i64;
-    queue::artifact_put(&db, &sha, len, 1, "binary", 0, &bytes).await.unwrap();
-    queue::artifact_seal(&db, &sha).await.unwrap();
+    old::artifact_put(&db, &sha, len, 1, "binary", 0, &bytes).await.unwrap();
+    old::artifact_seal(&db, &sha).await.unwrap();
     let chunk = |n: i32| format!("/artifact/{sha}/chunk/{n}");
     let list = format!("/run/{}/artifacts", s.run);
     // Sealed but named by no run: refused, and the run lists nothing.
@@ -841,7 +841,7 @@ async fn a_worker_reads_only_the_artifacts_of_an_active_run() {
     let a = s.api.get(&list, &s.secret, s.worker).await;
     assert_eq!((a.status, a.body.clone()), (200, json!({"artifacts": []})), "{}", a.body);
     // Named by the active run: listed, its chunk read, a chunk past the last one 404.
-    queue::run_artifacts(&db, s.run, std::slice::from_ref(&sha)).await.unwrap();
+    old::run_artifacts(&db, s.run, std::slice::from_ref(&sha)).await.unwrap();
     let a = s.api.get(&list, &s.secret, s.worker).await;
     assert_eq!(a.status, 200, "{}", a.body);
     assert_eq!(a.body["artifacts"][0]["sha"], sha.as_str(), "{}", a.body);
@@ -852,7 +852,7 @@ async fn a_worker_reads_only_the_artifacts_of_an_active_run() {
     assert_eq!((a.status, a.code()), (404, Some(Code::NotFound)), "{}", a.body);
     assert_eq!(a.body["message"], format!("artifact {sha} has no chunk 1").as_str());
     // The run cancelled: nothing to read any more.
-    queue::cancel(&db, s.run).await.unwrap();
+    old::cancel(&db, s.run).await.unwrap();
     let a = s.api.get(&list, &s.secret, s.worker).await;
     assert_eq!((a.status, a.body.clone()), (200, json!({"artifacts": []})), "{}", a.body);
     let a = s.api.get(&chunk(0), &s.secret, s.worker).await;

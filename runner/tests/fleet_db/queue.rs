@@ -4,7 +4,9 @@
 
 use std::collections::HashMap;
 
-use crate::common::{LEASE, db, new_run, new_run_of, report, report_all, report_as, sprt, worker};
+use crate::common::{
+    LEASE, db, new_run, new_run_of, old, report, report_all, report_as, sprt, worker,
+};
 use e2e::pg::TempPg;
 use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
@@ -251,14 +253,14 @@ async fn a_cancelled_run_loses_its_leases_at_the_next_heartbeat() {
     let c = queue::claim(&a, &w, None, &[], 2, LEASE).await.unwrap();
     let tokens: Vec<i64> = c.iter().map(|c| c.token).collect();
     assert_eq!(queue::heartbeat(&a, &w, &tokens, LEASE).await.unwrap().len(), 2);
-    assert_eq!(queue::cancel(&a, run).await.unwrap(), "active");
+    assert_eq!(old::cancel(&a, run).await.unwrap(), "active");
     assert!(queue::heartbeat(&a, &w, &tokens, LEASE).await.unwrap().is_empty());
     match report(&a, &w, &c[0], ["W", "W"]).await {
         Reported::Refused(why) => assert!(why.contains("cancelled"), "{why}"),
         other => panic!("{other:?}"),
     }
-    assert_eq!(queue::cancel(&a, run).await.unwrap(), "cancelled");
-    let e = queue::cancel(&a, 999).await.unwrap_err();
+    assert_eq!(old::cancel(&a, run).await.unwrap(), "cancelled");
+    let e = old::cancel(&a, 999).await.unwrap_err();
     assert!(format!("{e:#}").contains("no run 999"), "{e:#}");
 }
 

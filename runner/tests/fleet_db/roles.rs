@@ -51,7 +51,7 @@ async fn a_worker_key_reports_only_what_it_was_leased_and_writes_no_table() {
     let alice = connect_as(&pg, "alice").await;
     let run = new_run(&alice, 40, sprt("elo0=0,elo1=30")).await;
     assert_eq!(queue::run(&alice, run).await.unwrap().unwrap().state, "pending");
-    assert_eq!(queue::approve(&carol, run).await.unwrap(), "pending");
+    assert_eq!(old::approve(&carol, run).await.unwrap(), "pending");
 
     // A worker without a key is refused; with a key an approver issued, it registers.
     let w = connect_as(&pg, "fleet_worker").await;
@@ -60,8 +60,8 @@ async fn a_worker_key_reports_only_what_it_was_leased_and_writes_no_table() {
     assert!(format!("{e:#}").contains("a worker needs a key"), "{e:#}");
     let e = old::register_worker(&w, Some("fk_guess"), "h", 1, 1, LEASE).await.unwrap_err();
     assert!(format!("{e:#}").contains("unknown worker key"), "{e:#}");
-    let key = queue::key_add(&carol, "box1").await.unwrap();
-    let e = queue::key_add(&alice, "mine").await.unwrap_err();
+    let key = old::key_add(&carol, "box1").await.unwrap();
+    let e = old::key_add(&alice, "mine").await.unwrap_err();
     assert!(format!("{e:#}").contains("permission denied"), "{e:#}");
     let id = old::register_worker(&w, Some(&key), "h", 1, 2, LEASE).await.unwrap();
     assert_eq!(id.key_name, "box1");
@@ -96,7 +96,7 @@ async fn a_worker_key_reports_only_what_it_was_leased_and_writes_no_table() {
     assert_eq!(queue::settle(&w, &id, run).await.unwrap().state, "active");
 
     // Reports: another key's pair, a game between other engines, or a wrong secret.
-    let other = queue::key_add(&carol, "box2").await.unwrap();
+    let other = old::key_add(&carol, "box2").await.unwrap();
     let id2 = old::register_worker(&w, Some(&other), "h2", 2, 1, LEASE).await.unwrap();
     // A key with no lease on the run records no build there (schema version 5): a machine
     // reports only on what it was leased.
@@ -120,23 +120,22 @@ async fn a_worker_key_reports_only_what_it_was_leased_and_writes_no_table() {
     assert_eq!(pg.psql(&format!("SELECT state FROM runs WHERE id = {run}")), "active");
 
     // Revoking box1 shuts its worker out and gives its pair back; purging replays its pairs.
-    assert_eq!(queue::key_revoke(&carol, "box1").await.unwrap(), 1);
+    assert_eq!(old::key_revoke(&carol, "box1").await.unwrap(), 1);
     let e = queue::claim(&w, &id, Some(run), &[], 1, LEASE).await.unwrap_err();
     assert!(format!("{e:#}").contains("not registered with a valid key"), "{e:#}");
     let e = old::register_worker(&w, Some(&key), "h", 1, 2, LEASE).await.unwrap_err();
     assert!(format!("{e:#}").contains("was revoked"), "{e:#}");
     let mut alice = alice;
-    let (n, settled) = queue::purge(&mut alice, run, "box1").await.unwrap();
-    assert_eq!((n, settled.state.as_str()), (1, "active"));
+    let (n, settled) = old::purge(&mut alice, run, "box1").await.unwrap();
+    assert_eq!((n, settled.as_str()), (1, "active"));
     assert_eq!(pg.psql(&format!("SELECT count(*) FROM games WHERE run_id = {run}")), "0");
     assert_eq!(pg.psql(&format!("SELECT count(*) FROM tallies WHERE run_id = {run}")), "0");
     assert_eq!(
         pg.psql(&format!("SELECT count(*) FROM pairs WHERE run_id = {run} AND state = 'pending'")),
         "40"
     );
-    let list = queue::keys(&carol).await.unwrap();
-    assert_eq!(list.iter().map(|k| k.name.as_str()).collect::<Vec<_>>(), ["box1", "box2"]);
-    assert!(list[0].revoked.is_some() && list[1].revoked.is_none());
+    let list = old::keys(&carol).await.unwrap();
+    assert_eq!(list, [("box1".to_string(), true), ("box2".to_string(), false)]);
 }
 
 /// Every direct write that used to succeed as fleet_worker (connection `w`, worker `worker`)
@@ -208,20 +207,20 @@ async fn owners_change_only_their_own_runs_and_approvers_decide_what_runs() {
     assert_eq!((row.owner.as_str(), row.state.as_str()), ("alice", "pending"));
 
     // Pending: no worker gets a pair of it.
-    let key = queue::key_add(&carol, "box").await.unwrap();
+    let key = old::key_add(&carol, "box").await.unwrap();
     let w = connect_as(&pg, "fleet_worker").await;
     let id = old::register_worker(&w, Some(&key), "h", 1, 1, LEASE).await.unwrap();
     assert!(queue::claim(&w, &id, None, &[], 4, LEASE).await.unwrap().is_empty());
 
     // Another submitter may neither approve, cancel, purge nor write it.
-    let e = queue::approve(&bob, run).await.unwrap_err();
+    let e = old::approve(&bob, run).await.unwrap_err();
     assert!(format!("{e:#}").contains("only an approver approves"), "{e:#}");
-    let e = queue::approve(&alice, run).await.unwrap_err();
+    let e = old::approve(&alice, run).await.unwrap_err();
     assert!(format!("{e:#}").contains("only an approver approves"), "{e:#}");
-    let e = queue::cancel(&bob, run).await.unwrap_err();
+    let e = old::cancel(&bob, run).await.unwrap_err();
     assert!(format!("{e:#}").contains("belongs to alice"), "{e:#}");
     let mut bob = bob;
-    let e = queue::purge(&mut bob, run, "box").await.unwrap_err();
+    let e = old::purge(&mut bob, run, "box").await.unwrap_err();
     assert!(format!("{e:#}").contains("belongs to alice"), "{e:#}");
     for sql in [
         format!("UPDATE runs SET state = 'active' WHERE id = {run}"),
@@ -238,19 +237,19 @@ async fn owners_change_only_their_own_runs_and_approvers_decide_what_runs() {
     }
 
     // The approver lets it start; the worker plays it; the owner cancels it.
-    assert_eq!(queue::approve(&carol, run).await.unwrap(), "pending");
-    assert_eq!(queue::approve(&carol, run).await.unwrap(), "active", "approved once");
+    assert_eq!(old::approve(&carol, run).await.unwrap(), "pending");
+    assert_eq!(old::approve(&carol, run).await.unwrap(), "active", "approved once");
     assert_eq!(queue::claim(&w, &id, None, &[], 4, LEASE).await.unwrap().len(), 4);
-    assert_eq!(queue::cancel(&alice, run).await.unwrap(), "active");
+    assert_eq!(old::cancel(&alice, run).await.unwrap(), "active");
     // An approver's own runs start at once, and an approver may cancel anyone's.
     let mine = new_run(&carol, 2, json!({})).await;
     assert_eq!(queue::run(&carol, mine).await.unwrap().unwrap().state, "active");
     let hers = new_run(&alice, 2, json!({})).await;
-    assert_eq!(queue::cancel(&carol, hers).await.unwrap(), "pending");
+    assert_eq!(old::cancel(&carol, hers).await.unwrap(), "pending");
     // A finished run cannot be reopened by its owner either.
     let e = refused(&alice, &format!("UPDATE runs SET state = 'active' WHERE id = {run}")).await;
     assert!(e.contains("permission denied"), "{e}");
-    let e = queue::purge(&mut alice, 999, "box").await.unwrap_err();
+    let e = old::purge(&mut alice, 999, "box").await.unwrap_err();
     assert!(format!("{e:#}").contains("no run 999"), "{e:#}");
 }
 
@@ -262,7 +261,7 @@ async fn refusals_by_distinct_workers_fail_a_run_and_spare_the_others() {
     let good = new_run(&carol, 2, json!({})).await;
     let w = connect_as(&pg, "fleet_worker").await;
     for (i, name) in ["k1", "k2", "k3"].iter().enumerate() {
-        let key = queue::key_add(&carol, name).await.unwrap();
+        let key = old::key_add(&carol, name).await.unwrap();
         let id = old::register_worker(&w, Some(&key), name, 1, 1, LEASE).await.unwrap();
         let c = queue::claim(&w, &id, None, &[], 1, LEASE).await.unwrap();
         assert_eq!(c[0].run_id, bad, "the oldest run first");

@@ -8,9 +8,10 @@
 
 use std::collections::HashMap;
 
+use crate::common::old::modify;
 use crate::common::{LEASE, db, new_run, report, worker};
 use e2e::pg::TempPg;
-use runner::fleet::queue::share::{Change, modify, shares};
+use runner::fleet::queue::share::{Change, shares};
 use runner::fleet::queue::{self, Claim, Reported, WorkerId};
 use serde_json::json;
 use tokio_postgres::Client;

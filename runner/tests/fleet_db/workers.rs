@@ -61,7 +61,7 @@ async fn workers_register_their_machine_and_the_report_counts_what_they_did() {
     let carol = connect_as(&pg, "carol").await;
     let run = new_run(&carol, 20, json!({})).await;
     let other = new_run(&carol, 20, json!({})).await;
-    let key = queue::key_add(&carol, "box1").await.unwrap();
+    let key = old::key_add(&carol, "box1").await.unwrap();
     let w = connect_as(&pg, "fleet_worker").await;
     let m = Machine {
         host: "h1".into(),
@@ -125,7 +125,7 @@ async fn workers_register_their_machine_and_the_report_counts_what_they_did() {
     ));
     assert_eq!(queue::workers::workers(&rita, false).await.unwrap().len(), 1);
     assert_eq!(queue::workers::workers(&rita, true).await.unwrap().len(), 2);
-    queue::key_revoke(&carol, "box1").await.unwrap();
+    old::key_revoke(&carol, "box1").await.unwrap();
     let rows = queue::workers::workers(&rita, true).await.unwrap();
     assert!(rows.iter().all(|r| state(r) == "blocked"), "{rows:?}");
     // A reader still writes nothing.
@@ -146,7 +146,7 @@ async fn a_worker_that_reports_a_biased_result_is_flagged_and_purged() {
     let run = new_run(&db, 340, json!({})).await;
     let mut ids = Vec::new();
     for name in ["h1", "h2", "h3", "h4", "h5", "liar"] {
-        let key = queue::key_add(&db, name).await.unwrap();
+        let key = old::key_add(&db, name).await.unwrap();
         ids.push(queue::register_worker(&db, Some(&key), name, 1, 1, LEASE).await.unwrap());
     }
     let mut rng = ChaCha8Rng::seed_from_u64(36);
@@ -165,7 +165,7 @@ async fn a_worker_that_reports_a_biased_result_is_flagged_and_purged() {
     };
     // A seventh key cannot play the run (its reason in markup, as a hostile machine could
     // word it): it refuses, and is counted and shown, escaped.
-    let key = queue::key_add(&db, "picky").await.unwrap();
+    let key = old::key_add(&db, "picky").await.unwrap();
     let picky = queue::register_worker(&db, Some(&key), "picky", 1, 1, LEASE).await.unwrap();
     let c = queue::claim(&db, &picky, Some(run), &[], 1, LEASE).await.unwrap();
     let why = "engine <b>A</b>: not found";
@@ -205,7 +205,7 @@ async fn a_worker_that_reports_a_biased_result_is_flagged_and_purged() {
 
     // Its pairs are taken back and played by an honest key.
     let mut owner = crate::common::db(&pg).await;
-    let (n, _) = queue::purge(&mut owner, run, "liar").await.unwrap();
+    let (n, _) = old::purge(&mut owner, run, "liar").await.unwrap();
     assert_eq!(n, 40);
     for _ in 0..40 {
         play(&ids[0], outcomes[pick(rng.random::<f64>())]).await;
@@ -310,7 +310,7 @@ async fn a_run_no_worker_can_play_says_so() {
 /// can (with --force when not pulled); an active run is refused until cancelled.
 #[tokio::test]
 async fn delete_takes_a_finished_run_and_its_games_owner_or_approver_only() {
-    use queue::workers::{delete_run, mark_pulled};
+    use old::{delete_run, mark_pulled};
     let pg = fleet("workers-delete").await;
     let (alice, bob, carol) = (
         connect_as(&pg, "alice").await,
@@ -318,8 +318,8 @@ async fn delete_takes_a_finished_run_and_its_games_owner_or_approver_only() {
         connect_as(&pg, "carol").await,
     );
     let run = new_run(&alice, 10, json!({})).await;
-    queue::approve(&carol, run).await.unwrap();
-    let key = queue::key_add(&carol, "box1").await.unwrap();
+    old::approve(&carol, run).await.unwrap();
+    let key = old::key_add(&carol, "box1").await.unwrap();
     let w = connect_as(&pg, "fleet_worker").await;
     let id = old::register_worker(&w, Some(&key), "h", 1, 1, LEASE).await.unwrap();
     let c = queue::claim(&w, &id, Some(run), &[], 1, LEASE).await.unwrap();
@@ -328,7 +328,7 @@ async fn delete_takes_a_finished_run_and_its_games_owner_or_approver_only() {
     let msg = |e: anyhow::Error| format!("{e:#}");
     let e = msg(delete_run(&alice, run, true).await.unwrap_err());
     assert!(e.contains(&format!("run {run} is active: cancel it first")), "{e}");
-    queue::cancel(&alice, run).await.unwrap();
+    old::cancel(&alice, run).await.unwrap();
     let e = msg(delete_run(&bob, run, true).await.unwrap_err());
     assert!(e.contains("belongs to alice"), "{e}");
     let e = msg(delete_run(&alice, run, false).await.unwrap_err());
@@ -345,7 +345,7 @@ async fn delete_takes_a_finished_run_and_its_games_owner_or_approver_only() {
 
     // An approver deletes another's cancelled run, with --force as it was never pulled.
     let run2 = new_run(&bob, 4, json!({})).await;
-    queue::cancel(&bob, run2).await.unwrap();
+    old::cancel(&bob, run2).await.unwrap();
     let e = msg(delete_run(&carol, run2, false).await.unwrap_err());
     assert!(e.contains("not pulled"), "{e}");
     assert_eq!(delete_run(&carol, run2, true).await.unwrap(), 0);
@@ -378,4 +378,11 @@ async fn the_workers_and_delete_commands() {
     assert!(format!("{e:#}").contains("--force"), "{e:#}");
     assert_eq!(runner::cmd::delete::run(&delete(true)).await.unwrap(), Exit::Done);
     assert!(queue::run(&db, run).await.unwrap().is_none());
+    // The operator acts through the server's operations, as an approver named after the
+    // database role, and the audit log names it.
+    let role = pg.psql("SELECT session_user");
+    assert_eq!(
+        pg.psql("SELECT string_agg(actor || ' ' || action, ', ' ORDER BY id) FROM audit"),
+        format!("{role} cancel, {role} delete")
+    );
 }

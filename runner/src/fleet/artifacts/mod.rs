@@ -18,7 +18,9 @@ use self::cache::Cache;
 use super::client::WorkerClient;
 use super::identity::EngineIdentity;
 use super::link::is_transient;
-use super::queue::{self, WorkerId};
+use super::queue::WorkerId;
+use super::queue::submit::{self, ArtifactKind, Upload};
+use super::rights::Principal;
 
 /// Bytes per chunk: one row of `artifact_chunks`, one round trip. 1 MiB keeps a row far below
 /// PostgreSQL's 1 GB field limit and a chunk's transfer far below a statement's deadline on a
@@ -41,19 +43,37 @@ pub trait ArtifactDoor {
     async fn seal(&self, sha: &str) -> Result<()>;
 }
 
-impl ArtifactDoor for tokio_postgres::Client {
+/// The database itself (`runner submit --db`, the operator's way): the checked operations the
+/// server runs for a user's upload (`queue::submit`), as `who`.
+pub struct DbDoor<'a> {
+    db: tokio::sync::Mutex<&'a mut tokio_postgres::Client>,
+    who: &'a Principal,
+}
+
+impl<'a> DbDoor<'a> {
+    pub fn new(db: &'a mut tokio_postgres::Client, who: &'a Principal) -> DbDoor<'a> {
+        DbDoor { db: tokio::sync::Mutex::new(db), who }
+    }
+}
+
+impl ArtifactDoor for DbDoor<'_> {
     async fn sealed(&self, sha: &str) -> Result<bool> {
-        queue::artifact_sealed(self, sha).await
+        Ok(submit::sealed(&**self.db.lock().await, sha).await?)
     }
 
     async fn put(&self, sha: &str, size: u64, kind: &str, n: usize, bytes: &[u8]) -> Result<()> {
-        let chunks = i32::try_from(size.div_ceil(CHUNK_SIZE as u64))?;
-        queue::artifact_put(self, sha, i64::try_from(size)?, chunks, kind, i32::try_from(n)?, bytes)
-            .await
+        let kind = match kind {
+            "binary" => ArtifactKind::Binary,
+            "source" => ArtifactKind::Source,
+            other => bail!("artifact {sha}: kind {other:?} is neither binary nor source"),
+        };
+        let up = Upload { sha: sha.to_string(), size, kind };
+        submit::put_chunk(&mut **self.db.lock().await, self.who, &up, n as u64, bytes).await?;
+        Ok(())
     }
 
     async fn seal(&self, sha: &str) -> Result<()> {
-        queue::artifact_seal(self, sha).await
+        Ok(submit::seal(&mut **self.db.lock().await, self.who, sha).await?)
     }
 }
 

@@ -1,13 +1,16 @@
 //! Artifacts (engine binaries, source archives) stored by SHA-256 in chunks: a submitter
 //! uploads and seals them and names its run's; a worker lists an approved, active run's and
-//! reads their chunks; an approver deletes those no run names.
+//! reads their chunks; an approver deletes those no run names ([`gc`]). The submitter's upload
+//! is `super::submit`'s.
 
 use anyhow::{Context, Result};
-use tokio_postgres::GenericClient;
 use tokio_postgres::types::Type;
+use tokio_postgres::{Client, GenericClient};
 
 use super::lease::{Refused, WorkerId};
+use super::people::PeopleError;
 use super::{one, rows};
+use crate::fleet::rights::{self, Action, Principal};
 
 /// An artifact as a worker sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -17,61 +20,6 @@ pub struct ArtifactRow {
     pub chunks: i32,
     /// `binary` or `source`.
     pub kind: String,
-}
-
-/// Whether artifact `sha` is stored and sealed.
-pub async fn artifact_sealed(db: &impl GenericClient, sha: &str) -> Result<bool> {
-    let row = one(db, "SELECT fleet_artifact_sealed($1) AS s", &[(&sha, Type::TEXT)])
-        .await
-        .with_context(|| format!("cannot look up artifact {sha}"))?;
-    Ok(row.try_get("s")?)
-}
-
-/// Stores chunk `n` of `chunks` of artifact `sha` (`size` bytes in all).
-pub async fn artifact_put(
-    db: &impl GenericClient,
-    sha: &str,
-    size: i64,
-    chunks: i32,
-    kind: &str,
-    n: i32,
-    bytes: &[u8],
-) -> Result<()> {
-    rows(
-        db,
-        "SELECT fleet_artifact_put($1, $2, $3, $4, $5, $6)",
-        &[
-            (&sha, Type::TEXT),
-            (&size, Type::INT8),
-            (&chunks, Type::INT4),
-            (&kind, Type::TEXT),
-            (&n, Type::INT4),
-            (&bytes, Type::BYTEA),
-        ],
-    )
-    .await
-    .with_context(|| format!("cannot store chunk {n} of artifact {sha}"))?;
-    Ok(())
-}
-
-/// Seals artifact `sha` (the database checks its size and hash).
-pub async fn artifact_seal(db: &impl GenericClient, sha: &str) -> Result<()> {
-    rows(db, "SELECT fleet_artifact_seal($1)", &[(&sha, Type::TEXT)])
-        .await
-        .with_context(|| format!("cannot seal artifact {sha}"))?;
-    Ok(())
-}
-
-/// Names the artifacts run `run` executes.
-pub async fn run_artifacts(db: &impl GenericClient, run: i64, shas: &[String]) -> Result<()> {
-    rows(
-        db,
-        "SELECT fleet_run_artifacts($1, $2)",
-        &[(&run, Type::INT8), (&shas, Type::TEXT_ARRAY)],
-    )
-    .await
-    .with_context(|| format!("cannot name the artifacts of run {run}"))?;
-    Ok(())
 }
 
 /// The artifacts run `run` names, with their sizes and kinds (`sha`, `size`, `kind`; chunks
@@ -182,19 +130,47 @@ pub async fn artifact_chunk(
         .ok_or_else(|| Refused::NoChunk(sha.to_string(), n).into())
 }
 
-/// Deletes the artifacts no run names, uploaded more than `min_age_secs` ago; returns them
-/// (sha, size, kind).
-pub async fn gc_artifacts(
-    db: &impl GenericClient,
+/// An artifact deleted by [`gc`].
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
+pub struct Collected {
+    pub sha: String,
+    pub size: i64,
+    /// `binary` or `source`.
+    pub kind: String,
+}
+
+/// Deletes the artifacts no run names, uploaded more than `min_age_secs` ago (approvers: a
+/// submission in progress names its uploads only when it stores the run, hence the age);
+/// returns them.
+pub async fn gc(
+    db: &Client,
+    who: &Principal,
     min_age_secs: f64,
-) -> Result<Vec<(String, i64, String)>> {
-    let age = format!("{min_age_secs} seconds");
+) -> Result<Vec<Collected>, PeopleError> {
+    rights::may(who, Action::CollectGarbage, None, false)?;
+    if !(min_age_secs.is_finite() && (0.0..=1e9).contains(&min_age_secs)) {
+        return Err(PeopleError::Invalid(format!(
+            "the minimum age {min_age_secs} is outside [0, 1e9] seconds"
+        )));
+    }
     let found = rows(
         db,
-        "SELECT sha, size, kind FROM fleet_gc_artifacts($1::text::interval)",
-        &[(&age, Type::TEXT)],
+        "DELETE FROM artifacts a WHERE NOT EXISTS (SELECT 1 FROM run_artifacts r WHERE r.sha = a.sha) \
+           AND a.created_at < now() - make_interval(secs => $1) RETURNING a.sha, a.size, a.kind",
+        &[(&min_age_secs, Type::FLOAT8)],
     )
     .await
     .context("cannot delete unused artifacts")?;
-    found.iter().map(|r| Ok((r.try_get("sha")?, r.try_get("size")?, r.try_get("kind")?))).collect()
+    let mut out = found
+        .iter()
+        .map(|r| {
+            Ok(Collected {
+                sha: r.try_get("sha")?,
+                size: r.try_get("size")?,
+                kind: r.try_get("kind")?,
+            })
+        })
+        .collect::<Result<Vec<_>, tokio_postgres::Error>>()?;
+    out.sort_by(|a, b| a.sha.cmp(&b.sha));
+    Ok(out)
 }

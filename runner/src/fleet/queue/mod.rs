@@ -9,13 +9,14 @@
 //! runs and records incidents; [`report`] stores a finished pair (the database reads its result from the game records) and asks the database
 //! to decide (`fleet_settle`: the SPRT, racing and the run's end are computed inside PostgreSQL,
 //! with the run locked, from every stored pair); the server decides in Rust instead, by the same
-//! rules and locks ([`settle`]). Submitters and approvers go through [`admin`]
-//! (submit, approve, cancel, purge, worker keys), and [`share`] (priorities and throughputs:
-//! `runner modify`, each run's share now); [`builds`] the engines workers built and benched;
-//! [`read`] holds what status and pull read;
-//! [`workers`] what `runner workers` and the per-worker parts of status read, and `runner delete`;
-//! [`users`] people, their tokens and web sessions (schema version 6), and [`people`] what people
-//! do through the server, with an explicit actor and an audit row each.
+//! rules and locks ([`settle`]). [`people`] holds what people do (approve, cancel, modify,
+//! purge, delete, worker keys), with an explicit actor, the rights of `fleet::rights` and an
+//! audit row each, and [`submit`] their uploads and submissions: the server runs them for its
+//! users, and the operator's `--db` commands for an approver named after the database role.
+//! [`share`] holds priorities, throughputs and each run's share now; [`builds`] the engines
+//! workers built and benched; [`read`] what status and pull read; [`workers`] what `runner
+//! workers` and the per-worker parts of status read; [`users`] people, their tokens and web
+//! sessions (schema version 6).
 //!
 //! The frequent statements (claim, report, heartbeat) run on a [`Db`]: a [`Conn`] prepares each
 //! of them once per connection (named prepared statements: no parsing and, with the generic
@@ -38,7 +39,6 @@ macro_rules! me {
     };
 }
 
-pub mod admin;
 pub mod artifacts;
 pub mod builds;
 pub mod dashboard;
@@ -59,17 +59,12 @@ use std::sync::Mutex;
 use tokio_postgres::types::{ToSql, Type};
 use tokio_postgres::{Client, GenericClient, Row, Statement};
 
-pub use admin::{
-    KeyRow, NewRun, approve, cancel, insert_run, insert_run_with, key_add, key_revoke, keys, purge,
-};
-pub use artifacts::{
-    ArtifactRow, artifact_chunk, artifact_put, artifact_seal, artifact_sealed, gc_artifacts,
-    run_artifacts, worker_artifacts,
-};
+pub use artifacts::{ArtifactRow, artifact_chunk, worker_artifacts};
 pub use lease::{
     Claim, Machine, WorkerId, claim, claim_from, heartbeat, incident, iteration, refuse,
     register_machine, register_worker, release, worker_auth, worker_stopped,
 };
+pub use people::KeyRow;
 pub use read::{
     GameOrder, PairingRow, Progress, Refusal, RunRow, StoredGame, Waiting, games, outstanding,
     pairing_counts, pairings, progress, refusals, run, runs, tune_iterations, tune_state,
@@ -77,6 +72,7 @@ pub use read::{
 pub use report::{
     PairReport, PairingCounts, Reported, Settled, Stop, replayed, report, settle, settle_as_owner,
 };
+pub use submit::NewRun;
 
 /// A bound parameter and its PostgreSQL type.
 type Param<'a> = (&'a (dyn ToSql + Sync), Type);

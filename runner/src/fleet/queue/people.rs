@@ -5,15 +5,16 @@
 //! version-3 checks say (`fleet_check_priority`, `fleet_check_throughput`: priority in
 //! [-1000, 1000], above 0 for approvers only; throughput in [1, 1000]).
 //!
-//! The database functions the direct commands call (`admin.rs`, `share.rs`: `fleet_approve`,
-//! `fleet_modify`, ...) stay as they are for now; these are their explicit-actor twins.
+//! The operator's `--db` commands run the same operations, as an approver named after the
+//! database role (`cmd/door.rs`). The database functions of the previous versions
+//! (`fleet_approve`, `fleet_modify`, ...) stay in the schema for a server of the version before
+//! during a rolling deploy; nothing of this version calls them.
 
 use anyhow::Context;
 use serde::Serialize;
 use tokio_postgres::types::Type;
 use tokio_postgres::{Client, GenericClient, Transaction};
 
-use super::admin::KeyRow;
 use super::report::Settled;
 use super::settle;
 use super::share::{Change, Modified, Share};
@@ -409,7 +410,7 @@ pub async fn delete(db: &mut Client, who: &Principal, run: i64, force: bool) -> 
     if !force && !pulled {
         return Err(PeopleError::Conflict(format!(
             "run {run} was not pulled since it ended: its games would be lost (runner pull \
-             {run} --out DIR first, or delete it with force)"
+             {run} --out DIR first, or runner delete {run} --force)"
         )));
     }
     let n: i64 =
@@ -497,6 +498,21 @@ pub async fn key_revoke(db: &mut Client, who: &Principal, name: &Name) -> Out<i6
         .await?;
     tx.commit().await?;
     Ok(n)
+}
+
+/// A worker key as `runner worker-key list` shows it (never the key itself).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, utoipa::ToSchema)]
+pub struct KeyRow {
+    pub name: String,
+    pub created_by: String,
+    /// UTC, `YYYY-MM-DDTHH:MM:SSZ`.
+    pub created: String,
+    /// UTC, `YYYY-MM-DDTHH:MM:SSZ`; none while the key is valid.
+    pub revoked: Option<String>,
+    /// Worker processes registered with it.
+    pub workers: i64,
+    /// Pairs its workers stored.
+    pub pairs: i64,
 }
 
 /// Every worker key (approvers).

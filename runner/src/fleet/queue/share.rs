@@ -1,12 +1,12 @@
-//! Priorities and throughputs: what a run is given at submission, `runner modify` (its owner or
-//! an approver, through `fleet_modify`), and each active run's share of the fleet now
-//! (`fleet_shares`, for `runner status`). How a claim uses them is in `sql/v3_share.sql`.
+//! Priorities and throughputs: what a run is given at submission, what `runner modify` changes
+//! (`super::people::modify`, its owner or an approver), and each active run's share of the fleet
+//! now (for `runner status` and the pages). How a claim uses them is in `lease.rs`.
 
 use anyhow::{Context, Result};
 use tokio_postgres::Client;
 use tokio_postgres::types::Type;
 
-use super::{one, rows};
+use super::rows;
 
 /// Default priority of a run.
 pub const DEFAULT_PRIORITY: i32 = 0;
@@ -46,28 +46,6 @@ pub struct Modified {
     pub reopened: i64,
 }
 
-/// Changes run `run` (its owner or an approver; a priority above 0 needs an approver).
-pub async fn modify(db: &Client, run: i64, change: Change) -> Result<Modified> {
-    let r = one(
-        db,
-        "SELECT state, priority, throughput, skipped, reopened FROM fleet_modify($1, $2, $3, $4)",
-        &[
-            (&run, Type::INT8),
-            (&change.priority, Type::INT4),
-            (&change.throughput, Type::INT4),
-            (&change.pairs, Type::INT4),
-        ],
-    )
-    .await
-    .with_context(|| format!("cannot modify run {run}"))?;
-    Ok(Modified {
-        state: r.try_get("state")?,
-        share: Share { priority: r.try_get("priority")?, throughput: r.try_get("throughput")? },
-        skipped: r.try_get("skipped")?,
-        reopened: r.try_get("reopened")?,
-    })
-}
-
 /// An active run's share of the fleet now.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ShareRow {
@@ -84,16 +62,28 @@ pub struct ShareRow {
     pub target: f64,
 }
 
+/// Every active run's share now: its weight (its throughput over its owner's active runs of
+/// its priority), its live leases (one range of the partial lease index per run), its part of
+/// every live lease, and its part of its level's weight at the highest priority present (0
+/// below it: claims serve the highest priority first).
+const SHARES: &str = "\
+WITH r AS (
+    SELECT r.id, r.owner, r.priority, r.throughput,
+           r.throughput::float8 / count(*) OVER (PARTITION BY r.priority, r.owner) AS weight,
+           (SELECT count(*) FROM pairs p WHERE p.run_id = r.id AND p.state = 'leased'
+               AND p.lease_until > now()) AS leased
+      FROM runs r WHERE r.state = 'active')
+SELECT r.id, r.owner, r.priority, r.throughput, r.weight, r.leased,
+       CASE WHEN sum(r.leased) OVER () > 0 THEN r.leased::float8 / sum(r.leased) OVER () END
+           AS share_now,
+       CASE WHEN r.priority = max(r.priority) OVER ()
+            THEN r.weight / sum(r.weight) OVER (PARTITION BY r.priority) ELSE 0 END
+           AS share_target
+  FROM r ORDER BY r.id";
+
 /// Every active run's share now, by run id.
 pub async fn shares(db: &Client) -> Result<Vec<ShareRow>> {
-    let found = rows(
-        db,
-        "SELECT id, owner, priority, throughput, weight, leased, share_now, share_target \
-         FROM fleet_shares()",
-        &[],
-    )
-    .await
-    .context("cannot read the runs' shares")?;
+    let found = rows(db, SHARES, &[]).await.context("cannot read the runs' shares")?;
     found
         .iter()
         .map(|r| {

@@ -11,15 +11,36 @@
 //! each an engine binary or source archive of its submission.
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use tokio_postgres::Client;
 use tokio_postgres::types::Type;
 
-use super::admin::NewRun;
 use super::people::{Out, PeopleError, actor, check_share};
 use super::share::Share;
 use super::{one, opt};
 use crate::fleet::artifacts::{CHUNK_SIZE, MAX_SIZE};
 use crate::fleet::rights::{self, Action, Principal};
+
+/// A new run: its submission (stored as given), what the database decides with, its pairings
+/// and its game pairs in schedule order.
+pub struct NewRun<'a> {
+    pub kind: &'a str,
+    pub submission: &'a Value,
+    pub plan_hash: &'a str,
+    /// `{"sprt": .., "race": .., "spsa": ..}` (see `fleet::decide::judge_config`).
+    pub judge: &'a Value,
+    pub labels: &'a [String],
+    /// Each pairing's first and second engine, as game records name them.
+    pub engines: &'a [(String, String)],
+    /// `(pairing, pair, opening)` per pair, in schedule order.
+    pub jobs: &'a [(i32, i32, i32)],
+    /// A tuning run's starting theta.
+    pub theta: Option<&'a Value>,
+    /// A tuning run's random draws per pair (schedule order), else empty.
+    pub draws: &'a [Value],
+    /// Distinct workers that must refuse the run before it fails.
+    pub refusal_limit: i32,
+}
 
 /// An unsealed upload untouched this long may be begun again by another user.
 pub const STALE_UPLOAD: &str = "1 day";

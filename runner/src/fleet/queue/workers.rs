@@ -165,21 +165,3 @@ pub async fn key_tallies(db: &Client, run: i64) -> Result<Vec<KeyPairing>> {
         })
         .collect()
 }
-
-/// Notes that run `run` was pulled now (by the caller).
-pub async fn mark_pulled(db: &Client, run: i64) -> Result<()> {
-    rows(db, "SELECT fleet_pulled($1)", &[(&run, Type::INT8)])
-        .await
-        .context("cannot note the run as pulled")?;
-    Ok(())
-}
-
-/// Removes finished run `run` and its games (owner or approver); without `force` only when it
-/// was pulled since it ended. Returns the games removed.
-pub async fn delete_run(db: &Client, run: i64, force: bool) -> Result<i64> {
-    let found =
-        rows(db, "SELECT fleet_delete($1, $2) AS n", &[(&run, Type::INT8), (&force, Type::BOOL)])
-            .await
-            .context("cannot delete the run")?;
-    Ok(found.first().map(|r| r.try_get("n")).transpose()?.unwrap_or(0))
-}

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::fleet::bounded::Name;
-use crate::fleet::queue::admin::KeyRow;
+use crate::fleet::queue::people::KeyRow;
 use crate::fleet::queue::people::{self, AuditRow, PeopleError};
 use crate::fleet::queue::share::Change;
 use crate::fleet::rights::{Principal, RunState};

@@ -231,6 +231,7 @@ pub fn api_table() -> Vec<ApiRoute> {
             crate::fleet::artifacts::CHUNK_SIZE + 4096,
         ),
         route(M::POST, "/api/v1/artifacts/{sha}/seal", submit::seal),
+        route(M::POST, "/api/v1/artifacts/gc", submit::gc),
         limited(route(M::POST, "/api/v1/runs", submit::submit_run), SUBMIT_LIMIT),
         route(M::GET, "/api/v1/runs/{id}/pull", submit::pull),
     ]

@@ -16,6 +16,7 @@ use serde_json::Value;
 use tokio::sync::Semaphore;
 use utoipa::{IntoParams, ToSchema};
 
+use crate::fleet::queue::artifacts::{self, Collected};
 use crate::fleet::queue::people::PeopleError;
 use crate::fleet::queue::share::Share;
 use crate::fleet::queue::submit::{self, ArtifactKind, Upload};
@@ -137,6 +138,36 @@ pub async fn seal(State(app): AppState, headers: HeaderMap, Path(sha): Path<Stri
         Err(r) => return r,
     };
     answer(submit::seal(&mut db, &who, &sha).await.map(|()| ArtifactState { sha, sealed: true }))
+}
+
+/// What `runner gc` asks.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GcBody {
+    /// Keep unnamed artifacts uploaded less than this many seconds ago (0 to 1e9).
+    pub min_age_secs: f64,
+}
+
+/// The artifacts deleted.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct GcAnswer {
+    pub deleted: Vec<Collected>,
+}
+
+/// Deletes the stored artifacts no run names, uploaded at least `min_age_secs` ago
+/// (approvers).
+#[utoipa::path(
+    post, path = "/api/v1/artifacts/gc", tag = "people",
+    request_body = GcBody,
+    responses((status = 200, description = "Deleted", body = GcAnswer), PeopleChangeRefusals),
+    security(("user_token" = [])),
+)]
+pub async fn gc(State(app): AppState, headers: HeaderMap, Json(body): Json<GcBody>) -> Response {
+    let (who, db) = match begin(&app, &headers).await {
+        Ok(x) => x,
+        Err(r) => return r,
+    };
+    answer(artifacts::gc(&db, &who, body.min_age_secs).await.map(|deleted| GcAnswer { deleted }))
 }
 
 /// A run to store.

@@ -60,7 +60,7 @@ pub async fn new_run_of(
         draws: &[],
         refusal_limit: 3,
     };
-    queue::insert_run(db, &run).await.unwrap()
+    old::insert_run(db, &run).await.unwrap()
 }
 
 /// The SPRT part of a run's judge, as `fleet::decide::judge_config` writes it.

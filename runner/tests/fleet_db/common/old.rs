@@ -6,7 +6,9 @@
 
 use std::time::Duration;
 
-use runner::fleet::queue::{Machine, WorkerId};
+use runner::fleet::queue::share::{Change, Modified, Share};
+use runner::fleet::queue::{Machine, NewRun, WorkerId};
+use serde_json::Value;
 use tokio_postgres::Client;
 
 /// `fleet_worker_stopped`.
@@ -104,4 +106,144 @@ pub async fn engine_loaded(
     )
     .await?;
     Ok(())
+}
+
+// What people did through the database's functions before the operator's `--db` commands went
+// through the server's Rust operations (`queue::people`, `queue::submit`): the functions check
+// the calling role, which `roles.rs` and `workers.rs` test.
+
+/// `fleet_submit` at the default priority and throughput: the run's id and whether it waits
+/// for approval.
+pub async fn insert_run(db: &Client, run: &NewRun<'_>) -> anyhow::Result<(i64, bool)> {
+    let first: Vec<&str> = run.engines.iter().map(|e| e.0.as_str()).collect();
+    let second: Vec<&str> = run.engines.iter().map(|e| e.1.as_str()).collect();
+    let pairing: Vec<i32> = run.jobs.iter().map(|j| j.0).collect();
+    let pair: Vec<i32> = run.jobs.iter().map(|j| j.1).collect();
+    let opening: Vec<i32> = run.jobs.iter().map(|j| j.2).collect();
+    let draws: Option<&[Value]> = (!run.draws.is_empty()).then_some(run.draws);
+    let row = db
+        .query_one(
+            "SELECT id, state FROM fleet_submit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, \
+             $12, $13, 0, 100)",
+            &[
+                &run.kind,
+                run.submission,
+                &run.plan_hash,
+                run.judge,
+                &run.labels,
+                &first,
+                &second,
+                &pairing,
+                &pair,
+                &opening,
+                &run.theta,
+                &draws,
+                &run.refusal_limit,
+            ],
+        )
+        .await?;
+    let state: String = row.try_get("state")?;
+    Ok((row.try_get("id")?, state == "pending"))
+}
+
+/// A function of one run returning one text: `fleet_approve`, `fleet_cancel` (the state before).
+async fn run_text(db: &Client, function: &str, run: i64) -> anyhow::Result<String> {
+    Ok(db.query_one(&format!("SELECT {function}($1)"), &[&run]).await?.try_get(0)?)
+}
+
+/// `fleet_approve`: the run's state before.
+pub async fn approve(db: &Client, run: i64) -> anyhow::Result<String> {
+    run_text(db, "fleet_approve", run).await
+}
+
+/// `fleet_cancel`: the run's state before.
+pub async fn cancel(db: &Client, run: i64) -> anyhow::Result<String> {
+    run_text(db, "fleet_cancel", run).await
+}
+
+/// `fleet_purge`, then `fleet_settle_run`: the pairs given back and the run's state after.
+pub async fn purge(db: &mut Client, run: i64, key: &str) -> anyhow::Result<(i64, String)> {
+    let tx = db.transaction().await?;
+    let n: i64 = tx.query_one("SELECT fleet_purge($1, $2)", &[&run, &key]).await?.try_get(0)?;
+    tx.commit().await?;
+    let mut state = String::new();
+    for r in db.query("SELECT state FROM fleet_settle_run($1)", &[&run]).await? {
+        if let Some(s) = r.try_get::<_, Option<String>>("state")? {
+            state = s;
+        }
+    }
+    Ok((n, state))
+}
+
+/// `fleet_key_add`: the key.
+pub async fn key_add(db: &Client, name: &str) -> anyhow::Result<String> {
+    Ok(db.query_one("SELECT fleet_key_add($1)", &[&name]).await?.try_get(0)?)
+}
+
+/// `fleet_key_revoke`: the leased pairs given back.
+pub async fn key_revoke(db: &Client, name: &str) -> anyhow::Result<i64> {
+    Ok(db.query_one("SELECT fleet_key_revoke($1)", &[&name]).await?.try_get(0)?)
+}
+
+/// `fleet_keys`: each key's name and whether it is revoked.
+pub async fn keys(db: &Client) -> anyhow::Result<Vec<(String, bool)>> {
+    let found = db.query("SELECT name, revoked_at IS NOT NULL FROM fleet_keys()", &[]).await?;
+    found.iter().map(|r| Ok((r.try_get(0)?, r.try_get(1)?))).collect()
+}
+
+/// `fleet_pulled`.
+pub async fn mark_pulled(db: &Client, run: i64) -> anyhow::Result<()> {
+    db.execute("SELECT fleet_pulled($1)", &[&run]).await?;
+    Ok(())
+}
+
+/// `fleet_delete`: the games removed.
+pub async fn delete_run(db: &Client, run: i64, force: bool) -> anyhow::Result<i64> {
+    Ok(db.query_one("SELECT fleet_delete($1, $2)", &[&run, &force]).await?.try_get(0)?)
+}
+
+/// `fleet_artifact_put` of chunk `n` of `chunks`.
+pub async fn artifact_put(
+    db: &Client,
+    sha: &str,
+    size: i64,
+    chunks: i32,
+    kind: &str,
+    n: i32,
+    bytes: &[u8],
+) -> anyhow::Result<()> {
+    db.execute(
+        "SELECT fleet_artifact_put($1, $2, $3, $4, $5, $6)",
+        &[&sha, &size, &chunks, &kind, &n, &bytes],
+    )
+    .await?;
+    Ok(())
+}
+
+/// `fleet_artifact_seal`.
+pub async fn artifact_seal(db: &Client, sha: &str) -> anyhow::Result<()> {
+    db.execute("SELECT fleet_artifact_seal($1)", &[&sha]).await?;
+    Ok(())
+}
+
+/// `fleet_run_artifacts`.
+pub async fn run_artifacts(db: &Client, run: i64, shas: &[String]) -> anyhow::Result<()> {
+    db.execute("SELECT fleet_run_artifacts($1, $2)", &[&run, &shas]).await?;
+    Ok(())
+}
+
+/// `fleet_modify`: the run after.
+pub async fn modify(db: &Client, run: i64, change: Change) -> anyhow::Result<Modified> {
+    let r = db
+        .query_one(
+            "SELECT state, priority, throughput, skipped, reopened FROM fleet_modify($1, $2, $3, $4)",
+            &[&run, &change.priority, &change.throughput, &change.pairs],
+        )
+        .await?;
+    Ok(Modified {
+        state: r.try_get("state")?,
+        share: Share { priority: r.try_get("priority")?, throughput: r.try_get("throughput")? },
+        skipped: r.try_get("skipped")?,
+        reopened: r.try_get("reopened")?,
+    })
 }
