@@ -469,7 +469,7 @@ async fn connect_and_register(
             }
         }
     };
-    match queue::register_worker(&db, Some(&sh.key), "bench", i as i32, 1, LEASE).await {
+    match queue::register_worker(&db, &sh.key, "bench", i as i32, 1, LEASE).await {
         Ok(w) => Some((db, w)),
         Err(e) => {
             out.connect_error = Some(format!("{e:#}"));
@@ -949,7 +949,7 @@ async fn decision_cost(
     run: i64,
     notes: &mut Vec<String>,
 ) {
-    let probe = queue::register_worker(admin, Some(key), "probe", 0, 1, LEASE)
+    let probe = queue::register_worker(admin, key, "probe", 0, 1, LEASE)
         .await
         .expect("register the probe worker");
     let mut decide = Vec::new();
@@ -1190,9 +1190,7 @@ async fn share_worker(
 ) -> Vec<Claimed> {
     let c = parse_target(&url).expect("url").connect().await.expect("connect");
     let db = queue::Conn::open(c, true).await.expect("session");
-    let w = queue::register_worker(&db, Some(&key), "share", i as i32, 1, LEASE)
-        .await
-        .expect("register");
+    let w = queue::register_worker(&db, &key, "share", i as i32, 1, LEASE).await.expect("register");
     let mut rng = ChaCha8Rng::seed_from_u64(0x5a4e ^ i as u64);
     let tpl = templates(&mut ChaCha8Rng::seed_from_u64(7));
     let mut current = None;

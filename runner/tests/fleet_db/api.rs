@@ -800,21 +800,24 @@ async fn a_registration_takes_only_a_valid_key_and_bounds_what_the_machine_says(
     assert_eq!(a.status, 200, "the secret answered is the worker's: {}", a.body);
     // Called directly: a host and a CPU past 200 characters are cut.
     let m = queue::Machine { host: "h".repeat(300), cpu: Some("c".repeat(300)), cores: Some(16) };
-    let w = queue::register_machine(&db, Some(&s.key), &m, 7, 3, Duration::from_secs(60))
-        .await
-        .unwrap();
+    let w = queue::register_machine(&db, &s.key, &m, 7, 3, Duration::from_secs(60)).await.unwrap();
     assert_eq!(row(w.id), format!("200 7 3 60 {} 16 {version} 64", "c".repeat(200)));
-    // An administrator's own worker: under its role's key, made once.
-    let role = format!("role:{}", e2e::pg::USER);
+    // Two workers of one key are two workers; a revoked key registers none, an unknown one
+    // neither. (Before, a database administrator's worker registered with no key, under an
+    // implicit key of its role: `SELECT * FROM fleet_register(NULL, ...)`.)
     let w1 = crate::common::worker(&db, "mine").await;
     let w2 = crate::common::worker(&db, "mine").await;
-    assert_eq!((w1.key_name.as_str(), w2.key_name.as_str()), (role.as_str(), role.as_str()));
+    assert_eq!((w1.key_name.as_str(), w2.key_name.as_str()), ("test", "test"));
     assert_ne!(w1.id, w2.id);
-    assert_eq!(s.pg.psql(&format!("SELECT count(*) FROM worker_keys WHERE name = '{role}'")), "1");
-    old::key_revoke(&db, &role).await.unwrap();
+    old::key_revoke(&db, "test").await.unwrap();
+    let key = crate::common::TEST_KEY;
     let e =
-        queue::register_worker(&db, None, "mine", 1, 1, Duration::from_secs(60)).await.unwrap_err();
-    assert!(format!("{e:#}").contains(&format!("worker key {role} was revoked")), "{e:#}");
+        queue::register_worker(&db, key, "mine", 1, 1, Duration::from_secs(60)).await.unwrap_err();
+    assert!(format!("{e:#}").contains("worker key test was revoked"), "{e:#}");
+    let e = queue::register_worker(&db, "fk_unknown", "mine", 1, 1, Duration::from_secs(60))
+        .await
+        .unwrap_err();
+    assert!(format!("{e:#}").contains("unknown worker key"), "{e:#}");
 }
 
 /// A worker reads the artifacts of an approved, active run, and only those (the server's own

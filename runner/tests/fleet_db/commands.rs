@@ -50,7 +50,8 @@ async fn play_all(url: &str, run: i64) -> Submission {
     let sub = Submission::from_stored(&row.submission).unwrap();
     let plan = sub.plan().clone();
     let lease = Duration::from_secs(60);
-    let w = queue::register_worker(&db, None, "test", 1, 1, lease).await.unwrap();
+    let key = crate::common::test_key(&db).await;
+    let w = queue::register_worker(&db, key, "test", 1, 1, lease).await.unwrap();
     loop {
         let claims = queue::claim(&db, &w, Some(run), &[], 8, lease).await.unwrap();
         if claims.is_empty() {

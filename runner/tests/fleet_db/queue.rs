@@ -139,8 +139,9 @@ async fn every_decision_covers_every_stored_pair() {
                 queue::Conn::open(parse_target(&url).unwrap().connect().await.unwrap(), true)
                     .await
                     .unwrap();
+            let key = crate::common::test_key(&conn).await;
             let w =
-                queue::register_worker(&conn, None, &format!("w{k}"), 1, 2, LEASE).await.unwrap();
+                queue::register_worker(&conn, key, &format!("w{k}"), 1, 2, LEASE).await.unwrap();
             let mut rng = ChaCha8Rng::seed_from_u64(1000 + k as u64);
             for &run in &runs {
                 loop {

@@ -147,7 +147,7 @@ async fn a_worker_that_reports_a_biased_result_is_flagged_and_purged() {
     let mut ids = Vec::new();
     for name in ["h1", "h2", "h3", "h4", "h5", "liar"] {
         let key = old::key_add(&db, name).await.unwrap();
-        ids.push(queue::register_worker(&db, Some(&key), name, 1, 1, LEASE).await.unwrap());
+        ids.push(queue::register_worker(&db, &key, name, 1, 1, LEASE).await.unwrap());
     }
     let mut rng = ChaCha8Rng::seed_from_u64(36);
     let outcomes = [["L", "L"], ["L", "D"], ["D", "D"], ["W", "D"], ["W", "W"]];
@@ -166,7 +166,7 @@ async fn a_worker_that_reports_a_biased_result_is_flagged_and_purged() {
     // A seventh key cannot play the run (its reason in markup, as a hostile machine could
     // word it): it refuses, and is counted and shown, escaped.
     let key = old::key_add(&db, "picky").await.unwrap();
-    let picky = queue::register_worker(&db, Some(&key), "picky", 1, 1, LEASE).await.unwrap();
+    let picky = queue::register_worker(&db, &key, "picky", 1, 1, LEASE).await.unwrap();
     let c = queue::claim(&db, &picky, Some(run), &[], 1, LEASE).await.unwrap();
     let why = "engine <b>A</b>: not found";
     queue::refuse(&db, &picky, run, why, &[c[0].token]).await.unwrap();

@@ -56,11 +56,10 @@ pub struct Machine {
     pub cores: Option<i32>,
 }
 
-/// Registers a worker under `key` (None: an administrator's own worker, under its role), its
-/// machine known by its host name only.
+/// Registers a worker under `key`, its machine known by its host name only.
 pub async fn register_worker(
     db: &Client,
-    key: Option<&str>,
+    key: &str,
     host: &str,
     pid: i32,
     concurrency: i32,
@@ -70,23 +69,15 @@ pub async fn register_worker(
     register_machine(db, key, &m, pid, concurrency, lease).await
 }
 
-/// A registration, one statement: the key found by its SHA-256 (with no key, for an
-/// administrator, the implicit key `role:NAME` of its role, made if need be), and when it is
-/// not revoked a worker inserted with a new secret (two random UUIDs' hex, as `fleet_register`
+/// A registration, one statement: the key found by its SHA-256, and when it is not revoked a worker inserted with a new secret (two random UUIDs' hex, as `fleet_register`
 /// made it; only its SHA-256 is kept) and what its machine is: host cut to 200 characters,
 /// version to 100, CPU to 200 (`unknown` when not given), cores kept from 1 to 100,000. One row
 /// when the key was found: its name, whether it is revoked, the worker's id (none when revoked)
 /// and its secret; no row otherwise. What `fleet_register` did.
 const REGISTER: &str = "\
-WITH made AS (
-    INSERT INTO worker_keys (name) SELECT 'role:' || session_user
-     WHERE $1::text IS NULL AND fleet_is_admin()
-    ON CONFLICT (name) DO UPDATE SET name = excluded.name
-    RETURNING id, name, revoked_at),
-k AS (
+WITH k AS (
     SELECT id, name, revoked_at FROM worker_keys
-     WHERE key_hash = encode(sha256(convert_to($1, 'UTF8')), 'hex')
-    UNION ALL SELECT id, name, revoked_at FROM made),
+     WHERE key_hash = encode(sha256(convert_to($1, 'UTF8')), 'hex')),
 s AS (SELECT replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', '') AS secret),
 w AS (
     INSERT INTO workers (host, pid, concurrency, lease_secs, key_id, secret_hash, version, cpu,
@@ -100,12 +91,13 @@ SELECT k.name AS key_name, k.revoked_at IS NOT NULL AS revoked, (SELECT id FROM 
        s.secret
   FROM k, s";
 
-/// Registers a worker under `key` (None: an administrator's own worker, under its role) with
-/// what its machine is. `Err` ([`Refused::Key`], nothing written) for no key but not an
-/// administrator, an unknown key or a revoked one.
+/// Registers a worker under `key` with what its machine is. `Err` ([`Refused::Key`], nothing
+/// written) for an unknown key or a revoked one. (Before, a database administrator's worker
+/// could register with no key, under an implicit key `role:NAME` of its role; every worker
+/// speaks to the server now, which needs a key.)
 pub async fn register_machine(
     db: &Client,
-    key: Option<&str>,
+    key: &str,
     m: &Machine,
     pid: i32,
     concurrency: i32,
@@ -131,12 +123,7 @@ pub async fn register_machine(
     let refused =
         |why: String| anyhow::Error::new(Refused::Key(why)).context("cannot register the worker");
     let Some(row) = row else {
-        return Err(refused(match key {
-            None => "a worker needs a key (runner worker-key add NAME, by an approver; then \
-                     RUNNER_WORKER_KEY or --key-file)"
-                .into(),
-            Some(_) => "unknown worker key".into(),
-        }));
+        return Err(refused("unknown worker key".into()));
     };
     let key_name: String = row.try_get("key_name")?;
     if row.try_get::<_, bool>("revoked")? {

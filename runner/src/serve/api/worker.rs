@@ -107,7 +107,7 @@ pub(crate) async fn register(
     // Bounded by validate(): 1 to 1,024.
     let conc = i32::try_from(r.concurrency).unwrap_or(1);
     let lease = Duration::from_secs_f64(r.lease_secs);
-    let w = queue::register_machine(&db, Some(&key), &m, r.pid, conc, lease).await?;
+    let w = queue::register_machine(&db, &key, &m, r.pid, conc, lease).await?;
     Ok(axum::Json(Registered { worker: w.id, secret: w.secret().clone(), key_name: w.key_name }))
 }
 

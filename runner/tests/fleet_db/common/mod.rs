@@ -119,7 +119,24 @@ pub async fn report_as(
     queue::report(db, w, &r, all).await.unwrap()
 }
 
-/// A worker registered as the superuser (an administrator's own worker: no key needed).
+/// The tests' own worker key, named `test`, issued by [`test_key`].
+pub const TEST_KEY: &str = "fk_the-fleet-tests-own-worker-key";
+
+/// Issues the tests' worker key [`TEST_KEY`] (once per database); returns it.
+pub async fn test_key(db: &Client) -> &'static str {
+    db.execute(
+        "INSERT INTO worker_keys (name, key_hash, created_by) \
+         VALUES ('test', encode(sha256(convert_to($1, 'UTF8')), 'hex'), 'test') \
+         ON CONFLICT (name) DO NOTHING",
+        &[&TEST_KEY],
+    )
+    .await
+    .unwrap();
+    TEST_KEY
+}
+
+/// A worker registered under the tests' key.
 pub async fn worker(db: &Client, host: &str) -> WorkerId {
-    queue::register_worker(db, None, host, 1, 2, LEASE).await.unwrap()
+    let key = test_key(db).await;
+    queue::register_worker(db, key, host, 1, 2, LEASE).await.unwrap()
 }
