@@ -248,7 +248,19 @@ pub struct DbArgs {
 #[derive(Subcommand, Debug, Clone)]
 pub enum DbAction {
     /// Create the schema, or migrate it to this runner's version.
-    Init(DbArg),
+    Init(DbInitArgs),
+}
+
+/// `runner db init` arguments.
+#[derive(Args, Debug, Clone)]
+pub struct DbInitArgs {
+    #[command(flatten)]
+    pub db: DbArg,
+    /// Also drop the database functions runners of earlier versions call (schema version 7),
+    /// once every server and worker runs this version (refused while an older runner is
+    /// connected)
+    #[arg(long)]
+    pub contract: bool,
 }
 
 /// `runner submit` arguments.

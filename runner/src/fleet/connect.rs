@@ -122,7 +122,7 @@ pub fn parse_target(url: &str) -> Result<DbTarget> {
         }
     }
     config.connect_timeout(Duration::from_secs(10));
-    config.application_name("mpc-runner");
+    config.application_name(super::schema::application_name());
     Ok(DbTarget { config, tls, root_cert: root.map(PathBuf::from), prepared_statements })
 }
 

@@ -14,6 +14,11 @@
 //! for the server that holds the rules; only new tables, so a version-5 server still running
 //! keeps working. From version 6 on, `fleet_schema.oldest` names the oldest binary version
 //! that may still use the database ([`OLDEST`]): such a binary accepts a newer schema.
+//! Version 7 (`sql/v7_contract.sql`): every function of versions 2 to 6 dropped, once no runner
+//! that calls them is connected (`runner db init --contract`, [`contract`]). This binary holds
+//! the rules in Rust and calls none of them, so it runs on version 6 ([`EXPANDED`]) as well as
+//! 7; a plain `runner db init` stops at 6, which a runner of version 6 still running is safe on
+//! (a rolling deploy).
 //!
 //! Every migration is checksummed: `fleet_migrations` holds the SHA-256 of each migration's text
 //! as applied, and every command (and the server) compares it with its own before it touches
@@ -29,17 +34,35 @@ use anyhow::{Context, Result, bail};
 use tokio_postgres::Client;
 
 /// The schema version this binary reads and writes.
-pub const VERSION: i32 = 6;
+pub const VERSION: i32 = 7;
 
-/// The oldest binary version that may use a database at [`VERSION`]: version 6 only adds
+/// The schema version `runner db init` migrates to, and the oldest this binary runs on: from
+/// it to [`VERSION`] only functions this binary never calls are dropped.
+pub const EXPANDED: i32 = 6;
+
+/// The oldest binary version that may use a database at [`EXPANDED`]: version 6 only adds
 /// tables, so a version-5 binary still works on it.
 pub const OLDEST: i32 = 5;
+
+/// The oldest binary version that may use a database at version 7: the functions earlier
+/// binaries call are gone.
+pub const OLDEST_CONTRACTED: i32 = 7;
+
+/// The name this binary's database connections carry (`application_name`), with the schema
+/// version it reads, so that a later contract step sees which runners are still connected.
+/// Runners of schema version 6 and earlier say `mpc-runner` alone.
+pub fn application_name() -> String {
+    format!("mpc-runner schema {VERSION}")
+}
 
 /// Advisory lock key held while migrating ("mpcfleet" as bytes).
 const MIGRATION_LOCK: i64 = 0x6d70_6366_6c65_6574;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6];
+const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7];
+
+/// Version 7: the functions of versions 2 to 6 dropped ([`contract`]).
+const V7: &str = include_str!("sql/v7_contract.sql");
 
 /// Version 6: people (users, API tokens, web sessions) and the audit log.
 const V6: &str = include_str!("sql/v6_people.sql");
@@ -260,21 +283,77 @@ fn describe(found: &[Option<i32>]) -> String {
     if v.len() == 1 { v[0].clone() } else { format!("{} rows ({})", v.len(), v.join(", ")) }
 }
 
-/// Creates or migrates the schema to [`VERSION`]; returns the version it was at.
+/// Creates or migrates the schema to [`EXPANDED`] (a database at 7 stays there); returns the
+/// version it was at.
 pub async fn init(db: &mut Client) -> Result<i32> {
+    locked(db, EXPANDED).await
+}
+
+/// [`init`], then version 7 ([`VERSION`]): every function of versions 2 to 6 dropped. Refused,
+/// with nothing dropped, while a runner of an earlier schema version is connected to the
+/// database (by its connections' `application_name`, see [`application_name`]): it calls those
+/// functions. Returns the version the database was at.
+pub async fn contract(db: &mut Client) -> Result<i32> {
+    locked(db, VERSION).await
+}
+
+/// Migrates to `target` under the migration lock.
+async fn locked(db: &mut Client, target: i32) -> Result<i32> {
     db.execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK]).await?;
-    let res = migrate(db).await;
+    let res = migrate(db, target).await;
     let _ = db.execute("SELECT pg_advisory_unlock($1)", &[&MIGRATION_LOCK]).await;
     res
 }
 
-async fn migrate(db: &mut Client) -> Result<i32> {
+/// The connections of runners older than [`VERSION`] to this database, one line each.
+async fn older_runners(db: &Client) -> Result<Vec<String>> {
+    let rows = db
+        .query(
+            "SELECT pid, application_name, coalesce(client_addr::text, 'local') AS client, \
+                    usename::text AS role, to_char(backend_start, 'YYYY-MM-DD HH24:MI:SS') AS since \
+               FROM pg_stat_activity \
+              WHERE datname = current_database() AND pid <> pg_backend_pid() \
+                AND application_name LIKE 'mpc-runner%' ORDER BY pid",
+            &[],
+        )
+        .await
+        .context("cannot read the database's connections")?;
+    let mut out = Vec::new();
+    for r in rows {
+        let name: String = r.try_get("application_name")?;
+        let schema = name.strip_prefix("mpc-runner schema ").and_then(|v| v.parse::<i32>().ok());
+        if name == "mpc-runner" || schema.is_some_and(|v| v < VERSION) {
+            out.push(format!(
+                "pid {} ({name}, role {}, from {}, since {})",
+                r.try_get::<_, i32>("pid")?,
+                r.try_get::<_, String>("role")?,
+                r.try_get::<_, String>("client")?,
+                r.try_get::<_, String>("since")?
+            ));
+        }
+    }
+    Ok(out)
+}
+
+async fn migrate(db: &mut Client, target: i32) -> Result<i32> {
     db.batch_execute("CREATE TABLE IF NOT EXISTS fleet_schema (version integer NOT NULL)")
         .await
         .context("cannot create the schema table")?;
     let was = current_version(db).await?;
     if was > VERSION {
         bail!("{}", newer(was));
+    }
+    if target == VERSION && was < VERSION {
+        let older = older_runners(db).await?;
+        if !older.is_empty() {
+            bail!(
+                "{} runner connection(s) of an earlier version use this database and call the \
+                 functions the contract step drops: {}. Upgrade or stop them, then run `runner \
+                 db init --contract` again (nothing was dropped)",
+                older.len(),
+                older.join("; ")
+            );
+        }
     }
     check_checksums(db, was).await?;
     db.batch_execute(CHECKSUMS_TABLE).await.context("cannot create the checksums table")?;
@@ -289,7 +368,8 @@ async fn migrate(db: &mut Client) -> Result<i32> {
         .context("cannot record the migrations' checksums")?;
     }
     let was_usize = usize::try_from(was).unwrap_or(0);
-    for (i, sql) in MIGRATIONS.iter().enumerate().skip(was_usize) {
+    let upto = usize::try_from(target).unwrap_or(0);
+    for (i, sql) in MIGRATIONS.iter().enumerate().take(upto).skip(was_usize) {
         let tx = db.transaction().await?;
         tx.batch_execute(sql).await.with_context(|| format!("migration to version {}", i + 1))?;
         tx.execute("DELETE FROM fleet_schema", &[]).await?;
@@ -302,10 +382,11 @@ async fn migrate(db: &mut Client) -> Result<i32> {
             &[&v, &checksum(v).unwrap_or_default()],
         )
         .await?;
-        if v == VERSION {
+        if v >= EXPANDED {
+            let oldest = if v >= VERSION { OLDEST_CONTRACTED } else { OLDEST };
             tx.batch_execute("ALTER TABLE fleet_schema ADD COLUMN IF NOT EXISTS oldest integer")
                 .await?;
-            tx.execute("UPDATE fleet_schema SET oldest = $1", &[&OLDEST]).await?;
+            tx.execute("UPDATE fleet_schema SET oldest = $1", &[&oldest]).await?;
         }
         tx.commit().await?;
     }
@@ -346,11 +427,11 @@ pub async fn check(db: &Client) -> Result<()> {
     check_checksums(db, v.min(VERSION)).await?;
     match v {
         0 => bail!("the database has no fleet tables: run `runner db init --db URL` first"),
-        v if v == VERSION => Ok(()),
+        v if (EXPANDED..=VERSION).contains(&v) => Ok(()),
         v if v > VERSION && oldest(db).await?.is_some_and(|o| o <= VERSION) => Ok(()),
         v if v > VERSION => bail!("{}", newer(v)),
         v => bail!(
-            "the database's fleet schema is version {v}, older than this runner's ({VERSION}): \
+            "the database's fleet schema is version {v}, older than this runner's ({EXPANDED}): \
              run `runner db init --db URL` to migrate it"
         ),
     }

@@ -34,7 +34,8 @@ pub async fn new_run(db: &Client, pairs: i32, judge: Value) -> i64 {
 }
 
 /// A run of `kind` with one pairing per `engines` entry, `pairs` pairs each (pairing-major);
-/// returns its id and whether it waits for approval.
+/// returns its id and whether it waits for approval. Stored through `fleet_submit`, as the
+/// connection's role (so a role's rights are tested too).
 pub async fn new_run_of(
     db: &Client,
     kind: &str,
@@ -42,25 +43,49 @@ pub async fn new_run_of(
     pairs: i32,
     judge: Value,
 ) -> (i64, bool) {
-    let labels: Vec<String> = engines.iter().map(|(a, b)| format!("{a} vs {b}")).collect();
-    let names: Vec<(String, String)> =
-        engines.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();
-    let jobs: Vec<(i32, i32, i32)> =
-        (0..pairs).flat_map(|p| (0..engines.len() as i32).map(move |g| (g, p, p % 3))).collect();
-    let sub = json!({"test": true});
-    let run = NewRun {
-        kind,
-        submission: &sub,
-        plan_hash: "h",
-        judge: &judge,
-        labels: &labels,
-        engines: &names,
-        jobs: &jobs,
-        theta: None,
-        draws: &[],
-        refusal_limit: 3,
-    };
-    old::insert_run(db, &run).await.unwrap()
+    let spec = RunSpec::new(kind, engines, pairs, judge);
+    old::insert_run(db, &spec.run()).await.unwrap()
+}
+
+/// What [`new_run_of`] stores: its labels, engines, schedule, submission and judge.
+pub struct RunSpec {
+    kind: String,
+    labels: Vec<String>,
+    names: Vec<(String, String)>,
+    jobs: Vec<(i32, i32, i32)>,
+    sub: Value,
+    judge: Value,
+}
+
+impl RunSpec {
+    pub fn new(kind: &str, engines: &[(&str, &str)], pairs: i32, judge: Value) -> RunSpec {
+        let jobs = (0..pairs)
+            .flat_map(|p| (0..engines.len() as i32).map(move |g| (g, p, p % 3)))
+            .collect();
+        RunSpec {
+            kind: kind.to_string(),
+            labels: engines.iter().map(|(a, b)| format!("{a} vs {b}")).collect(),
+            names: engines.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect(),
+            jobs,
+            sub: json!({"test": true}),
+            judge,
+        }
+    }
+
+    pub fn run(&self) -> NewRun<'_> {
+        NewRun {
+            kind: &self.kind,
+            submission: &self.sub,
+            plan_hash: "h",
+            judge: &self.judge,
+            labels: &self.labels,
+            engines: &self.names,
+            jobs: &self.jobs,
+            theta: None,
+            draws: &[],
+            refusal_limit: 3,
+        }
+    }
 }
 
 /// The SPRT part of a run's judge, as `fleet::decide::judge_config` writes it.
