@@ -1,6 +1,13 @@
 -- Least-privilege roles for the fleet's PostgreSQL database (see docs/guide/fleet-how-it-works.md,
 -- "Who may do what").
 --
+-- Since schema version 6 only `runner serve` speaks to the database, as the role that owns the
+-- tables, and people and workers speak to the server; of these roles only fleet_reader
+-- (dashboards) is still of use, and the others only while runners of schema version 5 or
+-- earlier still connect during an upgrade. After `runner db init --contract` (schema version 7)
+-- the functions granted below are gone and this file no longer applies as a whole: make
+-- fleet_reader alone (its part below, without the EXECUTE grants).
+--
 --   fleet_owner      owns the tables and the functions: runs `runner db init` (DDL). An
 --                    administrator: approves runs, issues and revokes worker keys, may change
 --                    any run (as are superusers and members of fleet_approver).
