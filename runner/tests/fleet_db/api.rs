@@ -979,8 +979,9 @@ async fn a_reports_counts_and_open_are_the_databases_after_it() {
         held.push(s.claim().await);
     }
     assert!(held.iter().all(|c| c.run_id == run));
-    // Results that differ between the pairs, so that each report changes other bins.
-    let results = [["1-0", "1/2-1/2"], ["0-1", "0-1"], ["1/2-1/2", "1/2-1/2"], ["1-0", "1-0"]];
+    // Results (White's; the first engine has Black in game 1) that fill a different bin each
+    // time: WW, LL, LD, WD.
+    let results = [["1-0", "0-1"], ["0-1", "1-0"], ["1/2-1/2", "1-0"], ["1-0", "1/2-1/2"]];
     for (i, c) in held.iter().enumerate() {
         let all = i % 2 == 1;
         let e = engines[c.pairing as usize];
