@@ -83,6 +83,73 @@ pub struct Draws {
     pub a_k: Vec<f64>,
 }
 
+/// One parameter's range and kind: what starting an iteration from its [`Draws`] and applying
+/// one need besides theta, so that the fleet's server does both from what a run stores
+/// (`runs.judge->'spsa'->'params'`, written from [`Spsa::judge_params`]) without the settings.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Limits {
+    pub min: f64,
+    pub max: f64,
+    /// An integer option (its values are rounded by the draws' numbers).
+    pub integer: bool,
+}
+
+impl Limits {
+    /// `x` raised to min, then lowered to max (as `f64::clamp` for a range in order, without
+    /// its panic for one upside down: what the SQL judge did).
+    fn clamp(&self, x: f64) -> f64 {
+        let x = if x < self.min { self.min } else { x };
+        if x > self.max { self.max } else { x }
+    }
+}
+
+/// The iteration `draws` start from `theta`, one entry per parameter of `limits`: each side's
+/// values theta +- c_k Delta, clamped to [min, max], integer parameters (those with a rounding
+/// number) rounded. Every list must have an entry per parameter.
+pub fn begin_within(limits: &[Limits], draws: &Draws, theta: &[f64]) -> Iteration {
+    let Draws { k, delta, c_k, a_k, .. } = draws;
+    let side = |sign: f64, round: &[Option<f64>]| -> Vec<f64> {
+        limits
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                let x = l.clamp(theta[i] + sign * c_k[i] * f64::from(delta[i]));
+                match round[i] {
+                    Some(u) => round_with(x, u),
+                    None => x,
+                }
+            })
+            .collect()
+    };
+    let plus = side(1.0, &draws.round_plus);
+    let minus = side(-1.0, &draws.round_minus);
+    Iteration {
+        k: *k,
+        theta: theta.to_vec(),
+        delta: delta.clone(),
+        plus,
+        minus,
+        c_k: c_k.clone(),
+        a_k: a_k.clone(),
+    }
+}
+
+/// Applies a finished iteration (its `delta`, `c_k`, `a_k`) with `result` to `theta`, one entry
+/// per parameter of `limits`: theta_i + a_k / c_k * result * Delta_i, clamped to [min, max].
+pub fn update_within(
+    limits: &[Limits],
+    theta: &mut [f64],
+    delta: &[i8],
+    c_k: &[f64],
+    a_k: &[f64],
+    result: f64,
+) {
+    for (i, l) in limits.iter().enumerate() {
+        let step = a_k[i] / c_k[i] * result * f64::from(delta[i]);
+        theta[i] = l.clamp(theta[i] + step);
+    }
+}
+
 /// A finished pair: its iteration, result, and the games stored once it was finished.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Finished {
@@ -143,54 +210,30 @@ impl Spsa {
         Draws { k, delta, round_plus, round_minus, c_k, a_k }
     }
 
-    /// The iteration `draws` start from `theta`: each side's values theta +- c_k Delta,
-    /// clamped to [min, max], integer parameters (those with a rounding number) rounded.
+    /// The iteration `draws` start from `theta` ([`begin_within`] this run's parameters).
     pub fn begin_with(&self, draws: &Draws, theta: &[f64]) -> Iteration {
-        let Draws { k, delta, c_k, a_k, .. } = draws;
-        let side = |sign: f64, round: &[Option<f64>]| -> Vec<f64> {
-            (0..self.params.len())
-                .map(|i| {
-                    let p = &self.params[i];
-                    let x = (theta[i] + sign * c_k[i] * f64::from(delta[i])).clamp(p.min, p.max);
-                    match round[i] {
-                        Some(u) => round_with(x, u),
-                        None => x,
-                    }
-                })
-                .collect()
-        };
-        let plus = side(1.0, &draws.round_plus);
-        let minus = side(-1.0, &draws.round_minus);
-        Iteration {
-            k: *k,
-            theta: theta.to_vec(),
-            delta: delta.clone(),
-            plus,
-            minus,
-            c_k: c_k.clone(),
-            a_k: a_k.clone(),
-        }
+        begin_within(&self.limits(), draws, theta)
     }
 
-    /// The parameters as the SQL judge reads them (`fleet_spsa_begin`, `fleet_spsa_update`):
-    /// `[{"min": f, "max": f, "integer": bool}, ...]`, one object per parameter.
-    pub fn judge_params(&self) -> serde_json::Value {
+    /// Each parameter's range and kind, as [`begin_within`] and [`update_within`] read them.
+    pub fn limits(&self) -> Vec<Limits> {
         self.params
             .iter()
             .zip(&self.integer)
-            .map(
-                |(p, &integer)| serde_json::json!({"min": p.min, "max": p.max, "integer": integer}),
-            )
+            .map(|(p, &integer)| Limits { min: p.min, max: p.max, integer })
             .collect()
+    }
+
+    /// The parameters as the fleet's database keeps them ([`Limits`], serialized):
+    /// `[{"min": f, "max": f, "integer": bool}, ...]`, one object per parameter.
+    pub fn judge_params(&self) -> serde_json::Value {
+        serde_json::to_value(self.limits()).unwrap_or_default()
     }
 
     /// Applies a finished iteration's `result` to `theta` (the current one, which may have
     /// moved since the iteration started, when several play at once).
     pub fn update(&self, theta: &mut [f64], it: &Iteration, result: f64) {
-        for (i, p) in self.params.iter().enumerate() {
-            let step = it.a_k[i] / it.c_k[i] * result * f64::from(it.delta[i]);
-            theta[i] = (theta[i] + step).clamp(p.min, p.max);
-        }
+        update_within(&self.limits(), theta, &it.delta, &it.c_k, &it.a_k, result);
     }
 
     /// theta and the history from the iterations as started and the pairs in the order they

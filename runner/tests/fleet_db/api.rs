@@ -861,3 +861,332 @@ async fn a_worker_reads_only_the_artifacts_of_an_active_run() {
     let a = s.api.get(&chunk(0), &s.secret, s.worker).await;
     assert_eq!((a.status, a.code()), (403, Some(Code::Forbidden)), "{}", a.body);
 }
+
+/// The rows a refused report must leave as they were: the pairs, the games, the tallies and
+/// a tuning run's theta and steps.
+fn reported(pg: &TempPg) -> String {
+    pg.psql(
+        "SELECT (SELECT json_agg(p ORDER BY p.run_id, p.seq) FROM pairs p)::text \
+             || (SELECT count(*) FROM games)::text \
+             || coalesce((SELECT json_agg(t ORDER BY t.run_id, t.pairing, t.worker_id) \
+                          FROM tallies t)::text, '') \
+             || coalesce((SELECT json_agg(s) FROM tune_state s)::text, '') \
+             || (SELECT count(*) FROM tune_steps)::text",
+    )
+}
+
+/// A report is the server's own statement, the records read in Rust: a wrong secret is 401;
+/// records of another pair, of another game, between other engines, with a result that is not
+/// one, a `first_white` that is not a boolean, a `\u0000` or no termination are refused 422
+/// with the words `fleet_report` raised them with (each checked against the function itself on
+/// the same records, which raised them with nothing written), and nothing is written: no game,
+/// the pair still leased, the tallies as they were.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_report_with_a_wrong_secret_or_records_not_the_pairs_writes_nothing() {
+    let s = setup("api-report-records", 4).await;
+    let db = crate::common::db(&s.pg).await;
+    let w = queue::WorkerId::new(s.worker, s.secret.clone(), String::new());
+    // A first pair stored, so that the worker has a tallies row to leave alone.
+    let c = s.claim().await;
+    let a = s.api.post("/report", &s.secret, Some(s.worker), s.report_body(&c)).await;
+    assert_eq!(a.body["outcome"], "stored", "{}", a.body);
+    let c = s.claim().await;
+    let before = reported(&s.pg);
+    // Today: SELECT * FROM fleet_report(w, 'not-the-secret', ...) raises 'not registered with
+    // a valid key'.
+    let a = s.api.post("/report", "not-the-secret", Some(s.worker), s.report_body(&c)).await;
+    assert_eq!((a.status, a.code()), (401, Some(Code::Unauthorized)), "{}", a.body);
+    assert_eq!(reported(&s.pg), before, "a report with a wrong secret wrote something");
+    let n = c.pair + 1;
+    let bad: Vec<(usize, &str, Value, String)> = vec![
+        (0, "pair", json!(c.pair + 1), format!("game 1 of the report is not game 1 of pair 0/{n}")),
+        (0, "pairing", json!("1"), format!("game 1 of the report is not game 1 of pair 0/{n}")),
+        (1, "game", json!(0), format!("game 2 of the report is not game 2 of pair 0/{n}")),
+        (
+            0,
+            "white",
+            json!("X"),
+            "game 1 of the report is not played by the pairing's engines".into(),
+        ),
+        (
+            1,
+            "black",
+            Value::Null,
+            "game 2 of the report is not played by the pairing's engines".into(),
+        ),
+        // Game 1 says the first engine had Black: its White and Black are the wrong way round.
+        (
+            0,
+            "first_white",
+            json!("no"),
+            "game 1 of the report is not played by the pairing's engines".into(),
+        ),
+        (
+            1,
+            "first_white",
+            json!("maybe"),
+            "invalid input syntax for type boolean: \"maybe\"".into(),
+        ),
+        (1, "result", json!("1-1"), "a game's result 1-1 is not 1-0, 0-1 or 1/2-1/2".into()),
+        (0, "result", json!(1), "a game's result 1 is not 1-0, 0-1 or 1/2-1/2".into()),
+        (0, "result", Value::Null, "a game's result <NULL> is not 1-0, 0-1 or 1/2-1/2".into()),
+        (1, "moves", json!(["e4\u{0}"]), "unsupported Unicode escape sequence".into()),
+    ];
+    for (game, field, value, want) in bad {
+        let mut body = s.report_body(&c);
+        body["records"][game][field] = value.clone();
+        let a = s.api.post("/report", &s.secret, Some(s.worker), body.clone()).await;
+        let what = format!("game {game}'s {field} = {value}");
+        assert_eq!((a.status, a.code()), (422, Some(Code::Invalid)), "{what}: {}", a.body);
+        assert_eq!(a.body["message"], want.as_str(), "{what}");
+        assert_eq!(reported(&s.pg), before, "{what}: a refused report wrote something");
+        // The function, on the same records: the same words, nothing written.
+        let g: [Value; 2] = serde_json::from_value(body["records"].clone()).unwrap();
+        let e = crate::common::old::report(&db, &w, &crate::common::pair_report(&c, &g), false)
+            .await
+            .unwrap_err();
+        let old = e.downcast_ref::<tokio_postgres::Error>().and_then(|e| e.as_db_error());
+        assert_eq!(old.map(|d| d.message()), Some(want.as_str()), "{what}: {e:#}");
+        assert_eq!(reported(&s.pg), before);
+    }
+    // A record with no termination: the function failed on the tallies' NOT NULL; the server
+    // says why.
+    let mut body = s.report_body(&c);
+    body["records"][1].as_object_mut().unwrap().remove("termination");
+    let a = s.api.post("/report", &s.secret, Some(s.worker), body).await;
+    assert_eq!((a.status, a.code()), (422, Some(Code::Invalid)), "{}", a.body);
+    assert_eq!(a.body["message"], "game 2 of the report has no termination");
+    assert_eq!(reported(&s.pg), before);
+    // The same pair with its own records: stored. A first_white the function read as true.
+    let mut body = s.report_body(&c);
+    body["records"][0]["first_white"] = json!(" Tr ");
+    let a = s.api.post("/report", &s.secret, Some(s.worker), body).await;
+    assert_eq!(a.body["outcome"], "stored", "{}", a.body);
+    assert_eq!(s.pg.psql("SELECT count(*) FROM games"), "4");
+}
+
+/// The counts and `open` a stored report answers are what a fresh read of the database gives
+/// after it (the answer's statement sees neither its own writes nor the pair done): this pair
+/// counted, for the reported pairing or every one (`all`), and the run open while another pair
+/// is leased, closed after the last.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reports_counts_and_open_are_the_databases_after_it() {
+    let s = setup("api-report-counts", 1).await;
+    let db = crate::common::db(&s.pg).await;
+    s.pg.psql(&format!("UPDATE runs SET state = 'complete' WHERE id = {}", s.run));
+    let engines = [("A", "B"), ("A", "C")];
+    let (run, _) = crate::common::new_run_of(&db, "sweep", &engines, 2, json!({})).await;
+    // Every pair leased first: none pending, so only the other leases keep the run open.
+    let mut held = Vec::new();
+    for _ in 0..4 {
+        held.push(s.claim().await);
+    }
+    assert!(held.iter().all(|c| c.run_id == run));
+    // Results (White's; the first engine has Black in game 1) that fill a different bin each
+    // time: WW, LL, LD, WD.
+    let results = [["1-0", "0-1"], ["0-1", "1-0"], ["1/2-1/2", "1-0"], ["1-0", "1/2-1/2"]];
+    for (i, c) in held.iter().enumerate() {
+        let all = i % 2 == 1;
+        let e = engines[c.pairing as usize];
+        let body = json!({
+            "pair": {"run": c.run_id, "pairing": c.pairing, "pair": c.pair, "token": c.token},
+            "records": [record(c, 0, results[i][0], e), record(c, 1, results[i][1], e)],
+            "all": all,
+        });
+        let a = s.api.post("/report", &s.secret, Some(s.worker), body).await;
+        let answer: api::ReportAnswer = serde_json::from_value(a.body.clone()).unwrap();
+        let queue::Reported::Stored { counts, open, .. } = answer.into() else {
+            panic!("not stored: {}", a.body);
+        };
+        let only = (!all).then_some(c.pairing);
+        let fresh = queue::pairing_counts(&db, run, only).await.unwrap();
+        assert_eq!(counts, fresh, "report {i} (all: {all})");
+        assert_eq!(counts.len(), if all { 2 } else { 1 });
+        assert_eq!(open, i < 3, "report {i}: open while another pair is leased");
+        assert_eq!(open, queue::read::has_open_pairs(&db, run).await.unwrap(), "report {i}");
+    }
+}
+
+/// A tuning run through the server (its own statements, the SPSA arithmetic in Rust): each
+/// pair's iteration is `Spsa::begin_with` of its draws from the theta of its hand-out, logged
+/// on the pair; each report moves theta by `Spsa::update` with its result and writes the
+/// tune_steps row as `fleet_report` wrote it, also when the reports come at once (each then
+/// moves the theta the one before left). Every number is compared as PostgreSQL reads it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tuning_runs_iterations_and_reports_are_the_rust_spsa() {
+    use runner::tune::params::TuneParam;
+    use runner::tune::spsa::{Iteration, Spsa};
+    let s = setup("api-tune", 1).await;
+    let db = crate::common::db(&s.pg).await;
+    s.pg.psql(&format!("UPDATE runs SET state = 'complete' WHERE id = {}", s.run));
+    let p = |name: &str, start, min, max, c_end| TuneParam {
+        name: name.into(),
+        start,
+        min,
+        max,
+        c_end,
+        r_end: 0.002,
+    };
+    // X starts at its max: its plus side is clamped. Y is an integer option.
+    let spsa = Spsa {
+        params: vec![
+            p("X", 100.0, 0.0, 100.0, 8.0),
+            p("Y", 37.3, 0.0, 60.0, 3.0),
+            p("Z", 0.5, 0.0, 1.0, 0.05),
+        ],
+        integer: vec![false, true, false],
+        iterations: 20,
+        big_a: 2.0,
+        seed: 5,
+    };
+    let pairs = 6;
+    let draws: Vec<Value> =
+        (0..pairs).map(|k| serde_json::to_value(spsa.draws(k as u64)).unwrap()).collect();
+    let labels = vec!["tune".to_string()];
+    let names = vec![("A".to_string(), "B".to_string())];
+    let jobs: Vec<(i32, i32, i32)> = (0..pairs).map(|k| (0, k, 0)).collect();
+    let theta = json!(spsa.start_theta());
+    let judge = json!({"spsa": {"params": spsa.judge_params()}});
+    let run = queue::NewRun {
+        kind: "tune",
+        submission: &json!({"test": true}),
+        plan_hash: "h",
+        judge: &judge,
+        labels: &labels,
+        engines: &names,
+        jobs: &jobs,
+        theta: Some(&theta),
+        draws: &draws,
+        refusal_limit: 3,
+    };
+    let (run, _) = old::insert_run(&db, &run).await.unwrap();
+    let floats = |sql: String| {
+        let db = &db;
+        async move {
+            let row = db.query_one(&sql, &[]).await.unwrap();
+            row.get::<_, Vec<f64>>(0)
+        }
+    };
+    let array = |json: &str| {
+        format!(
+            "ARRAY(SELECT e::float8 FROM jsonb_array_elements_text({json}) WITH ORDINALITY a (e, o) ORDER BY o)"
+        )
+    };
+    // The iteration as stored on pair `k`, every number read by PostgreSQL.
+    let pg = &s.pg;
+    let stored = |k: i32| {
+        let (array, floats) = (&array, &floats);
+        async move {
+            let of = |f: &str| {
+                format!(
+                    "SELECT {} FROM pairs WHERE run_id = {run} AND pair = {k}",
+                    array(&format!("spsa->'{f}'"))
+                )
+            };
+            let keys = pg.psql(&format!(
+                "SELECT string_agg(x, ',' ORDER BY x) FROM pairs, jsonb_object_keys(spsa) x \
+                 WHERE run_id = {run} AND pair = {k}"
+            ));
+            assert_eq!(keys, "a_k,c_k,delta,k,minus,plus,theta");
+            Iteration {
+                k: pg
+                    .psql(&format!(
+                        "SELECT spsa->'k' FROM pairs WHERE run_id = {run} AND pair = {k}"
+                    ))
+                    .parse()
+                    .unwrap(),
+                theta: floats(of("theta")).await,
+                delta: floats(of("delta")).await.iter().map(|d| *d as i8).collect(),
+                plus: floats(of("plus")).await,
+                minus: floats(of("minus")).await,
+                c_k: floats(of("c_k")).await,
+                a_k: floats(of("a_k")).await,
+            }
+        }
+    };
+    let iteration = |c: &queue::Claim| {
+        let body = json!({"pair": {"run": c.run_id, "pairing": c.pairing, "pair": c.pair, "token": c.token}});
+        s.api.post("/iteration", &s.secret, Some(s.worker), body)
+    };
+    let theta_now =
+        || floats(format!("SELECT {} FROM tune_state WHERE run_id = {run}", array("theta")));
+    // Three pairs handed out at once: each iteration starts from the start theta.
+    let mut held = Vec::new();
+    for _ in 0..3 {
+        let c = s.claim().await;
+        assert_eq!(c.run_id, run);
+        let a = iteration(&c).await;
+        assert_eq!(a.status, 200, "{}", a.body);
+        let want = spsa.begin_with(&spsa.draws(c.pair as u64), &spsa.start_theta());
+        assert_eq!(stored(c.pair).await, want, "pair {}", c.pair);
+        // Answered as stored.
+        let logged = s
+            .pg
+            .psql(&format!("SELECT spsa FROM pairs WHERE run_id = {run} AND pair = {}", c.pair));
+        assert_eq!(a.body["iteration"], serde_json::from_str::<Value>(&logged).unwrap());
+        // Asked again: the same, logged.
+        let again = iteration(&c).await;
+        assert_eq!(again.body, a.body);
+        held.push((c, want));
+    }
+    assert_eq!(s.pg.psql(&format!("SELECT next_k FROM tune_state WHERE run_id = {run}")), "3");
+    // Reported at once: each moves the theta the report before left, in the order of
+    // tune_steps.
+    let results = [["1-0", "1/2-1/2"], ["0-1", "1-0"], ["1/2-1/2", "1-0"]];
+    let report = |i: usize| {
+        let c = &held[i].0;
+        let body = json!({
+            "pair": {"run": c.run_id, "pairing": c.pairing, "pair": c.pair, "token": c.token},
+            "records": [record(c, 0, results[i][0], ("A", "B")), record(c, 1, results[i][1], ("A", "B"))],
+            "all": false,
+        });
+        s.api.post("/report", &s.secret, Some(s.worker), body)
+    };
+    let (a, b, c) = tokio::join!(report(0), report(1), report(2));
+    for x in [a, b, c] {
+        assert_eq!(x.body["outcome"], "stored", "{}", x.body);
+    }
+    // The first engine's pair score minus 2 (its half points: 2 + 1, 0 + 0, 1 + 0; in game 1
+    // it has Black).
+    let result = |k: i32| {
+        let i = held.iter().position(|h| h.0.pair == k).unwrap();
+        [1.0, -2.0, -1.0][i]
+    };
+    let mut theta = spsa.start_theta();
+    for ord in 0..3 {
+        let k: i32 =
+            s.pg.psql(&format!("SELECT k FROM tune_steps WHERE run_id = {run} AND ord = {ord}"))
+                .parse()
+                .unwrap();
+        let it = &held.iter().find(|h| h.0.pair == k).unwrap().1;
+        spsa.update(&mut theta, it, result(k));
+        let step = |f: &str| {
+            format!(
+                "SELECT {} FROM tune_steps WHERE run_id = {run} AND ord = {ord}",
+                array(&format!("step->'{f}'"))
+            )
+        };
+        assert_eq!(floats(step("theta")).await, theta, "step {ord}");
+        assert_eq!(floats(step("c_k")).await, it.c_k);
+        assert_eq!(floats(step("a_k")).await, it.a_k);
+        assert_eq!(
+            s.pg.psql(&format!(
+                "SELECT concat_ws(' ', step->'k', step->'games', (step->>'result')::float8, \
+                        (SELECT string_agg(x, ',' ORDER BY x) FROM jsonb_object_keys(step) x)) \
+                 FROM tune_steps WHERE run_id = {run} AND ord = {ord}"
+            )),
+            format!("{k} 0 {} a_k,c_k,games,k,result,theta", result(k))
+        );
+    }
+    assert_eq!(theta_now().await, theta);
+    assert_eq!(s.pg.psql(&format!("SELECT applied FROM tune_state WHERE run_id = {run}")), "3");
+    // The next pair starts from the moved theta.
+    let c = s.claim().await;
+    iteration(&c).await;
+    assert_eq!(stored(c.pair).await, spsa.begin_with(&spsa.draws(c.pair as u64), &theta));
+    // A lease not held: no iteration, nothing written.
+    let mut lost = c.clone();
+    lost.token += 1000;
+    let a = iteration(&lost).await;
+    assert_eq!((a.status, &a.body["iteration"]), (200, &Value::Null), "{}", a.body);
+}

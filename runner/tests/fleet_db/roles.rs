@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use crate::common::{LEASE, connect_as, new_run, old, report, sprt};
+use crate::common::{LEASE, connect_as, new_run, old, sprt};
 use e2e::pg::TempPg;
 use runner::fleet::queue::{self, Claim, Reported, WorkerId};
 use runner::fleet::schema;
@@ -67,7 +67,7 @@ async fn a_worker_key_reports_only_what_it_was_leased_and_writes_no_table() {
     assert_eq!(id.key_name, "box1");
     let c = queue::claim(&w, &id, Some(run), &[], 2, LEASE).await.unwrap();
     assert_eq!(c.len(), 2);
-    assert!(matches!(report(&w, &id, &c[0], ["W", "D"]).await, Reported::Stored { .. }));
+    assert!(matches!(old::report_pair(&w, &id, &c[0], ["W", "D"]).await, Reported::Stored { .. }));
 
     assert_direct_writes_refused(&w, run, id.id).await;
     // Its builds and bench speeds go through the worker function (schema version 4), which
@@ -107,7 +107,7 @@ async fn a_worker_key_reports_only_what_it_was_leased_and_writes_no_table() {
     };
     old::engine_loaded(&w, &id2, run, &fake).await.unwrap();
     assert_eq!(queue::builds::run_builds(&alice, run).await.unwrap().len(), 1);
-    match report(&w, &id2, &c[1], ["W", "W"]).await {
+    match old::report_pair(&w, &id2, &c[1], ["W", "W"]).await {
         Reported::Refused(why) => assert!(why.contains("another worker"), "{why}"),
         r => panic!("a pair leased to box1 was stored by box2: {r:?}"),
     }
@@ -182,7 +182,7 @@ async fn assert_forged_reports_refused(w: &Client, id: &WorkerId, run: i64, clai
         token: claim.token,
         records: [&g[0], &g[1]],
     };
-    let e = queue::report(w, id, &forged, false).await.unwrap_err();
+    let e = old::report(w, id, &forged, false).await.unwrap_err();
     assert!(format!("{e:#}").contains("not played by the pairing's engines"), "{e:#}");
     let e = w
         .batch_execute(&format!(

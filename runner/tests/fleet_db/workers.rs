@@ -7,9 +7,9 @@
 
 use std::path::Path;
 
-use crate::common::{LEASE, connect_as, new_run, old, report};
+use crate::common::{LEASE, connect_as, new_run, old, pair_report, report};
 use e2e::pg::TempPg;
-use runner::fleet::queue::{self, Claim, Machine, PairReport, Reported, WorkerId};
+use runner::fleet::queue::{self, Claim, Machine, Reported, WorkerId};
 use runner::fleet::schema;
 use runner::fleet::workers::{format_workers, state};
 use serde_json::{Value, json};
@@ -45,14 +45,7 @@ fn game(c: &Claim, game: u8, result: &str, termination: &str) -> Value {
 }
 
 async fn report_games(db: &Client, w: &WorkerId, c: &Claim, g: [Value; 2]) -> Reported {
-    let r = PairReport {
-        run_id: c.run_id,
-        pairing: c.pairing,
-        pair: c.pair,
-        token: c.token,
-        records: [&g[0], &g[1]],
-    };
-    queue::report(db, w, &r, false).await.unwrap()
+    old::report(db, w, &pair_report(c, &g), false).await.unwrap()
 }
 
 #[tokio::test]
@@ -79,7 +72,7 @@ async fn workers_register_their_machine_and_the_report_counts_what_they_did() {
     assert!(matches!(report_games(&w, &id, &c[0], g).await, Reported::Stored { .. }));
     let g = [game(&c[1], 0, "1/2-1/2", "stall"), game(&c[1], 1, "1/2-1/2", "threefold")];
     assert!(matches!(report_games(&w, &id, &c[1], g).await, Reported::Stored { .. }));
-    assert!(matches!(report(&w, &id, &c[2], ["W", "D"]).await, Reported::Stored { .. }));
+    assert!(matches!(old::report_pair(&w, &id, &c[2], ["W", "D"]).await, Reported::Stored { .. }));
     // The counts of the run are those of version 2.
     let counts = queue::pairing_counts(&carol, run, None).await.unwrap();
     assert_eq!(counts[0].penta, [0, 0, 2, 1, 0]);
@@ -323,7 +316,7 @@ async fn delete_takes_a_finished_run_and_its_games_owner_or_approver_only() {
     let w = connect_as(&pg, "fleet_worker").await;
     let id = old::register_worker(&w, Some(&key), "h", 1, 1, LEASE).await.unwrap();
     let c = queue::claim(&w, &id, Some(run), &[], 1, LEASE).await.unwrap();
-    assert!(matches!(report(&w, &id, &c[0], ["W", "D"]).await, Reported::Stored { .. }));
+    assert!(matches!(old::report_pair(&w, &id, &c[0], ["W", "D"]).await, Reported::Stored { .. }));
 
     let msg = |e: anyhow::Error| format!("{e:#}");
     let e = msg(delete_run(&alice, run, true).await.unwrap_err());

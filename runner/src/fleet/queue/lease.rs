@@ -1,13 +1,13 @@
 //! A worker's side of the queue: registering under a key, claiming, renewing and giving back
-//! leases, refusing a run, recording an incident, and a tuning pair's iteration.
+//! leases, refusing a run, recording an incident.
 //!
 //! The server's own statements, each one data-modifying statement that checks the worker as
 //! the database's `SECURITY DEFINER` functions did (its secret's SHA-256, its key not revoked,
 //! itself not stopped: [`me!`]) and writes nothing when the check fails: the registration,
 //! the check alone, a worker stopping, the heartbeat, a release, a refusal (and the statement
-//! after it that fails a run enough keys refused) and an incident. The claim and the tuning
-//! iteration still call the functions (`fleet_claim`, `fleet_iteration`), which stay in the
-//! schema with the others for a server of the version before during a rolling deploy.
+//! after it that fails a run enough keys refused) and an incident. The claim still calls the
+//! function (`fleet_claim`), which stays in the schema with the others for a server of the
+//! version before during a rolling deploy. (A tuning pair's iteration is in `tuning.rs`.)
 
 use std::time::Duration;
 
@@ -16,7 +16,7 @@ use serde_json::Value;
 use tokio_postgres::types::Type;
 use tokio_postgres::{Client, Row};
 
-use super::{Db, TUNE_IN_FLIGHT, hot, one, opt};
+use super::{Db, TUNE_IN_FLIGHT, hot, one, opt, pair_call};
 
 /// A registered worker process: its id and the secret every call carries (never printed).
 #[derive(Clone)]
@@ -278,7 +278,9 @@ impl std::fmt::Display for NotAuthorized {
 impl std::error::Error for NotAuthorized {}
 
 /// A worker's call refused as the database function refused it, with the same message: a key
-/// that does not register a worker (the server answers it 401), a run that is not there (404).
+/// that does not register a worker (the server answers it 401), a run that is not there (404),
+/// a report whose game records are not the pair's games or a tuning pair with no draws (422, as
+/// the functions' `data_exception`).
 #[derive(Debug)]
 pub enum Refused {
     /// The registration's key: none, unknown or revoked.
@@ -289,17 +291,25 @@ pub enum Refused {
     NotNamed(String),
     /// An artifact's chunk that is not stored (its SHA-256 and number).
     NoChunk(String, i32),
+    /// A reported game record that is not the pair's game between the pairing's engines, or
+    /// whose result is not one: why, in the words of `fleet_record_read`.
+    Record(String),
+    /// A tuning pair with no draws to start its iteration from (its run and pair).
+    NoDraws(i64, i32),
 }
 
 impl std::fmt::Display for Refused {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Refused::Key(why) => f.write_str(why),
+            Refused::Key(why) | Refused::Record(why) => f.write_str(why),
             Refused::NoRun(run) => write!(f, "no run {run} in the database"),
             Refused::NotNamed(sha) => {
                 write!(f, "artifact {sha} belongs to no approved, active run")
             }
             Refused::NoChunk(sha, n) => write!(f, "artifact {sha} has no chunk {n}"),
+            Refused::NoDraws(run, pair) => {
+                write!(f, "run {run}: pair {} has no tuning draws", pair + 1)
+            }
         }
     }
 }
@@ -484,43 +494,7 @@ SELECT EXISTS (SELECT 1 FROM me) AS known"
 /// A pair `w` holds could not be stored (`what`, one line): recorded, and the pair given back.
 /// `Err` ([`NotAuthorized`]) when the worker's secret or key does not hold (nothing written).
 pub async fn incident(db: &Client, w: &WorkerId, c: &Claim, what: &str) -> Result<()> {
-    let row = one(
-        db,
-        INCIDENT,
-        &[
-            (&w.id, Type::INT8),
-            (w.secret(), Type::TEXT),
-            (&c.run_id, Type::INT8),
-            (&c.pairing, Type::INT4),
-            (&c.pair, Type::INT4),
-            (&c.token, Type::INT8),
-            (&what, Type::TEXT),
-        ],
-    )
-    .await
-    .context("cannot record the incident")?;
+    let params = pair_call(w, (&c.run_id, &c.pairing, &c.pair, &c.token), &[(&what, Type::TEXT)]);
+    let row = one(db, INCIDENT, &params).await.context("cannot record the incident")?;
     known(&row, w)
-}
-
-/// A tuning pair's iteration: computed by the database from the current theta and the pair's
-/// draws when first asked for, and logged; `None` when the lease is lost.
-pub async fn iteration(db: &Client, w: &WorkerId, c: &Claim) -> Result<Option<Value>> {
-    let row = opt(
-        db,
-        "SELECT fleet_iteration($1, $2, $3, $4, $5, $6) AS it",
-        &[
-            (&w.id, Type::INT8),
-            (w.secret(), Type::TEXT),
-            (&c.run_id, Type::INT8),
-            (&c.pairing, Type::INT4),
-            (&c.pair, Type::INT4),
-            (&c.token, Type::INT8),
-        ],
-    )
-    .await
-    .context("cannot read the tuning iteration")?;
-    Ok(match row {
-        Some(r) => r.try_get("it")?,
-        None => None,
-    })
 }

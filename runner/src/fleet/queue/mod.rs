@@ -3,16 +3,16 @@
 //! swapped).
 //!
 //! Workers are untrusted: each of their calls is checked (the worker's secret, its key, its
-//! lease) by the server's own statements (the [`me!`] part) or, for the claim, a report and a
-//! tuning iteration, by the database functions of schema version 2 (`fleet/sql/v2_trust.sql`):
-//! [`lease`] registers a worker under its key, claims, renews and gives back leases, refuses
-//! runs and records incidents; [`report`] stores a finished pair (the database reads its result from the game records) and asks the database
-//! to decide (`fleet_settle`: the SPRT, racing and the run's end are computed inside PostgreSQL,
-//! with the run locked, from every stored pair); the server decides in Rust instead, by the same
-//! rules and locks ([`settle`]). [`people`] holds what people do (approve, cancel, modify,
-//! purge, delete, worker keys), with an explicit actor, the rights of `fleet::rights` and an
-//! audit row each, and [`submit`] their uploads and submissions: the server runs them for its
-//! users, and the operator's `--db` commands for an approver named after the database role.
+//! lease) by the server's own statements (the [`me!`] part; none of the database functions of
+//! schema versions 2 to 6 is called, see `super::schema`): [`lease`] registers a worker under
+//! its key, claims, renews and gives back leases, refuses runs and records incidents; [`report`]
+//! stores a finished pair (the server reads its result from the game records), and the server
+//! decides in Rust ([`settle`]: the SPRT, racing and the run's end, with the run locked, from
+//! every stored pair); [`tuning`] starts a tuning pair's iteration and moves theta by a report's
+//! result (the SPSA arithmetic in Rust). [`people`] holds what people do (approve, cancel,
+//! modify, purge, delete, worker keys), with an explicit actor, the rights of `fleet::rights`
+//! and an audit row each, and [`submit`] their uploads and submissions: the server runs them for
+//! its users, and the operator's `--db` commands for an approver named after the database role.
 //! [`share`] holds priorities, throughputs and each run's share now; [`builds`] the engines
 //! workers built and benched; [`read`] what status and pull read; [`workers`] what `runner
 //! workers` and the per-worker parts of status read; [`users`] people, their tokens and web
@@ -39,6 +39,43 @@ macro_rules! me {
     };
 }
 
+/// Each pairing's counts in run `$run` (only pairing `$only` when it is not null), as a
+/// `SELECT`: what it stored, summed over the workers' tallies, with its label, whether it still
+/// plays and whether racing dropped it (what `fleet_counts` answered).
+macro_rules! counts {
+    ($run:literal, $only:literal) => {
+        concat!(
+            "SELECT g.pairing, g.label, g.active, coalesce(g.verdict = 'dropped', false) AS dropped,
+       coalesce(sum(t.ll), 0)::bigint AS ll, coalesce(sum(t.ld), 0)::bigint AS ld,
+       coalesce(sum(t.dd), 0)::bigint AS dd, coalesce(sum(t.wd), 0)::bigint AS wd,
+       coalesce(sum(t.ww), 0)::bigint AS ww, coalesce(sum(t.wins), 0)::bigint AS wins,
+       coalesce(sum(t.draws), 0)::bigint AS draws, coalesce(sum(t.losses), 0)::bigint AS losses
+  FROM pairings g LEFT JOIN tallies t ON t.run_id = g.run_id AND t.pairing = g.pairing
+ WHERE g.run_id = ",
+            $run,
+            " AND (",
+            $only,
+            " IS NULL OR g.pairing = ",
+            $only,
+            ")
+ GROUP BY g.pairing, g.label, g.active, g.verdict ORDER BY g.pairing"
+        )
+    };
+}
+
+/// The numbers of the JSON array `$array` (a `jsonb` expression) as a `float8[]`, each read by
+/// PostgreSQL's own float8 input, as the SQL judge read them (serde_json's default reading may
+/// differ from it in the last bit); an empty array for NULL.
+macro_rules! floats {
+    ($array:literal) => {
+        concat!(
+            "ARRAY(SELECT e::float8 FROM jsonb_array_elements_text(",
+            $array,
+            ") WITH ORDINALITY a (e, o) ORDER BY o)"
+        )
+    };
+}
+
 pub mod artifacts;
 pub mod builds;
 pub mod dashboard;
@@ -49,6 +86,7 @@ pub mod report;
 pub mod settle;
 pub mod share;
 pub mod submit;
+pub mod tuning;
 pub mod users;
 pub mod workers;
 
@@ -61,8 +99,8 @@ use tokio_postgres::{Client, GenericClient, Row, Statement};
 
 pub use artifacts::{ArtifactRow, artifact_chunk, worker_artifacts};
 pub use lease::{
-    Claim, Machine, WorkerId, claim, claim_from, heartbeat, incident, iteration, refuse,
-    register_machine, register_worker, release, worker_auth, worker_stopped,
+    Claim, Machine, WorkerId, claim, claim_from, heartbeat, incident, refuse, register_machine,
+    register_worker, release, worker_auth, worker_stopped,
 };
 pub use people::KeyRow;
 pub use read::{
@@ -73,9 +111,29 @@ pub use report::{
     PairReport, PairingCounts, Reported, Settled, Stop, replayed, report, settle, settle_as_owner,
 };
 pub use submit::NewRun;
+pub use tuning::iteration;
 
 /// A bound parameter and its PostgreSQL type.
 type Param<'a> = (&'a (dyn ToSql + Sync), Type);
+
+/// The parameters of a worker's call on one pair: worker `$1` ([`WorkerId`]) and its secret
+/// `$2`, run `$3`, pairing `$4`, pair `$5`, lease token `$6`, then `more` from `$7`.
+fn pair_call<'a>(
+    w: &'a WorkerId,
+    (run, pairing, pair, token): (&'a i64, &'a i32, &'a i32, &'a i64),
+    more: &[Param<'a>],
+) -> Vec<Param<'a>> {
+    let mut params: Vec<Param<'a>> = vec![
+        (&w.id, Type::INT8),
+        (w.secret(), Type::TEXT),
+        (run, Type::INT8),
+        (pairing, Type::INT4),
+        (pair, Type::INT4),
+        (token, Type::INT8),
+    ];
+    params.extend(more.iter().cloned());
+    params
+}
 
 /// The statements prepared on one connection, by their SQL.
 type Prepared = Mutex<HashMap<&'static str, Statement>>;
@@ -85,6 +143,10 @@ type Prepared = Mutex<HashMap<&'static str, Statement>>;
 /// earlier results, a lag comparable to a local run at `--concurrency 16`, and small against the
 /// hundreds to thousands of iterations of a tuning run.
 pub const TUNE_IN_FLIGHT: i64 = 16;
+
+/// Tries of a tuning pair's write (its iteration's start, its report's move of theta), at most,
+/// while other pairs' results keep moving theta between its read and its write (`tuning`).
+const THETA_TRIES: usize = 100;
 
 /// A connection with its cache of prepared statements (dropped with it: a new connection, after
 /// a restart of the server for instance, prepares them again).

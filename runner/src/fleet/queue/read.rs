@@ -11,18 +11,8 @@ use tokio_postgres::{Client, GenericClient, Row};
 use super::report::PairingCounts;
 use super::{one, opt, rows};
 
-/// Each pairing's counts in run `$1` (only pairing `$2` when not null): what it stored, summed
-/// over the workers' tallies, with its label, whether it still plays and whether racing dropped
-/// it (what `fleet_counts` answered).
-pub(super) const COUNTS: &str = "\
-SELECT g.pairing, g.label, g.active, coalesce(g.verdict = 'dropped', false) AS dropped,
-       coalesce(sum(t.ll), 0)::bigint AS ll, coalesce(sum(t.ld), 0)::bigint AS ld,
-       coalesce(sum(t.dd), 0)::bigint AS dd, coalesce(sum(t.wd), 0)::bigint AS wd,
-       coalesce(sum(t.ww), 0)::bigint AS ww, coalesce(sum(t.wins), 0)::bigint AS wins,
-       coalesce(sum(t.draws), 0)::bigint AS draws, coalesce(sum(t.losses), 0)::bigint AS losses
-  FROM pairings g LEFT JOIN tallies t ON t.run_id = g.run_id AND t.pairing = g.pairing
- WHERE g.run_id = $1 AND ($2::int IS NULL OR g.pairing = $2)
- GROUP BY g.pairing, g.label, g.active, g.verdict ORDER BY g.pairing";
+/// Each pairing's counts in run `$1` (only pairing `$2` when not null): [`counts!`].
+pub(super) const COUNTS: &str = counts!("$1", "$2::int");
 
 /// Each pairing's counts (of pairing `only` when given), summed over workers.
 pub async fn pairing_counts(

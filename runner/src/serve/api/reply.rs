@@ -80,6 +80,7 @@ impl From<anyhow::Error> for ApiError {
                 Refused::Key(_) => Code::Unauthorized,
                 Refused::NoRun(_) | Refused::NoChunk(..) => Code::NotFound,
                 Refused::NotNamed(_) => Code::Forbidden,
+                Refused::Record(_) | Refused::NoDraws(..) => Code::Invalid,
             };
             return ApiError::new(code, r.to_string());
         }

@@ -1,9 +1,8 @@
 //! The worker API's handlers, `/api/v1/worker/...`: each takes a typed, bounded request
 //! ([`reply::Body`]), the worker from its headers, and calls the fleet queue's function on a
 //! connection of the server's pool, which checks the key, the secret and the lease (in the
-//! server's own statements, or for the claim, a report and a tuning iteration still in the
-//! database's functions). Each handler carries its `#[utoipa::path]` for the API's document
-//! ([`crate::serve::openapi`]).
+//! server's own statements, or for the claim still in the database's function). Each handler
+//! carries its `#[utoipa::path]` for the API's document ([`crate::serve::openapi`]).
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;

@@ -128,20 +128,30 @@ pub async fn report_as(
     all: bool,
     engines: (&str, &str),
 ) -> Reported {
+    let g = records(c, first, engines);
+    queue::report(db, w, &pair_report(c, &g), all).await.unwrap()
+}
+
+/// The records of `c` between `engines` with the first engine's results `first` ("W", "D" or
+/// "L") in games 0 and 1.
+pub fn records(c: &Claim, first: [&str; 2], engines: (&str, &str)) -> [Value; 2] {
     let white = |game: u8, r: &str| match (game, r) {
         (_, "D") => "1/2-1/2",
         (0, "W") | (1, "L") => "1-0",
         _ => "0-1",
     };
-    let g = [record(c, 0, white(0, first[0]), engines), record(c, 1, white(1, first[1]), engines)];
-    let r = PairReport {
+    [record(c, 0, white(0, first[0]), engines), record(c, 1, white(1, first[1]), engines)]
+}
+
+/// The report of `c` with records `g`.
+pub fn pair_report<'a>(c: &Claim, g: &'a [Value; 2]) -> PairReport<'a> {
+    PairReport {
         run_id: c.run_id,
         pairing: c.pairing,
         pair: c.pair,
         token: c.token,
         records: [&g[0], &g[1]],
-    };
-    queue::report(db, w, &r, all).await.unwrap()
+    }
 }
 
 /// The tests' own worker key, named `test`, issued by [`test_key`].

@@ -1,5 +1,5 @@
 //! The database's worker functions (schema version 2 and later) that the server no longer
-//! calls, called directly as `runner/src/fleet/queue/lease.rs` called them before: a server of
+//! calls, called directly as `runner/src/fleet/queue/` called them before: a server of
 //! the previous version still calls them during a rolling deploy, so the tests of what the
 //! fleet_worker role may do through them (`roles.rs`, `workers.rs`) keep testing them. The
 //! server's own statements are tested through its API (`api.rs`).
@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use runner::fleet::queue::share::{Change, Modified, Share};
-use runner::fleet::queue::{Machine, NewRun, WorkerId};
+use runner::fleet::queue::{Claim, Machine, NewRun, PairReport, PairingCounts, Reported, WorkerId};
 use serde_json::Value;
 use tokio_postgres::Client;
 
@@ -246,4 +246,65 @@ pub async fn modify(db: &Client, run: i64, change: Change) -> anyhow::Result<Mod
         skipped: r.try_get("skipped")?,
         reopened: r.try_get("reopened")?,
     })
+}
+
+/// `fleet_report` (version 3's: with the worker's faults and recent pairs).
+pub async fn report(
+    db: &Client,
+    w: &WorkerId,
+    r: &PairReport<'_>,
+    all: bool,
+) -> anyhow::Result<Reported> {
+    let found = db
+        .query(
+            "SELECT refused, open, pairing, active, dropped, ll, ld, dd, wd, ww, wins, draws, \
+                    losses FROM fleet_report($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+            &[
+                &w.id,
+                w.secret(),
+                &r.run_id,
+                &r.pairing,
+                &r.pair,
+                &r.token,
+                r.records[0],
+                r.records[1],
+                &all,
+            ],
+        )
+        .await?;
+    let first = found.first().ok_or_else(|| anyhow::anyhow!("no row"))?;
+    if let Some(why) = first.try_get::<_, Option<String>>("refused")? {
+        return Ok(Reported::Refused(why));
+    }
+    let counts = found
+        .iter()
+        .map(|r| {
+            let n = |c: &str| r.try_get::<_, i64>(c);
+            Ok(PairingCounts {
+                pairing: r.try_get("pairing")?,
+                active: r.try_get("active")?,
+                dropped: r.try_get("dropped")?,
+                penta: [n("ll")?, n("ld")?, n("dd")?, n("wd")?, n("ww")?],
+                wdl: [n("wins")?, n("draws")?, n("losses")?],
+            })
+        })
+        .collect::<Result<Vec<_>, tokio_postgres::Error>>()?;
+    Ok(Reported::Stored { counts, open: first.try_get("open")?, settled: None })
+}
+
+/// [`report`] of `c` between A and B with the first engine's results `first` ("W", "D" or "L").
+pub async fn report_pair(db: &Client, w: &WorkerId, c: &Claim, first: [&str; 2]) -> Reported {
+    let g = super::records(c, first, ("A", "B"));
+    report(db, w, &super::pair_report(c, &g), false).await.unwrap()
+}
+
+/// `fleet_iteration`: a tuning pair's iteration, `None` when the lease is lost.
+pub async fn iteration(db: &Client, w: &WorkerId, c: &Claim) -> anyhow::Result<Option<Value>> {
+    let row = db
+        .query_one(
+            "SELECT fleet_iteration($1, $2, $3, $4, $5, $6)",
+            &[&w.id, w.secret(), &c.run_id, &c.pairing, &c.pair, &c.token],
+        )
+        .await?;
+    Ok(row.try_get(0)?)
 }
