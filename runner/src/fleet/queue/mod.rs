@@ -3,10 +3,11 @@
 //! swapped).
 //!
 //! Workers are untrusted: each of their calls is checked (the worker's secret, its key, its
-//! lease) by the server's own statements (the [`me!`] part) or, for the claim, a report and a
-//! tuning iteration, by the database functions of schema version 2 (`fleet/sql/v2_trust.sql`):
-//! [`lease`] registers a worker under its key, claims, renews and gives back leases, refuses
-//! runs and records incidents; [`report`] stores a finished pair (the database reads its result from the game records) and asks the database
+//! lease) by the server's own statements (the [`me!`] part) or, for a report and a tuning
+//! iteration, by the database functions of schema version 2 (`fleet/sql/v2_trust.sql`):
+//! [`lease`] registers a worker under its key, claims (the order of the runs, their shares and
+//! turns, computed by the claim's own statement), renews and gives back leases, refuses runs
+//! and records incidents; [`report`] stores a finished pair (the database reads its result from the game records) and asks the database
 //! to decide (`fleet_settle`: the SPRT, racing and the run's end are computed inside PostgreSQL,
 //! with the run locked, from every stored pair); the server decides in Rust instead, by the same
 //! rules and locks ([`settle`]). Submitters and approvers go through [`admin`]
