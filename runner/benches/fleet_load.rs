@@ -4,9 +4,9 @@
 //! socket, **fsync on**, `synchronous_commit` on, `max_connections` set explicitly), runs
 //! `schema::init`, submits one synthetic match run, and lets N synthetic workers (tokio tasks,
 //! each with its own connection like a worker process, each registered as a worker) loop
-//! claim 1 pair -> report it for a fixed time, through the database's worker functions
-//! (`fleet_register` under a worker key, `fleet_claim`, `fleet_report`, `fleet_heartbeat`,
-//! `fleet_settle`) as a worker process does. Reports carry two game records of realistic size
+//! claim 1 pair -> report it for a fixed time, through the queue's calls a worker's request
+//! runs on the server (the registration under a worker key, the claim and the heartbeat are
+//! the server's own statements; `fleet_report` and `fleet_settle` the database's functions). Reports carry two game records of realistic size
 //! (2-4 KB of JSON each) that name the pair, the game, the pairing's engines and a result from a
 //! realistic mix: the database reads the pair's result from them. The run is judged by the
 //! database (an SPRT, `fleet::decide::judge_config`) with bounds that do not decide within the
