@@ -4,12 +4,12 @@
 //! socket, **fsync on**, `synchronous_commit` on, `max_connections` set explicitly), runs
 //! `schema::init`, submits one synthetic match run, and lets N synthetic workers (tokio tasks,
 //! each with its own connection like a worker process, each registered as a worker) loop
-//! claim 1 pair -> report it for a fixed time, through the queue's worker calls (the
-//! registration under a worker key, the report and the heartbeat as the server's own
-//! statements; `fleet_claim` and `fleet_settle` in the database) as the server makes them for a
-//! worker. Reports carry two game records of realistic size (2-4 KB of JSON each) that name the
-//! pair, the game, the pairing's engines and a result from a realistic mix: the report reads the
-//! pair's result from them. The run is judged by the
+//! claim 1 pair -> report it for a fixed time, through the queue's calls a worker's request
+//! runs on the server (the registration under a worker key, the claim, the report and the
+//! heartbeat, all the server's own statements; `fleet_settle` the database's function, which
+//! the server no longer calls: it decides in Rust). Reports carry two game records of realistic
+//! size (2-4 KB of JSON each) that name the pair, the game, the pairing's engines and a result
+//! from a realistic mix: the report reads the pair's result from them. The run is judged by the
 //! database (an SPRT, `fleet::decide::judge_config`) with bounds that do not decide within the
 //! test; a worker asks the database to decide (`fleet_settle`) when its look at the returned
 //! counts says a decision may be due or nothing is left open, as `fleet/worker/task.rs` does.

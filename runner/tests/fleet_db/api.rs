@@ -559,7 +559,8 @@ fn everything(pg: &TempPg) -> String {
 /// The worker calls that are the server's own statements check the worker as the database
 /// functions did: a wrong secret, another worker's secret or id, an id no worker has, a
 /// stopped worker and a revoked key are each refused 401 with the functions' message, and
-/// nothing is written.
+/// nothing is written: a claim leases nothing (`fleet_claim(w, 'not-the-secret', ...)` raised
+/// the same message).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_servers_worker_calls_refuse_a_bad_secret_a_stopped_worker_and_a_revoked_key() {
     let s = setup("api-worker-checks", 3).await;
@@ -598,6 +599,8 @@ async fn the_servers_worker_calls_refuse_a_bad_secret_a_stopped_worker_and_a_rev
         ("/release", json!({"tokens": [c.token]})),
         ("/refuse", json!({"run": s.run, "reason": "engine A: cannot start", "tokens": [c.token]})),
         ("/engine-loaded", json!({"run": s.run, "engine": "A", "nodes": 1000, "nps": 50_000})),
+        // A claim leases nothing (the worker itself, below, gets nothing of the run it refused).
+        ("/claim", claim_body(json!(30))),
         // Last: the worker itself is served each call in this order below.
         ("/stopped", json!({})),
     ];
@@ -1189,4 +1192,327 @@ async fn a_tuning_runs_iterations_and_reports_are_the_rust_spsa() {
     lost.token += 1000;
     let a = iteration(&lost).await;
     assert_eq!((a.status, &a.body["iteration"]), (200, &Value::Null), "{}", a.body);
+}
+
+/// A claim of `n` pairs by worker `id` (secret `secret`) that plays `current`, of run `only`
+/// when given, never of `skip`, with `tune_in_flight`: its status and the pairs it leased.
+async fn claim_as(
+    s: &Setup,
+    (id, secret): (i64, &str),
+    only: Option<i64>,
+    skip: &[i64],
+    current: Option<i64>,
+    n: i64,
+    tune_in_flight: i64,
+) -> Vec<queue::Claim> {
+    let body = json!({"only": only, "skip": skip, "current": current, "n": n, "lease_secs": 30,
+                      "tune_in_flight": tune_in_flight});
+    let a = s.api.post("/claim", secret, Some(id), body).await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    let c: Vec<api::Claim> = serde_json::from_value(a.body["claims"].clone()).unwrap();
+    c.into_iter().map(Into::into).collect()
+}
+
+/// A claim never leases a pair of a run the worker's key refused, of a run that is pending
+/// (not approved), cancelled or decided, nor of a stopped pairing, not even a pair whose
+/// lease expired; of a run it may play it takes pending pairs and expired leases in schedule
+/// order, and nothing else.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claim_leases_only_open_pairs_of_active_pairings_of_runs_it_may_play() {
+    // Checked on the old path with SELECT * FROM fleet_claim(w, secret, NULL, '{}', 50, 30, 16)
+    // over the same runs: the same two pairs of the last run.
+    let s = setup("api-claim-what", 4).await;
+    let db = crate::common::db(&s.pg).await;
+    let refused = s.run;
+    let a = s
+        .api
+        .post(
+            "/refuse",
+            &s.secret,
+            Some(s.worker),
+            json!({"run": refused, "reason": "engine A: cannot start", "tokens": []}),
+        )
+        .await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    let pending = new_run(&db, 4, json!({})).await;
+    let cancelled = new_run(&db, 4, json!({})).await;
+    let decided = new_run(&db, 4, json!({})).await;
+    let engines = [("A", "B"), ("A", "C")];
+    let (stopped, _) = crate::common::new_run_of(&db, "sweep", &engines, 4, json!({})).await;
+    s.pg.psql(&format!("UPDATE runs SET state = 'pending' WHERE id = {pending}"));
+    old::cancel(&db, cancelled).await.unwrap();
+    s.pg.psql(&format!("UPDATE runs SET state = 'decided' WHERE id = {decided}"));
+    // Pairing 0 of the sweep stopped (its pairs left as they were, to see the claim check it).
+    s.pg.psql(&format!(
+        "UPDATE pairings SET active = false WHERE run_id = {stopped} AND pairing = 0"
+    ));
+    // An expired lease in every run: taken again only from a run and pairing that are open.
+    s.pg.psql(
+        "UPDATE pairs SET state = 'leased', token = nextval('lease_tokens'), attempts = 1, \
+         lease_until = now() - interval '1 minute', claimed_at = now() - interval '2 minutes' \
+         WHERE seq = 1",
+    );
+    let me = (s.worker, s.secret.as_str());
+    let got = claim_as(&s, me, None, &[], None, 50, 16).await;
+    let runs: Vec<(i64, i32, i32)> = got.iter().map(|c| (c.run_id, c.pairing, c.seq)).collect();
+    // The sweep's pairs are pairing-major in schedule order: pairing 1 holds seq 1, 3, 5, 7.
+    assert_eq!(runs, [(stopped, 1, 1), (stopped, 1, 3), (stopped, 1, 5), (stopped, 1, 7)]);
+    assert_eq!(got[0].attempts, 2, "the expired lease was taken over");
+    // Nothing more, even by name.
+    for run in [refused, pending, cancelled, decided, stopped] {
+        assert!(claim_as(&s, me, Some(run), &[], None, 50, 16).await.is_empty(), "run {run}");
+    }
+    // The active pairing's pairs only were touched.
+    assert_eq!(
+        s.pg.psql(&format!(
+            "SELECT count(*) FROM pairs WHERE worker_id = {} AND lease_until > now()",
+            s.worker
+        )),
+        "4"
+    );
+}
+
+/// Claims at the same instant, of workers of the same key and of another, never get the same
+/// pair: every pair leased once, under a token of its own, to the worker that was told so,
+/// pending pairs and expired leases alike.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claims_at_once_never_lease_a_pair_twice() {
+    // On the old path, the same claims as SELECT * FROM fleet_claim(...) from 8 connections.
+    let s = setup("api-claim-race", 150).await;
+    let db = crate::common::db(&s.pg).await;
+    let other = new_run(&db, 150, json!({})).await;
+    // A third of the pairs of each run under a lease that expired.
+    s.pg.psql(
+        "UPDATE pairs SET state = 'leased', token = nextval('lease_tokens'), attempts = 1, \
+         lease_until = now() - interval '1 minute' WHERE seq % 3 = 0",
+    );
+    let key2 = old::key_add(&db, "box2").await.unwrap();
+    let mut workers = vec![(s.worker, s.secret.clone())];
+    for i in 0..5 {
+        workers.push(s.another(if i % 2 == 0 { &s.key } else { &key2 }).await);
+    }
+    let api = serve(&s.pg, 8).await;
+    let api = Api::new(api);
+    let claim = |w: (i64, String), n: i64, current: Option<i64>| {
+        let api = &api;
+        async move {
+            let body = json!({"only": null, "skip": [], "current": current, "n": n,
+                              "lease_secs": 30, "tune_in_flight": 16});
+            let a = api.post("/claim", &w.1, Some(w.0), body).await;
+            assert_eq!(a.status, 200, "{}", a.body);
+            let c: Vec<api::Claim> = serde_json::from_value(a.body["claims"].clone()).unwrap();
+            c.into_iter().map(|c| (w.0, queue::Claim::from(c))).collect::<Vec<_>>()
+        }
+    };
+    // Rounds of 18 claims at once (3 per worker) until a round gets nothing: a claim may come
+    // back short while others hold pairs it would have taken.
+    let mut all = Vec::new();
+    for round in 0..100 {
+        let mut batch = Vec::new();
+        for (i, w) in workers.iter().enumerate() {
+            for k in 0..3 {
+                let current = [None, Some(s.run), Some(other)][(i + k + round) % 3];
+                batch.push(claim(w.clone(), 1 + (i + k) as i64 % 7, current));
+            }
+        }
+        let before = all.len();
+        for got in futures_util::future::join_all(batch).await {
+            all.extend(got);
+        }
+        if all.len() == before {
+            break;
+        }
+    }
+    // Every pair of both runs went out, once.
+    assert_eq!(all.len(), 300, "every pair handed out");
+    let mut pairs: Vec<(i64, i32)> = all.iter().map(|(_, c)| (c.run_id, c.seq)).collect();
+    pairs.sort_unstable();
+    pairs.dedup();
+    assert_eq!(pairs.len(), all.len(), "a pair was leased twice");
+    let mut tokens: Vec<i64> = all.iter().map(|(_, c)| c.token).collect();
+    tokens.sort_unstable();
+    tokens.dedup();
+    assert_eq!(tokens.len(), all.len(), "a token was handed out twice");
+    // Each lease as its worker was told.
+    let held = s.pg.psql(
+        "SELECT string_agg(concat_ws(':', run_id, seq, worker_id, token), ',' \
+                           ORDER BY run_id, seq) FROM pairs WHERE state = 'leased' \
+                                                              AND lease_until > now()",
+    );
+    let mut told: Vec<(i64, i32, i64, i64)> =
+        all.iter().map(|(w, c)| (c.run_id, c.seq, *w, c.token)).collect();
+    told.sort_unstable();
+    let told: Vec<String> = told.iter().map(|(r, q, w, t)| format!("{r}:{q}:{w}:{t}")).collect();
+    assert_eq!(held, told.join(","));
+    // Taken over leases count a second attempt.
+    assert!(all.iter().all(|(_, c)| c.attempts == if c.seq % 3 == 0 { 2 } else { 1 }));
+}
+
+/// A tuning run hands out at most `tune_in_flight` iterations beyond those applied, also to
+/// claims at the same instant, and always the pairs whose iteration is logged already.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tuning_run_hands_out_at_most_tune_in_flight_beyond_applied() {
+    // On the old path: SELECT * FROM fleet_claim(w, secret, NULL, '{}', 50, 30, 3) with
+    // tune_state.applied = 5 hands out seq 5 to 7 and the logged pair 20.
+    let s = setup("api-claim-tune", 30).await;
+    s.pg.psql(&format!(
+        "INSERT INTO tune_state (run_id, theta, next_k, applied) VALUES ({0}, '{{}}', 5, 5); \
+         UPDATE pairs SET state = 'done' WHERE run_id = {0} AND seq < 5; \
+         UPDATE pairs SET spsa = '{{\"k\": 20}}' WHERE run_id = {0} AND seq = 20",
+        s.run
+    ));
+    let (w2, s2) = s.another(&s.key).await;
+    let me = (s.worker, s.secret.as_str());
+    let (a, b) = tokio::join!(
+        claim_as(&s, me, None, &[], None, 50, 3),
+        claim_as(&s, (w2, s2.as_str()), None, &[], None, 50, 3)
+    );
+    let mut seqs: Vec<i32> = a.iter().chain(&b).map(|c| c.seq).collect();
+    seqs.sort_unstable();
+    assert_eq!(seqs, [5, 6, 7, 20]);
+    assert!(claim_as(&s, me, None, &[], None, 50, 3).await.is_empty());
+    // One more applied: one more handed out.
+    s.pg.psql(&format!("UPDATE tune_state SET applied = 6 WHERE run_id = {}", s.run));
+    let c = claim_as(&s, me, None, &[], None, 50, 3).await;
+    assert_eq!(c.iter().map(|c| c.seq).collect::<Vec<_>>(), [8]);
+    // tune_in_flight 1: iterations one after another.
+    s.pg.psql(&format!("UPDATE tune_state SET applied = 9 WHERE run_id = {}", s.run));
+    let c = claim_as(&s, me, None, &[], None, 50, 1).await;
+    assert_eq!(c.iter().map(|c| c.seq).collect::<Vec<_>>(), [9]);
+}
+
+/// The order a claim walks the runs in is the one `fleet_claim_order` (schema version 5, still
+/// in the schema) gives, on fixed fleets: priorities, owners' shares of throughput, live leases
+/// (an expired one does not count), the worker's own run kept while within its share, turns by
+/// the newest claim, refusals, `skip` and `only`. Each run has one pair to hand out (or two,
+/// with an expired lease), so a claim of as many pairs as runs takes one from each run it tries
+/// and the order is read from the tokens.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claim_walks_the_runs_in_the_order_of_fleet_claim_order() {
+    let s = setup("api-claim-order", 1).await;
+    let db = crate::common::db(&s.pg).await;
+    let (w2, _) = s.another(&s.key).await;
+    let key = s.pg.psql(&format!("SELECT key_id FROM workers WHERE id = {}", s.worker));
+    // (owner, priority, throughput, live leases of another worker, seconds since its newest
+    // claim: None never claimed). s.run is the first, alice's.
+    let fleet: [(&str, i32, i32, i64, Option<i64>); 9] = [
+        ("alice", 0, 100, 1, Some(50)),
+        ("alice", 0, 200, 0, Some(40)),
+        ("bob", 0, 100, 1, None),
+        ("bob", 0, 100, 0, Some(30)),
+        ("carol", 0, 50, 0, Some(30)),
+        ("dave", 0, 100, 2, Some(10)),
+        ("erin", 0, 100, 0, None),
+        ("erin", -1, 100, 0, Some(5)),
+        ("frank", 1, 100, 0, Some(60)),
+    ];
+    let mut runs = vec![s.run];
+    for _ in 1..fleet.len() {
+        runs.push(new_run(&db, 1, json!({})).await);
+    }
+    for (run, (owner, priority, throughput, leases, served)) in runs.iter().zip(fleet) {
+        s.pg.psql(&format!(
+            "UPDATE runs SET owner = '{owner}', priority = {priority}, throughput = {throughput} \
+              WHERE id = {run}"
+        ));
+        // The leases and the newest claim, on pairs added past the one to hand out.
+        s.pg.psql(&format!(
+            "INSERT INTO pairs (run_id, seq, pairing, pair, opening, state, token, worker_id, \
+                                lease_until, claimed_at) \
+             SELECT {run}, i, 0, i, 0, 'leased', nextval('lease_tokens'), {w2}, \
+                    now() + interval '1 hour', now() - interval '1 hour' \
+               FROM generate_series(1, {leases}) i"
+        ));
+        if let Some(secs) = served {
+            s.pg.psql(&format!(
+                "INSERT INTO pairs (run_id, seq, pairing, pair, opening, state, claimed_at) \
+                 VALUES ({run}, 100, 0, 100, 0, 'done', now() - interval '{secs} seconds')"
+            ));
+        }
+    }
+    // Dave's run also holds an expired lease (not work in flight; handed out again).
+    s.pg.psql(&format!(
+        "INSERT INTO pairs (run_id, seq, pairing, pair, opening, state, token, lease_until, \
+                            claimed_at) \
+         VALUES ({}, 50, 0, 50, 0, 'leased', nextval('lease_tokens'), now() - interval '1 second', \
+                 now() - interval '2 hours')",
+        runs[5]
+    ));
+    let me = (s.worker, s.secret.as_str());
+    // The old order of the runs a claim of `n` by this worker playing `current` tries.
+    let old = |only: Option<i64>, skip: &[i64], current: Option<i64>, n: i64| {
+        let opt = |r: Option<i64>| r.map_or("NULL".to_string(), |r| r.to_string());
+        let skip: Vec<String> = skip.iter().map(i64::to_string).collect();
+        let order = s.pg.psql(&format!(
+            "SELECT string_agg(id::text, ',' ORDER BY ord) FROM fleet_claim_order({key}, {}, \
+             '{{{}}}', {}, {n}) WITH ORDINALITY AS o(id, priority, owner, weight, leased, \
+             after, sticky, ord)",
+            opt(only),
+            skip.join(","),
+            opt(current)
+        ));
+        order.split(',').filter(|x| !x.is_empty()).map(|x| x.parse().unwrap()).collect::<Vec<i64>>()
+    };
+    // One claim: the runs it took pairs from, in the order it leased them, which must be the
+    // old order's (all of it when the claim came back short: every run was tried).
+    let check = async |case: &str, only: Option<i64>, skip: &[i64], current: Option<i64>, n| {
+        let want = old(only, skip, current, n);
+        let got = claim_as(&s, me, only, skip, current, n, 16).await;
+        let mut by_token: Vec<(i64, i64)> = got.iter().map(|c| (c.token, c.run_id)).collect();
+        by_token.sort_unstable();
+        let mut walked: Vec<i64> = Vec::new();
+        for (_, run) in by_token {
+            if walked.last() != Some(&run) {
+                walked.push(run);
+            }
+        }
+        assert!(!walked.is_empty(), "{case}: nothing claimed");
+        assert_eq!(walked, want[..walked.len()], "{case}: runs {runs:?}");
+        if (got.len() as i64) < n {
+            assert_eq!(walked, want, "{case}: every run tried");
+        }
+        // Given back (their newest claim is now: the turns move on).
+        let tokens: Vec<i64> = got.iter().map(|c| c.token).collect();
+        let a = s.api.post("/release", &s.secret, Some(s.worker), json!({"tokens": tokens})).await;
+        assert_eq!(a.body["released"], json!(got.len()), "{}", a.body);
+        walked
+    };
+    // Frank's urgent run first; then the runs of weight 100 with no pair in flight, the one
+    // never claimed (erin's) before alice's second (200 of her 300); erin's run at -1 last.
+    let first = check("first", None, &[], None, 1).await;
+    assert_eq!(first, [runs[8]]);
+    let all = check("all", None, &[], None, 10).await;
+    assert_eq!((&all[..3], all[all.len() - 1]), (&[runs[8], runs[6], runs[1]][..], runs[7]));
+    check("turns", None, &[], None, 10).await;
+    check("bob's", None, &[runs[8]], Some(runs[3]), 1).await;
+    check("dave's", None, &[], Some(runs[5]), 10).await;
+    check("skip", None, &[runs[8], runs[6]], Some(runs[1]), 10).await;
+    check("skip, 3", None, &[runs[8]], None, 3).await;
+    assert_eq!(check("only", Some(runs[4]), &[], None, 10).await, [runs[4]]);
+    // No run of level 0 starved: leases of the other worker in proportion to the weights, 4
+    // per 50. A worker stays on its run while within 25 % of the fair ratio.
+    let weights = [50, 100, 50, 50, 50, 100, 100];
+    for (i, w) in weights.iter().enumerate() {
+        let more = 4 * w / 50 - fleet[i].3;
+        s.pg.psql(&format!(
+            "INSERT INTO pairs (run_id, seq, pairing, pair, opening, state, token, worker_id, \
+                                lease_until, claimed_at) \
+             SELECT {0}, i, 0, i, 0, 'leased', nextval('lease_tokens'), {w2}, \
+                    now() + interval '1 hour', now() - interval '1 hour' \
+               FROM generate_series(200, 199 + {more}) i",
+            runs[i]
+        ));
+    }
+    assert_eq!(check("sticky, dave", None, &[runs[8]], Some(runs[5]), 1).await, [runs[5]]);
+    assert_eq!(check("sticky, alice", None, &[runs[8]], Some(runs[0]), 1).await, [runs[0]]);
+    check("not sticky past the band", None, &[runs[8]], Some(runs[5]), 3).await;
+    check("sticky, all", None, &[runs[8]], Some(runs[1]), 10).await;
+    // The key refuses bob's second run (as the server's /refuse writes it): never tried again.
+    s.pg.psql(&format!(
+        "INSERT INTO refusals (run_id, key_id, worker_id, reason) \
+         VALUES ({}, {key}, {}, 'engine B: not found')",
+        runs[3], s.worker
+    ));
+    let all = check("refused", None, &[], Some(runs[3]), 10).await;
+    assert!(!all.contains(&runs[3]), "{all:?}");
 }

@@ -2,9 +2,9 @@
 //! initialises the schema; an approver issues worker keys and approves runs; submitters own
 //! their runs; a worker plays and reports only what it was leased, through the database's
 //! functions, and every direct write a hostile worker or another owner tried before is refused.
-//! The worker functions the server no longer calls (registering, refusing, releasing) are
-//! called here directly (`common::old`): these tests keep the schema a server of the version
-//! before uses; the server's own statements are tested in `api.rs`.
+//! The worker functions the server no longer calls (registering, claiming, refusing,
+//! releasing) are called here directly (`common::old`): these tests keep the schema a server
+//! of the version before uses; the server's own statements are tested in `api.rs`.
 
 use std::path::Path;
 
@@ -65,7 +65,7 @@ async fn a_worker_key_reports_only_what_it_was_leased_and_writes_no_table() {
     assert!(format!("{e:#}").contains("permission denied"), "{e:#}");
     let id = old::register_worker(&w, Some(&key), "h", 1, 2, LEASE).await.unwrap();
     assert_eq!(id.key_name, "box1");
-    let c = queue::claim(&w, &id, Some(run), &[], 2, LEASE).await.unwrap();
+    let c = old::claim(&w, &id, Some(run), &[], 2, LEASE).await.unwrap();
     assert_eq!(c.len(), 2);
     assert!(matches!(old::report_pair(&w, &id, &c[0], ["W", "D"]).await, Reported::Stored { .. }));
 
@@ -121,7 +121,7 @@ async fn a_worker_key_reports_only_what_it_was_leased_and_writes_no_table() {
 
     // Revoking box1 shuts its worker out and gives its pair back; purging replays its pairs.
     assert_eq!(old::key_revoke(&carol, "box1").await.unwrap(), 1);
-    let e = queue::claim(&w, &id, Some(run), &[], 1, LEASE).await.unwrap_err();
+    let e = old::claim(&w, &id, Some(run), &[], 1, LEASE).await.unwrap_err();
     assert!(format!("{e:#}").contains("not registered with a valid key"), "{e:#}");
     let e = old::register_worker(&w, Some(&key), "h", 1, 2, LEASE).await.unwrap_err();
     assert!(format!("{e:#}").contains("was revoked"), "{e:#}");
@@ -210,7 +210,7 @@ async fn owners_change_only_their_own_runs_and_approvers_decide_what_runs() {
     let key = old::key_add(&carol, "box").await.unwrap();
     let w = connect_as(&pg, "fleet_worker").await;
     let id = old::register_worker(&w, Some(&key), "h", 1, 1, LEASE).await.unwrap();
-    assert!(queue::claim(&w, &id, None, &[], 4, LEASE).await.unwrap().is_empty());
+    assert!(old::claim(&w, &id, None, &[], 4, LEASE).await.unwrap().is_empty());
 
     // Another submitter may neither approve, cancel, purge nor write it.
     let e = old::approve(&bob, run).await.unwrap_err();
@@ -239,7 +239,7 @@ async fn owners_change_only_their_own_runs_and_approvers_decide_what_runs() {
     // The approver lets it start; the worker plays it; the owner cancels it.
     assert_eq!(old::approve(&carol, run).await.unwrap(), "pending");
     assert_eq!(old::approve(&carol, run).await.unwrap(), "active", "approved once");
-    assert_eq!(queue::claim(&w, &id, None, &[], 4, LEASE).await.unwrap().len(), 4);
+    assert_eq!(old::claim(&w, &id, None, &[], 4, LEASE).await.unwrap().len(), 4);
     assert_eq!(old::cancel(&alice, run).await.unwrap(), "active");
     // An approver's own runs start at once, and an approver may cancel anyone's.
     let mine = new_run(&carol, 2, json!({})).await;
@@ -263,13 +263,13 @@ async fn refusals_by_distinct_workers_fail_a_run_and_spare_the_others() {
     for (i, name) in ["k1", "k2", "k3"].iter().enumerate() {
         let key = old::key_add(&carol, name).await.unwrap();
         let id = old::register_worker(&w, Some(&key), name, 1, 1, LEASE).await.unwrap();
-        let c = queue::claim(&w, &id, None, &[], 1, LEASE).await.unwrap();
+        let c = old::claim(&w, &id, None, &[], 1, LEASE).await.unwrap();
         assert_eq!(c[0].run_id, bad, "the oldest run first");
         let state =
             old::refuse(&w, &id, bad, "engine A: cannot start", &[c[0].token]).await.unwrap();
         assert_eq!(state, if i < 2 { "active" } else { "failed" });
         // A key that refused a run gets none of its pairs again, but the other runs' pairs.
-        let next = queue::claim(&w, &id, None, &[], 1, LEASE).await.unwrap();
+        let next = old::claim(&w, &id, None, &[], 1, LEASE).await.unwrap();
         assert_eq!(next.iter().map(|c| c.run_id).collect::<Vec<_>>(), [good]);
         old::release(&w, &id, &[next[0].token]).await.unwrap();
     }

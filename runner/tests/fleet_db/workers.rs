@@ -2,8 +2,8 @@
 //! docs/fleet-worker-role.sql: what each worker registered (machine, CPU, cores), what it did
 //! (games, engine faults, losses on time, refusals) as `runner workers` shows it to a reader.
 //! As the fleet_worker role, the worker functions the server no longer calls (registering,
-//! refusing, stopping) are called directly (`common::old`: the schema a server of the version
-//! before uses); the server's own statements are tested in `api.rs`.
+//! claiming, refusing, stopping) are called directly (`common::old`: the schema a server of
+//! the version before uses); the server's own statements are tested in `api.rs`.
 
 use std::path::Path;
 
@@ -65,7 +65,7 @@ async fn workers_register_their_machine_and_the_report_counts_what_they_did() {
     // A worker whose machine says nothing of its CPU is "unknown".
     let id2 = old::register_worker(&w, Some(&key), "h2", 11, 1, LEASE).await.unwrap();
 
-    let c = queue::claim(&w, &id, Some(run), &[], 3, LEASE).await.unwrap();
+    let c = old::claim(&w, &id, Some(run), &[], 3, LEASE).await.unwrap();
     // A crash in game 0 (the first engine lost it), a loss on time in game 1, then a pair
     // without faults.
     let g = [game(&c[0], 0, "0-1", "crash"), game(&c[0], 1, "0-1", "time-forfeit")];
@@ -78,7 +78,7 @@ async fn workers_register_their_machine_and_the_report_counts_what_they_did() {
     assert_eq!(counts[0].penta, [0, 0, 2, 1, 0]);
     assert_eq!(counts[0].wdl, [2, 3, 1]);
     // One pair still leased on `other`; a refusal of `run`... by the second worker.
-    let held = queue::claim(&w, &id, Some(other), &[], 1, LEASE).await.unwrap();
+    let held = old::claim(&w, &id, Some(other), &[], 1, LEASE).await.unwrap();
     assert_eq!(held.len(), 1);
     old::refuse(&w, &id2, run, "engine B: not found", &[]).await.unwrap();
 
@@ -315,7 +315,7 @@ async fn delete_takes_a_finished_run_and_its_games_owner_or_approver_only() {
     let key = old::key_add(&carol, "box1").await.unwrap();
     let w = connect_as(&pg, "fleet_worker").await;
     let id = old::register_worker(&w, Some(&key), "h", 1, 1, LEASE).await.unwrap();
-    let c = queue::claim(&w, &id, Some(run), &[], 1, LEASE).await.unwrap();
+    let c = old::claim(&w, &id, Some(run), &[], 1, LEASE).await.unwrap();
     assert!(matches!(old::report_pair(&w, &id, &c[0], ["W", "D"]).await, Reported::Stored { .. }));
 
     let msg = |e: anyhow::Error| format!("{e:#}");

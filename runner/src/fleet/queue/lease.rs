@@ -1,13 +1,15 @@
 //! A worker's side of the queue: registering under a key, claiming, renewing and giving back
 //! leases, refusing a run, recording an incident.
 //!
-//! The server's own statements, each one data-modifying statement that checks the worker as
+//! The server's own statements, each a data-modifying statement that checks the worker as
 //! the database's `SECURITY DEFINER` functions did (its secret's SHA-256, its key not revoked,
 //! itself not stopped: [`me!`]) and writes nothing when the check fails: the registration,
-//! the check alone, a worker stopping, the heartbeat, a release, a refusal (and the statement
-//! after it that fails a run enough keys refused) and an incident. The claim still calls the
-//! function (`fleet_claim`), which stays in the schema with the others for a server of the
-//! version before during a rolling deploy. (A tuning pair's iteration is in `tuning.rs`.)
+//! the check alone, a worker stopping, the claim (the order of the runs and the lease of the
+//! first run's pairs in one statement, a statement per further run: [`claim_from`]), the
+//! heartbeat, a release, a refusal (and the statement after it that fails a run enough keys
+//! refused) and an incident. (A tuning pair's iteration is in `tuning.rs`.) The functions the
+//! server no longer calls (`fleet_claim`, `fleet_claim_order` ...) stay in the schema for a
+//! server of the version before during a rolling deploy, until `runner db init --contract`.
 
 use std::time::Duration;
 
@@ -194,6 +196,22 @@ pub struct Claim {
     pub spsa: Option<Value>,
 }
 
+impl Claim {
+    /// A leased pair from a row of its columns, read by name.
+    pub fn from_row(r: &Row) -> Result<Claim, tokio_postgres::Error> {
+        Ok(Claim {
+            run_id: r.try_get("run_id")?,
+            seq: r.try_get("seq")?,
+            pairing: r.try_get("pairing")?,
+            pair: r.try_get("pair")?,
+            opening: r.try_get("opening")?,
+            token: r.try_get("token")?,
+            attempts: r.try_get("attempts")?,
+            spsa: r.try_get("spsa")?,
+        })
+    }
+}
+
 /// Leases up to `n` pairs for worker `w`: of run `only` when given, never of the runs in
 /// `skip` (nor of a run its key refused), in schedule order, for a worker that plays no run
 /// now ([`claim_from`]).
@@ -208,11 +226,217 @@ pub async fn claim(
     claim_from(db, w, only, skip, None, n, lease, TUNE_IN_FLIGHT).await
 }
 
-/// [`claim`] for a worker that plays run `current` now: the database serves the highest
-/// priority first, then the run furthest below its share, and keeps the worker on `current`
-/// while that run is within its share (so its engines need not be started again). A tuning
-/// run hands out at most `tune_in_flight` iterations beyond those applied ([`TUNE_IN_FLIGHT`]
-/// by default; 1 plays its iterations one after another, the same ones whatever the timing).
+/// The stickiness band of the claim's order (what `fleet_share_slack()` returns, schema version
+/// 3): a worker stays on the run it plays while that run, with this claim, holds at most this
+/// factor of its level's fair ratio (pairs in flight per unit of weight) and no other run of
+/// the level is below the fair ratio over this factor.
+macro_rules! share_slack {
+    () => {
+        "1.25"
+    };
+}
+
+/// The order in which a claim tries the runs, as a CTE named `o` (after [`me!`]: none without a
+/// checked worker): each run the worker's key may claim (active, of run `$6` when given, not in
+/// `$7`, not refused by the key) with its `rank`, 1 first. Highest priority first; within it
+/// the run the worker plays (`$8`) when it is within its share and no other run of the level is
+/// starved (`sticky`), then `after`, the run's pairs in flight per unit of weight once these
+/// `$3` are added (smallest first: the run furthest below its share), then a run other than
+/// the worker's own, the larger weight (throughput over the owner's runs at that priority),
+/// the run whose newest claim is oldest (`served`; never claimed first), the older run. What
+/// `fleet_claim_order` (schema version 5) answered.
+///
+/// Only live leases count (a dead worker's expired lease is not work in flight). Per active
+/// run, the live leases are one range of the partial index of leased pairs and the newest
+/// claim one probe of `pairs_claimed`, each a lateral subquery whose plan does not depend on
+/// how many runs there are (generic plans: [`super::Conn::open`]); never a run's stored pairs.
+macro_rules! claim_order {
+    () => {
+        concat!(
+            "w AS (
+    SELECT r.id, r.priority,
+           r.throughput::float8 / count(*) OVER (PARTITION BY r.priority, r.owner) AS weight,
+           l.n AS leased, c.at AS served
+      FROM me CROSS JOIN runs r
+      CROSS JOIN LATERAL (
+          SELECT count(*) AS n FROM pairs p
+           WHERE p.run_id = r.id AND p.state = 'leased' AND p.lease_until > now()) l
+      CROSS JOIN LATERAL (
+          SELECT max(p.claimed_at) AS at FROM pairs p
+           WHERE p.run_id = r.id AND p.claimed_at IS NOT NULL) c
+     WHERE r.state = 'active' AND ($6::int8 IS NULL OR r.id = $6)
+       AND NOT (r.id = ANY(coalesce($7, '{}')))
+       AND NOT EXISTS (SELECT 1 FROM refusals f WHERE f.run_id = r.id AND f.key_id = me.key_id)),
+s AS (
+    SELECT w.*, (w.leased + $3) / w.weight AS after, coalesce(w.id = $8, false) AS mine,
+           -- The level's fair ratio with this claim added and without it, and its most starved
+           -- run besides the worker's own (whose pair just ended).
+           (sum(w.leased) OVER lv + $3)::float8 / sum(w.weight) OVER lv AS fair_after,
+           (sum(w.leased) OVER lv)::float8 / sum(w.weight) OVER lv AS fair_now,
+           min(CASE WHEN w.id IS DISTINCT FROM $8 THEN w.leased / w.weight END)
+               OVER lv AS least_other
+      FROM w WINDOW lv AS (PARTITION BY w.priority)),
+o AS (
+    SELECT s.id, row_number() OVER (ORDER BY s.priority DESC,
+               s.mine AND s.after <= ",
+            share_slack!(),
+            " * s.fair_after
+                 AND coalesce(s.least_other >= s.fair_now / ",
+            share_slack!(),
+            ", true) DESC,
+               -- On a tie the worker moves to another run, the one served least recently
+               -- first: when runs outnumber the slots, they take turns.
+               s.after, s.mine, s.weight DESC, s.served NULLS FIRST, s.id) AS rank
+      FROM s)"
+        )
+    };
+}
+
+/// The claimable pairs of the locked `run` in a given state (`$which`) of its active pairings
+/// and within a tuning run's iterations in flight, in schedule order, at most `$3`, locked
+/// `FOR UPDATE SKIP LOCKED` ([`CLAIM`]).
+macro_rules! open_pairs {
+    ($which:literal) => {
+        concat!(
+            "
+    SELECT p.run_id, p.pairing, p.pair, p.seq FROM pairs p
+     WHERE p.run_id = (SELECT id FROM run) AND ",
+            $which,
+            "
+       AND EXISTS (SELECT 1 FROM pairings g
+                    WHERE g.run_id = p.run_id AND g.pairing = p.pairing AND g.active)
+       AND ((SELECT applied FROM run) IS NULL OR p.spsa IS NOT NULL
+            OR p.seq < (SELECT applied FROM run) + $5)
+     ORDER BY p.seq LIMIT $3
+    FOR UPDATE OF p SKIP LOCKED"
+        )
+    };
+}
+
+/// The claim, one statement: the worker checked ([`me!`]); the order of the runs it may claim
+/// ([`claim_order!`]); the first run of it taken `FOR KEY SHARE` if it is still active (`run`,
+/// with a tuning run's applied iterations); up to `$3` of its pairs in schedule order, pending
+/// pairs of active pairings or expired leases, taken `FOR UPDATE SKIP LOCKED` (two claims
+/// never wait on each other), a tuning run's at most `$5` iterations beyond those applied (a
+/// pair whose iteration is logged already is always handed out again); each leased to worker
+/// `$1` for `$4` seconds under a new fencing token, its attempt counted (`leased`). One row per
+/// pair leased (one with no pair when none was), each with `known` (the worker's check) and
+/// `rest`: when fewer than `$3` were leased, the other runs of the order, which
+/// [`claim_from`] tries one after another by this statement again with `$6` the run, as
+/// `fleet_claim` walked them; NULL otherwise. The run's lock is taken (and waited for) before
+/// any pair is read: its id is the pairs' index condition, a scalar subquery.
+///
+/// Why the locks hold as in `fleet_claim`, which ran a statement per step and so read the pairs
+/// in a snapshot taken after it had locked the run: here every CTE reads the one snapshot taken
+/// when the statement began, and a row lock that finds a newer committed version of its row
+/// re-checks that version against the statement's conditions (EvalPlanQual), the other tables'
+/// rows staying as the snapshot saw them.
+/// - A decision in progress holds the run's row `FOR UPDATE` from its start: the `FOR KEY
+///   SHARE` of `run` waits for it. (`FOR KEY SHARE` does not wait for an update that leaves the
+///   key alone, nor re-check the row then; a decision locks the row before it changes it, so
+///   that is never the case here.) Once it is committed: if it ended the run, `run` is empty
+///   (re-checked not active) and nothing is leased, as the function's `NOT FOUND` skipped it;
+///   if it stopped pairings, the pairs it skipped (every pending or leased pair of a stopped
+///   pairing, in the decision's own transaction) still look open in the snapshot, but each has
+///   a newer version, which its lock re-checks and finds skipped. What the snapshot cannot see
+///   is what became claimable after it began (a pair given back, a run reopened): the next
+///   claim takes it.
+/// - A decision that begins after `run` is locked waits for this statement's commit, then
+///   sees the pairs leased here and skips them with the others, as it did a function's.
+/// - Two claims racing for the same pairs: a pair one of them locked is skipped by the other
+///   (`SKIP LOCKED`); once the first committed, the pair's newer version is leased, and the
+///   other's lock re-checks it as neither pending nor expired: never leased twice. Each lease
+///   draws its own token from the sequence.
+/// - A tuning run's applied iterations are the snapshot's: at most as many as now (they only
+///   grow), so no more than `$5` iterations beyond the applied ones are ever in flight.
+///
+/// The order is read without locks, as the function read it; only the runs tried are locked,
+/// usually one.
+const CLAIM: &str = concat!(
+    "WITH ",
+    me!(),
+    ",\n",
+    claim_order!(),
+    ",
+run AS (
+    SELECT x.id, t.applied FROM runs x LEFT JOIN tune_state t ON t.run_id = x.id
+     WHERE x.id = (SELECT o.id FROM o WHERE o.rank = 1) AND x.state = 'active'
+    FOR KEY SHARE OF x),
+pending AS (",
+    open_pairs!("p.state = 'pending'"),
+    "),
+expired AS (",
+    open_pairs!("p.state = 'leased' AND p.lease_until < now()"),
+    "),
+c AS (SELECT * FROM pending UNION ALL SELECT * FROM expired ORDER BY seq LIMIT $3),
+leased AS (
+    UPDATE pairs p SET state = 'leased', token = nextval('lease_tokens'), worker_id = $1,
+           lease_until = now() + make_interval(secs => $4), claimed_at = clock_timestamp(),
+           attempts = p.attempts + 1
+      FROM c WHERE p.run_id = c.run_id AND p.pairing = c.pairing AND p.pair = c.pair
+    RETURNING p.run_id, p.seq, p.pairing, p.pair, p.opening, p.token, p.attempts, p.spsa)
+SELECT m.known, m.rest, l.* FROM (
+    SELECT EXISTS (SELECT 1 FROM me) AS known,
+           CASE WHEN (SELECT count(*) FROM leased) < $3
+                THEN ARRAY(SELECT o.id FROM o WHERE o.rank > 1 ORDER BY o.rank) END AS rest) m
+  LEFT JOIN leased l ON true"
+);
+
+/// One [`CLAIM`] statement: the pairs it leased and the runs to try next (none when it leased
+/// `n`). `Err` ([`NotAuthorized`]) when the worker's check failed (then nothing was written).
+#[allow(clippy::too_many_arguments)]
+async fn claim_once(
+    db: &impl Db,
+    w: &WorkerId,
+    only: Option<i64>,
+    skip: &[i64],
+    current: Option<i64>,
+    n: i64,
+    lease: f64,
+    tune_in_flight: i64,
+) -> Result<(Vec<Claim>, Vec<i64>)> {
+    let rows = hot(
+        db,
+        CLAIM,
+        &[
+            (&w.id, Type::INT8),
+            (w.secret(), Type::TEXT),
+            (&n, Type::INT8),
+            (&lease, Type::FLOAT8),
+            (&tune_in_flight, Type::INT8),
+            (&only, Type::INT8),
+            (&skip, Type::INT8_ARRAY),
+            (&current, Type::INT8),
+        ],
+    )
+    .await
+    .context("cannot claim work")?;
+    let first = rows.first().context("claim: no answer")?;
+    known(first, w)?;
+    let rest: Option<Vec<i64>> = first.try_get("rest")?;
+    let mut pairs = Vec::new();
+    for r in &rows {
+        if r.try_get::<_, Option<i64>>("run_id")?.is_some() {
+            pairs.push(Claim::from_row(r)?);
+        }
+    }
+    Ok((pairs, rest.unwrap_or_default()))
+}
+
+/// [`claim`] for a worker that plays run `current` now: the highest priority first, then the
+/// run furthest below its share, and the worker kept on `current` while that run is within its
+/// share (so its engines need not be started again); see [`claim_order!`]. A tuning run hands
+/// out at most `tune_in_flight` iterations beyond those applied ([`TUNE_IN_FLIGHT`] by default;
+/// 1 plays its iterations one after another, the same ones whatever the timing). `Err`
+/// ([`NotAuthorized`], nothing leased) when the worker's secret or key does not hold.
+///
+/// One statement ([`CLAIM`]) when the first run of the order gives the pairs; else the same
+/// statement again for each further run of the order (`only` that run), each in a snapshot of
+/// its own and committed on its own, until `n` are leased. A further statement that fails (the
+/// connection lost, the worker stopped meanwhile) ends the walk with the pairs leased before
+/// it, which are this worker's (`fleet_claim`, one transaction, gave them back; an error here
+/// would leave them leased, unknown to the worker, until their lease expired), or with its
+/// error when there are none.
 #[allow(clippy::too_many_arguments)]
 pub async fn claim_from(
     db: &impl Db,
@@ -224,38 +448,19 @@ pub async fn claim_from(
     lease: Duration,
     tune_in_flight: i64,
 ) -> Result<Vec<Claim>> {
-    let rows = hot(
-        db,
-        "SELECT run_id, seq, pairing, pair, opening, token, attempts, spsa \
-         FROM fleet_claim($1, $2, $3, $4, $5, $6, $7, $8)",
-        &[
-            (&w.id, Type::INT8),
-            (w.secret(), Type::TEXT),
-            (&only, Type::INT8),
-            (&skip, Type::INT8_ARRAY),
-            (&n, Type::INT8),
-            (&lease.as_secs_f64(), Type::FLOAT8),
-            (&tune_in_flight, Type::INT8),
-            (&current, Type::INT8),
-        ],
-    )
-    .await
-    .context("cannot claim work")?;
-    let mut out = rows
-        .iter()
-        .map(|r| {
-            Ok(Claim {
-                run_id: r.try_get("run_id")?,
-                seq: r.try_get("seq")?,
-                pairing: r.try_get("pairing")?,
-                pair: r.try_get("pair")?,
-                opening: r.try_get("opening")?,
-                token: r.try_get("token")?,
-                attempts: r.try_get("attempts")?,
-                spsa: r.try_get("spsa")?,
-            })
-        })
-        .collect::<Result<Vec<Claim>, tokio_postgres::Error>>()?;
+    let secs = lease.as_secs_f64();
+    let (mut out, rest) = claim_once(db, w, only, skip, current, n, secs, tune_in_flight).await?;
+    for run in rest {
+        let want = n - out.len() as i64;
+        if want <= 0 {
+            break;
+        }
+        match claim_once(db, w, Some(run), &[], None, want, secs, tune_in_flight).await {
+            Ok((pairs, _)) => out.extend(pairs),
+            Err(e) if out.is_empty() => return Err(e),
+            Err(_) => break,
+        }
+    }
     out.sort_by_key(|c| (c.run_id, c.seq));
     Ok(out)
 }

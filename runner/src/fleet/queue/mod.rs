@@ -5,7 +5,8 @@
 //! Workers are untrusted: each of their calls is checked (the worker's secret, its key, its
 //! lease) by the server's own statements (the [`me!`] part; none of the database functions of
 //! schema versions 2 to 6 is called, see `super::schema`): [`lease`] registers a worker under
-//! its key, claims, renews and gives back leases, refuses runs and records incidents; [`report`]
+//! its key, claims (the order of the runs, their shares and turns, computed by the claim's own
+//! statement), renews and gives back leases, refuses runs and records incidents; [`report`]
 //! stores a finished pair (the server reads its result from the game records), and the server
 //! decides in Rust ([`settle`]: the SPRT, racing and the run's end, with the run locked, from
 //! every stored pair); [`tuning`] starts a tuning pair's iteration and moves theta by a report's

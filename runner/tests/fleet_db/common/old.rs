@@ -7,7 +7,9 @@
 use std::time::Duration;
 
 use runner::fleet::queue::share::{Change, Modified, Share};
-use runner::fleet::queue::{Claim, Machine, NewRun, PairReport, PairingCounts, Reported, WorkerId};
+use runner::fleet::queue::{
+    Claim, Machine, NewRun, PairReport, PairingCounts, Reported, TUNE_IN_FLIGHT, WorkerId,
+};
 use serde_json::Value;
 use tokio_postgres::Client;
 
@@ -15,6 +17,28 @@ use tokio_postgres::Client;
 pub async fn worker_stopped(db: &Client, w: &WorkerId) -> anyhow::Result<()> {
     db.execute("SELECT fleet_worker_stopped($1, $2)", &[&w.id, w.secret()]).await?;
     Ok(())
+}
+
+/// `fleet_claim` (schema version 3's, for a worker that plays no run now): the pairs leased, in
+/// run and schedule order.
+pub async fn claim(
+    db: &Client,
+    w: &WorkerId,
+    only: Option<i64>,
+    skip: &[i64],
+    n: i64,
+    lease: Duration,
+) -> anyhow::Result<Vec<Claim>> {
+    let rows = db
+        .query(
+            "SELECT run_id, seq, pairing, pair, opening, token, attempts, spsa \
+             FROM fleet_claim($1, $2, $3, $4, $5, $6, $7, NULL)",
+            &[&w.id, w.secret(), &only, &skip, &n, &lease.as_secs_f64(), &TUNE_IN_FLIGHT],
+        )
+        .await?;
+    let mut out = rows.iter().map(Claim::from_row).collect::<Result<Vec<Claim>, _>>()?;
+    out.sort_by_key(|c| (c.run_id, c.seq));
+    Ok(out)
 }
 
 /// `fleet_release`: how many leases were given back.
