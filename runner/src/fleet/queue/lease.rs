@@ -240,7 +240,7 @@ macro_rules! share_slack {
 /// checked worker): each run the worker's key may claim (active, of run `$6` when given, not in
 /// `$7`, not refused by the key) with its `rank`, 1 first. Highest priority first; within it
 /// the run the worker plays (`$8`) when it is within its share and no other run of the level is
-/// starved (`sticky`), then `after`, the run's pairs in flight per unit of weight once these
+/// starved (it sticks), then `after`, the run's pairs in flight per unit of weight once these
 /// `$3` are added (smallest first: the run furthest below its share), then a run other than
 /// the worker's own, the larger weight (throughput over the owner's runs at that priority),
 /// the run whose newest claim is oldest (`served`; never claimed first), the older run. What
