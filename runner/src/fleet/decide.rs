@@ -6,9 +6,10 @@
 //! critical values), and the server decides by them ([`Judge`], read back from the run, in
 //! `queue::settle`), so a decision does not depend on the build of the server that takes it. A
 //! worker's [`RunJudge`] (the same rules from the run's plan) reads the counts a report returns
-//! only to know when to ask a server that does not decide by itself, or the database
-//! (`fleet_settle_run` of `sql/v2_trust.sql` and `sql/judge.sql`, which give what these
-//! functions give: `runner/tests/fleet_db/queue.rs` and `fleet_db/judge_sql.rs` compare them).
+//! only to know when to ask a server that does not decide by itself. (Runners up to schema
+//! version 6 decided inside the database, `fleet_settle_run` of `sql/v2_trust.sql` and
+//! `sql/judge.sql`, by the same rules: `runner/tests/fleet_db/queue.rs` compares the two while
+//! the functions are still in the schema.)
 
 use serde::Deserialize;
 use serde_json::{Value, json};
