@@ -6,13 +6,13 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::common::{RunSpec, record, sprt};
+use crate::common::{RunSpec, pair_report, record, sprt};
 use e2e::pg::TempPg;
 use runner::fleet::bounded::Name;
 use runner::fleet::client::WorkerClient;
 use runner::fleet::connect::parse_target;
 use runner::fleet::queue::share::Share;
-use runner::fleet::queue::{self, Machine, PairReport, Reported, people};
+use runner::fleet::queue::{self, Machine, Reported, people};
 use runner::fleet::rights::Principal;
 use runner::fleet::schema;
 
@@ -96,14 +96,7 @@ async fn the_contract_step_waits_for_older_runners_then_the_fleet_plays_without_
     let mut open = Vec::new();
     for c in &claims {
         let g = [record(c, 0, "1-0", ("A", "B")), record(c, 1, "1/2-1/2", ("A", "B"))];
-        let r = PairReport {
-            run_id: c.run_id,
-            pairing: c.pairing,
-            pair: c.pair,
-            token: c.token,
-            records: [&g[0], &g[1]],
-        };
-        match client.report(&w, &r, false).await.unwrap() {
+        match client.report(&w, &pair_report(c, &g), false).await.unwrap() {
             Reported::Stored { open: o, .. } => open.push(o),
             other => panic!("{other:?}"),
         }

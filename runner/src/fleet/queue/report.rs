@@ -513,24 +513,15 @@ pub struct Settled {
     pub stops: Vec<Stop>,
 }
 
-/// Asks the database to decide run `run` now (see the module's doc).
+/// Asks the database to decide run `run` now: `fleet_settle`, the PL/pgSQL decision of schema
+/// versions 2 to 6, which the server no longer calls (it decides in Rust, `super::settle`).
+/// Kept for the tests that compare the two and the load bench's direct mode, on a database the
+/// contract step has not reached; gone with the functions.
 pub async fn settle(db: &impl Db, w: &WorkerId, run: i64) -> Result<Settled> {
     let found = hot(
         db,
         "SELECT state, pairing, verdict, why FROM fleet_settle($1, $2, $3)",
         &[(&w.id, Type::INT8), (w.secret(), Type::TEXT), (&run, Type::INT8)],
-    )
-    .await
-    .context("cannot settle the run")?;
-    settled(&found)
-}
-
-/// [`settle`] for an owner or approver (after a purge, for instance).
-pub async fn settle_as_owner(db: &tokio_postgres::Client, run: i64) -> Result<Settled> {
-    let found = rows(
-        db,
-        "SELECT state, pairing, verdict, why FROM fleet_settle_run($1)",
-        &[(&run, Type::INT8)],
     )
     .await
     .context("cannot settle the run")?;
