@@ -157,12 +157,13 @@ pub fn pair_report<'a>(c: &Claim, g: &'a [Value; 2]) -> PairReport<'a> {
 /// The tests' own worker key, named `test`, issued by [`test_key`].
 pub const TEST_KEY: &str = "fk_the-fleet-tests-own-worker-key";
 
-/// Issues the tests' worker key [`TEST_KEY`] (once per database); returns it.
+/// Issues the tests' worker key [`TEST_KEY`] (once per database, also when workers start at
+/// once: a second insert of the name or the hash does nothing); returns it.
 pub async fn test_key(db: &Client) -> &'static str {
     db.execute(
         "INSERT INTO worker_keys (name, key_hash, created_by) \
          VALUES ('test', encode(sha256(convert_to($1, 'UTF8')), 'hex'), 'test') \
-         ON CONFLICT (name) DO NOTHING",
+         ON CONFLICT DO NOTHING",
         &[&TEST_KEY],
     )
     .await
