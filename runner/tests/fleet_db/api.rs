@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// The server over `pg`'s fleet (schema made), its worker API on a pool of `size` connections.
-async fn serve(pg: &TempPg, size: usize) -> SocketAddr {
+pub(crate) async fn serve(pg: &TempPg, size: usize) -> SocketAddr {
     serve_polling(pg, size, runner::fleet::worker::IDLE_POLL).await
 }
 

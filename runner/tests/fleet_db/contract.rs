@@ -2,8 +2,6 @@
 //! versions 2 to 6 dropped once no runner of an earlier version is connected, and the fleet
 //! working on what is left (tables, indexes, constraints) through the server.
 
-use std::net::SocketAddr;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::common::{RunSpec, pair_report, record, sprt};
@@ -19,16 +17,6 @@ use runner::fleet::schema;
 /// The fleet's functions in the database.
 fn functions(pg: &TempPg) -> i64 {
     pg.psql("SELECT count(*) FROM pg_proc WHERE proname LIKE 'fleet\\_%'").parse().unwrap()
-}
-
-async fn serve(pg: &TempPg) -> SocketAddr {
-    let mut app = runner::serve::App::new(pg.socket_dir().join("no-results"), None).unwrap();
-    app.pool = Some(runner::serve::pool::open(&pg.url(), 4).await.unwrap());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let router = runner::serve::router(Arc::new(app));
-    tokio::spawn(runner::serve::listen::serve_on(listener, router, None, std::future::pending()));
-    addr
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -79,7 +67,7 @@ async fn the_contract_step_waits_for_older_runners_then_the_fleet_plays_without_
     let (run, pending) =
         queue::submit::submit(&mut db, &ops, &spec.run(), Share::default(), &[]).await.unwrap();
     assert!(!pending);
-    let addr = serve(&pg).await;
+    let addr = crate::api::serve(&pg, 4).await;
     let _ = rustls::crypto::ring::default_provider().install_default();
     let client =
         WorkerClient::new(&format!("http://{addr}"), None, Some(key), Duration::from_secs(10))
