@@ -156,21 +156,28 @@ where
     }
 }
 
-/// A worker process's start: its client, the server's version, its registration. `None` when
-/// it cannot (the error in `out`).
+/// A worker process's client, made before the workers start: on a fleet each worker makes its
+/// own on its own machine, so the CPU it takes (the TLS roots, the resolver) is no part of the
+/// server's answer. Made in the task, 250 clients on one client thread would delay the polling
+/// of the requests already sent, and that delay would be timed as the server's.
+fn worker_client(sh: &Shared) -> Result<WorkerClient> {
+    WorkerClient::new(&sh.base, None, Some(sh.key.clone()), STATEMENT_TIMEOUT)
+}
+
+/// A worker process's start: the server's version, its registration. `None` when it cannot
+/// (the error in `out`).
 async fn start_worker(
     i: usize,
-    sh: &Shared,
+    client: Result<WorkerClient>,
     out: &mut Out,
 ) -> Option<(Arc<WorkerClient>, WorkerId)> {
-    let client = match WorkerClient::new(&sh.base, None, Some(sh.key.clone()), STATEMENT_TIMEOUT) {
+    let door = match client {
         Ok(c) => c,
         Err(e) => {
             out.base.connect_error = Some(format!("{e:#}"));
             return None;
         }
     };
-    let door = client;
     let client = &door;
     if let Err(e) = retried(&door, &mut out.lat, Kind::Version, move || client.version()).await {
         out.base.connect_error = Some(format!("version: {e:#}"));
@@ -236,13 +243,14 @@ type Go = watch::Receiver<Option<(Instant, Instant)>>;
 
 async fn worker(
     i: usize,
+    client: Result<WorkerClient>,
     sh: Arc<Shared>,
     idle: bool,
     ready: mpsc::Sender<bool>,
     mut go: Go,
 ) -> Out {
     let mut out = Out { idle, ..Out::default() };
-    let Some((door, wid)) = start_worker(i, &sh, &mut out).await else {
+    let Some((door, wid)) = start_worker(i, client, &mut out).await else {
         let _ = ready.send(false).await;
         return out;
     };
@@ -408,20 +416,27 @@ fn client_threads(
     go: &Go,
 ) -> Vec<std::thread::JoinHandle<Vec<Out>>> {
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(total);
+    let made = Arc::new(std::sync::Barrier::new(threads));
     (0..threads)
         .map(|t| {
-            let (sh, ready, go) = (sh.clone(), ready.clone(), go.clone());
+            let (sh, ready, go, made) = (sh.clone(), ready.clone(), go.clone(), made.clone());
             std::thread::spawn(move || {
                 let rt = tokio::runtime::Builder::new_current_thread()
                     .enable_all()
                     .build()
                     .expect("runtime");
                 let local = tokio::task::LocalSet::new();
+                let clients: Vec<_> = {
+                    let _in = rt.enter();
+                    (t..total).step_by(threads).map(|i| (i, worker_client(&sh))).collect()
+                };
+                // Every thread's clients are made before any worker starts.
+                made.wait();
                 local.block_on(&rt, async move {
-                    let hs: Vec<_> = (t..total)
-                        .step_by(threads)
-                        .map(|i| {
-                            let w = worker(i, sh.clone(), i >= busy, ready.clone(), go.clone());
+                    let hs: Vec<_> = clients
+                        .into_iter()
+                        .map(|(i, c)| {
+                            let w = worker(i, c, sh.clone(), i >= busy, ready.clone(), go.clone());
                             tokio::task::spawn_local(w)
                         })
                         .collect();
