@@ -395,17 +395,15 @@ async fn worker(
     // The run this worker played last (the claim keeps it there while within its share).
     let mut current: Option<i64> = None;
     while Instant::now() < deadline {
+        let ask = queue::ClaimAsk { current, ..queue::ClaimAsk::new(1, LEASE) };
         let t = Instant::now();
-        let claims =
-            match queue::claim_from(&db, &wid, None, &[], current, 1, LEASE, queue::TUNE_IN_FLIGHT)
-                .await
-            {
-                Ok(c) => c,
-                Err(e) => {
-                    out.errors.push(format!("claim: {e:#}"));
-                    break;
-                }
-            };
+        let claims = match queue::claim_from(&db, &wid, &ask).await {
+            Ok(c) => c,
+            Err(e) => {
+                out.errors.push(format!("claim: {e:#}"));
+                break;
+            }
+        };
         out.claim.push(t.elapsed());
         let Some(c) = claims.into_iter().next() else {
             out.ran_dry = true;
@@ -1198,10 +1196,8 @@ async fn share_worker(
     let mut out = Vec::new();
     while Instant::now() < stop {
         let sent = Instant::now();
-        let claims =
-            queue::claim_from(&db, &w, None, &[], current, 1, LEASE, queue::TUNE_IN_FLIGHT)
-                .await
-                .expect("claim");
+        let ask = queue::ClaimAsk { current, ..queue::ClaimAsk::new(1, LEASE) };
+        let claims = queue::claim_from(&db, &w, &ask).await.expect("claim");
         let Some(c) = claims.into_iter().next() else {
             tokio::time::sleep(Duration::from_millis(50)).await;
             continue;

@@ -17,7 +17,7 @@ DB="host=$W user=postgres dbname=postgres"
 cleanup() { $AS "$PGBIN/pg_ctl" -D "$W/pg" -m immediate -w stop >/dev/null; rm -rf "$W"; }
 trap cleanup EXIT
 "$BIN/runner" db init --db "$DB" >/dev/null
-psql -q "$DB" -f docs/fleet-worker-role.sql >/dev/null
+psql -q "$DB" -f docs/fleet-reader-role.sql >/dev/null
 E="$BIN/engine"
 mkdir -p "$W/results"
 "$BIN/runner" match --engine "name=A,cmd=$E" --engine "name=B,cmd=$E" --nodes 1000 --games 2 \

@@ -157,12 +157,12 @@ fn bench(name: &str) -> Bench {
 }
 
 /// A fleet (`e2e::fleet::Fleet`: its database, an approver and its own server) whose database
-/// has the roles of docs/fleet-worker-role.sql, with an empty `results/` and a four-opening
-/// book in its folder.
+/// has the read-only role of docs/fleet-reader-role.sql, with an empty `results/` and a
+/// four-opening book in its folder.
 fn fleet_with_roles(name: &str) -> (Fleet, String) {
     let f = Fleet::new(name);
-    let roles = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/fleet-worker-role.sql");
-    f.pg.psql_file(&roles).unwrap_or_else(|e| panic!("docs/fleet-worker-role.sql: {e}"));
+    let roles = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/fleet-reader-role.sql");
+    f.pg.psql_file(&roles).unwrap_or_else(|e| panic!("docs/fleet-reader-role.sql: {e}"));
     std::fs::create_dir_all(f.dir.join("results")).unwrap();
     let book = write_book(&f.dir, 4);
     (f, book)

@@ -73,8 +73,8 @@ fn fill(pg: &e2e::pg::TempPg, big: i64) {
 #[ignore = "a benchmark: cargo test -p e2e --test serve_list_bench -- --ignored --nocapture"]
 fn the_list_of_1000_fleet_runs_read_by_4_clients() {
     let mut f = Fleet::new("serve-list-bench");
-    let roles = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/fleet-worker-role.sql");
-    f.pg.psql_file(&roles).unwrap_or_else(|e| panic!("docs/fleet-worker-role.sql: {e}"));
+    let roles = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/fleet-reader-role.sql");
+    f.pg.psql_file(&roles).unwrap_or_else(|e| panic!("docs/fleet-reader-role.sql: {e}"));
     let engine = format!("cmd={}", engine_bin().display());
     let (a, b) = (format!("name=A,{engine}"), format!("name=B,{engine}"));
     let mut args = vec!["match", "--engine", &a, "--engine", &b];

@@ -273,12 +273,12 @@ async fn worker(
         let ms = sh.play_ms * rng.random_range(0.0..1.0);
         tokio::time::sleep(Duration::from_secs_f64(ms / 1000.0)).await;
     }
-    let skip: &[i64] = if idle { &sh.runs } else { &[] };
-    let mut current: Option<i64> = None;
+    let skip = if idle { sh.runs.clone() } else { Vec::new() };
+    let mut ask = queue::ClaimAsk { skip, ..queue::ClaimAsk::new(1, LEASE) };
     let mut idle_beat: Option<Instant> = None;
     while Instant::now() < deadline {
         let t = Instant::now();
-        let r = door.claim(&wid, None, skip, current, 1, LEASE, queue::TUNE_IN_FLIGHT).await;
+        let r = door.claim(&wid, &ask).await;
         let took = t.elapsed();
         let claims = match r {
             Ok(c) => {
@@ -297,10 +297,10 @@ async fn worker(
         };
         let Some(c) = claims.into_iter().next() else {
             out.base.ran_dry |= !idle;
-            idle_poll(&door, &wid, skip, &mut idle_beat, deadline, &mut out).await;
+            idle_poll(&door, &wid, &ask.skip, &mut idle_beat, deadline, &mut out).await;
             continue;
         };
-        current = Some(c.run_id);
+        ask.current = Some(c.run_id);
         in_flight(&door, &wid, c, &sh, &judge, &mut beat, &mut rng, &mut out).await;
     }
     let _ = once(&mut out.lat, Kind::Stopped, door.stopped(&wid)).await;

@@ -76,8 +76,8 @@ const V5: &str = concat!(include_str!("sql/v5_turns.sql"), "\n", include_str!("s
 const V4: &str =
     concat!(include_str!("sql/v4_builds.sql"), "\n", include_str!("sql/v2_privileges.sql"));
 
-/// Version 3: workers seen, shares, artifacts; then PUBLIC loses the new functions too (new
-/// grants for the roles go in docs/fleet-worker-role.sql).
+/// Version 3: workers seen, shares, artifacts; then PUBLIC loses the new functions too (the
+/// roles of that time got their grants from a script beside the schema, not from it).
 const V3: &str = concat!(
     include_str!("sql/v3_workers.sql"),
     "\n",
@@ -211,7 +211,7 @@ const CHECKSUMS_TABLE: &str = "CREATE TABLE IF NOT EXISTS fleet_migrations (
 )";
 
 /// Refuses a database whose recorded migrations (up to `upto`) differ from this binary's. A
-/// role that may not read them (a worker's role of an older docs/fleet-worker-role.sql) is not
+/// role that may not read them (a worker's role of schema version 5 and earlier) is not
 /// refused for that: the server and the operator's commands check.
 async fn check_checksums(db: &Client, upto: i32) -> Result<()> {
     let exists: bool = db

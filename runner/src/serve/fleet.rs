@@ -5,7 +5,7 @@
 //! the games stored since; its games paged from the database by schedule position; and the
 //! workers table of `runner workers`. Every statement is the fleet queue's (`fleet/queue/`);
 //! the server connects as the role its URL names, meant to be the read-only `fleet_reader`
-//! (docs/fleet-worker-role.sql).
+//! (docs/fleet-reader-role.sql).
 
 use std::collections::HashMap;
 use std::path::PathBuf;

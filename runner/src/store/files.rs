@@ -180,17 +180,17 @@ mod tests {
     use super::*;
     use std::os::unix::fs::symlink;
 
-    fn tmp(name: &str) -> std::path::PathBuf {
-        let d = std::env::temp_dir().join(format!("store-files-{name}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&d);
-        fs::create_dir_all(&d).unwrap();
-        d
+    /// An empty folder for one test, removed with what it holds when the test ends, passed or
+    /// failed (also used by `read_tests`).
+    pub(super) fn tmp(name: &str) -> tempfile::TempDir {
+        tempfile::Builder::new().prefix(&format!("store-files-{name}-")).tempdir().unwrap()
     }
 
     /// Symlinks in a run folder are refused, never written through.
     #[test]
     fn symlinks_are_refused_never_followed() {
-        let d = tmp("symlink");
+        let t = tmp("symlink");
+        let d = t.path();
         let outside = d.join("outside.txt");
         fs::write(&outside, "keep me").unwrap();
         let run = d.join("run");
@@ -217,26 +217,25 @@ mod tests {
         assert!(e.contains("points") && e.contains("symbolic link"), "{e}");
         assert_eq!(fs::read_dir(&elsewhere).unwrap().count(), 0);
         assert_eq!(create_subdir(&run, Path::new("a/b")).unwrap(), run.join("a/b"));
-        fs::remove_dir_all(&d).unwrap();
     }
 
     /// A temporary file is always new: a stale one (or a symlink of that name) is never opened.
     #[test]
     fn temporary_files_are_new_and_cleaned_up() {
-        let d = tmp("atomic");
+        let t = tmp("atomic");
+        let d = t.path();
         let p = d.join("summary.json");
         for _ in 0..3 {
             write_atomic(&p, b"{}").unwrap();
         }
-        assert_eq!(fs::read_dir(&d).unwrap().count(), 1, "no temporary file left");
+        assert_eq!(fs::read_dir(d).unwrap().count(), 1, "no temporary file left");
         // A full disk names the file and leaves no temporary file.
         let e = write_atomic_with(&p, b"x", |_, _| {
             Ok(File::options().write(true).open("/dev/full")?)
         });
         let e = format!("{:#}", e.unwrap_err());
         assert!(e.contains("summary.json") && e.contains("No space left"), "{e}");
-        assert_eq!(fs::read_dir(&d).unwrap().count(), 1, "no temporary file left");
-        fs::remove_dir_all(&d).unwrap();
+        assert_eq!(fs::read_dir(d).unwrap().count(), 1, "no temporary file left");
     }
 }
 
@@ -322,19 +321,13 @@ pub fn read_regular_text(path: &Path, cap: u64) -> Result<Option<String>> {
 
 #[cfg(test)]
 mod read_tests {
+    use super::tests::tmp;
     use super::*;
-    use std::path::PathBuf;
-
-    fn folder(name: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("store-files-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        d
-    }
 
     #[test]
     fn only_regular_files_under_the_cap_are_read() {
-        let d = folder("regular");
+        let t = tmp("regular");
+        let d = t.path();
         let p = d.join("games.pgn");
         assert!(read_regular(&p, 10).unwrap().is_none(), "missing: None");
         std::fs::write(&p, b"0123456789").unwrap();
@@ -354,7 +347,7 @@ mod read_tests {
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
         let e = read_regular(&fifo, GAMES_CAP).unwrap_err().to_string();
         assert!(e.contains("fifo.pgn is a FIFO"), "{e}");
-        let e = read_regular(&d, GAMES_CAP).unwrap_err().to_string();
+        let e = read_regular(d, GAMES_CAP).unwrap_err().to_string();
         assert!(e.contains("is a directory"), "{e}");
     }
 
@@ -363,7 +356,8 @@ mod read_tests {
     /// old shared name, mid-write) is left alone.
     #[test]
     fn a_write_leaves_another_writers_temporary_file_alone() {
-        let d = folder("other-tmp");
+        let t = tmp("other-tmp");
+        let d = t.path();
         let other = d.join("table.md.tmp");
         std::fs::write(&other, "the other writer's half").unwrap();
         crate::store::write_atomic(&d.join("table.md"), b"mine").unwrap();
@@ -375,7 +369,8 @@ mod read_tests {
     /// writer's whole text, and no temporary file is left.
     #[test]
     fn two_writers_of_one_file_never_clobber_each_other() {
-        let d = folder("two-writers");
+        let t = tmp("two-writers");
+        let d = t.path();
         let path = d.join("report.html");
         let texts = ["A".repeat(64 * 1024), "B".repeat(96 * 1024)];
         std::thread::scope(|s| {
@@ -391,7 +386,7 @@ mod read_tests {
                 });
             }
         });
-        let left: Vec<_> = std::fs::read_dir(&d).unwrap().map(|e| e.unwrap().file_name()).collect();
+        let left: Vec<_> = std::fs::read_dir(d).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(left, vec![std::ffi::OsString::from("report.html")], "temporary files left");
     }
 }

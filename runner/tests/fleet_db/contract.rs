@@ -10,7 +10,7 @@ use runner::fleet::bounded::Name;
 use runner::fleet::client::WorkerClient;
 use runner::fleet::connect::parse_target;
 use runner::fleet::queue::share::Share;
-use runner::fleet::queue::{self, Machine, Reported, people};
+use runner::fleet::queue::{self, ClaimAsk, Machine, Reported, people};
 use runner::fleet::rights::Principal;
 use runner::fleet::schema;
 
@@ -77,7 +77,8 @@ async fn the_contract_step_waits_for_older_runners_then_the_fleet_plays_without_
         .register(&Machine { host: "box".into(), ..Machine::default() }, 1, 2, lease)
         .await
         .unwrap();
-    let claims = client.claim(&w, Some(run), &[], None, 2, lease, 16).await.unwrap();
+    let ask = ClaimAsk { only: Some(run), tune_in_flight: 16, ..ClaimAsk::new(2, lease) };
+    let claims = client.claim(&w, &ask).await.unwrap();
     assert_eq!(claims.len(), 2);
     let tokens: Vec<i64> = claims.iter().map(|c| c.token).collect();
     assert_eq!(client.heartbeat(&w, &tokens, lease).await.unwrap(), tokens);

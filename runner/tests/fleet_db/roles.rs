@@ -1,4 +1,5 @@
-//! Who may do what, against a real PostgreSQL with docs/fleet-worker-role.sql: the owner
+//! Who may do what, against a real PostgreSQL with the roles of schema version 5 and earlier
+//! (`common/old_roles.sql`), when people and workers connected to it themselves: the owner
 //! initialises the schema; an approver issues worker keys and approves runs; submitters own
 //! their runs; a worker plays and reports only what it was leased, through the database's
 //! functions, and every direct write a hostile worker or another owner tried before is refused.
@@ -6,18 +7,12 @@
 //! releasing) are called here directly (`common::old`): these tests keep the schema a server
 //! of the version before uses; the server's own statements are tested in `api.rs`.
 
-use std::path::Path;
-
 use crate::common::{LEASE, connect_as, new_run, old, sprt};
 use e2e::pg::TempPg;
 use runner::fleet::queue::{self, Claim, Reported, WorkerId};
 use runner::fleet::schema;
 use serde_json::json;
 use tokio_postgres::Client;
-
-fn script() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/fleet-worker-role.sql")
-}
 
 /// The error of a statement that must be refused.
 async fn refused(db: &Client, sql: &str) -> String {
@@ -27,15 +22,15 @@ async fn refused(db: &Client, sql: &str) -> String {
     }
 }
 
-/// A fleet with its roles: the owner made the schema, the script granted on it, and people's
+/// A fleet with its roles: the owner made the schema, the scripts granted on it, and people's
 /// own roles: alice and bob submit, carol approves.
 async fn fleet(name: &str) -> TempPg {
     let pg = TempPg::start(name);
-    pg.psql_file(&script()).unwrap_or_else(|e| panic!("docs/fleet-worker-role.sql: {e}"));
+    old::roles(&pg);
     pg.psql("ALTER DATABASE fleet OWNER TO fleet_owner");
     let mut owner = connect_as(&pg, "fleet_owner").await;
     schema::init(&mut owner).await.unwrap();
-    pg.psql_file(&script()).unwrap_or_else(|e| panic!("docs/fleet-worker-role.sql: {e}"));
+    old::roles(&pg);
     pg.psql(
         "CREATE ROLE alice LOGIN IN ROLE fleet_submitter; \
          CREATE ROLE bob LOGIN IN ROLE fleet_submitter; \

@@ -18,9 +18,8 @@ use tokio_postgres::Client;
 
 /// One pair for `w`, which plays `current` now; the claim must return one.
 async fn claim1(db: &Client, w: &WorkerId, current: Option<i64>) -> Claim {
-    let mut c = queue::claim_from(db, w, None, &[], current, 1, LEASE, queue::TUNE_IN_FLIGHT)
-        .await
-        .unwrap();
+    let ask = queue::ClaimAsk { current, ..queue::ClaimAsk::new(1, LEASE) };
+    let mut c = queue::claim_from(db, w, &ask).await.unwrap();
     assert_eq!(c.len(), 1, "one pair claimed");
     c.remove(0)
 }

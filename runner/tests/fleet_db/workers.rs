@@ -1,11 +1,10 @@
-//! What the fleet knows of its workers, against a real PostgreSQL with
-//! docs/fleet-worker-role.sql: what each worker registered (machine, CPU, cores), what it did
-//! (games, engine faults, losses on time, refusals) as `runner workers` shows it to a reader.
+//! What the fleet knows of its workers, against a real PostgreSQL with the old roles and
+//! fleet_reader (`common::old::roles`): what each worker registered (machine, CPU, cores),
+//! what it did (games, engine faults, losses on time, refusals) as `runner workers` shows it
+//! to a reader.
 //! As the fleet_worker role, the worker functions the server no longer calls (registering,
 //! claiming, refusing, stopping) are called directly (`common::old`: the schema a server of
 //! the version before uses); the server's own statements are tested in `api.rs`.
-
-use std::path::Path;
 
 use crate::common::{LEASE, connect_as, new_run, old, pair_report, report};
 use e2e::pg::TempPg;
@@ -15,19 +14,15 @@ use runner::fleet::workers::{format_workers, state};
 use serde_json::{Value, json};
 use tokio_postgres::Client;
 
-fn script() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/fleet-worker-role.sql")
-}
-
-/// A fleet with its roles: the owner made the schema, the script granted on it; alice and bob
+/// A fleet with its roles: the owner made the schema, the scripts granted on it; alice and bob
 /// submit, carol approves, rita reads.
 async fn fleet(name: &str) -> TempPg {
     let pg = TempPg::start(name);
-    pg.psql_file(&script()).unwrap_or_else(|e| panic!("docs/fleet-worker-role.sql: {e}"));
+    old::roles(&pg);
     pg.psql("ALTER DATABASE fleet OWNER TO fleet_owner");
     let mut owner = connect_as(&pg, "fleet_owner").await;
     schema::init(&mut owner).await.unwrap();
-    pg.psql_file(&script()).unwrap_or_else(|e| panic!("docs/fleet-worker-role.sql: {e}"));
+    old::roles(&pg);
     pg.psql(
         "CREATE ROLE alice LOGIN IN ROLE fleet_submitter; \
          CREATE ROLE bob LOGIN IN ROLE fleet_submitter; \

@@ -1,5 +1,7 @@
 //! Between the wire types and the queue's rows (`fleet::queue`), both ways.
 
+use std::time::Duration;
+
 use super::types::*;
 use crate::fleet::queue::builds::EngineLoad;
 use crate::fleet::queue::{self, ArtifactRow, PairingCounts, RunRow, Settled};
@@ -30,6 +32,33 @@ impl From<Claim> for queue::Claim {
             token: c.token,
             attempts: c.attempts,
             spsa: c.spsa,
+        }
+    }
+}
+
+impl From<ClaimRequest> for queue::ClaimAsk {
+    /// The queue's claim of a validated request (a lease of 5 s to 1 h: never a panic here).
+    fn from(r: ClaimRequest) -> queue::ClaimAsk {
+        queue::ClaimAsk {
+            only: r.only,
+            skip: r.skip,
+            current: r.current,
+            n: r.n,
+            lease: Duration::from_secs_f64(r.lease_secs),
+            tune_in_flight: r.tune_in_flight,
+        }
+    }
+}
+
+impl From<&queue::ClaimAsk> for ClaimRequest {
+    fn from(a: &queue::ClaimAsk) -> ClaimRequest {
+        ClaimRequest {
+            only: a.only,
+            skip: a.skip.clone(),
+            current: a.current,
+            n: a.n,
+            lease_secs: a.lease.as_secs_f64(),
+            tune_in_flight: a.tune_in_flight,
         }
     }
 }

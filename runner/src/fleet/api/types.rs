@@ -567,6 +567,22 @@ mod tests {
     }
 
     #[test]
+    fn a_claim_reaches_the_queue_and_comes_back_as_it_was_sent() {
+        let sent = ClaimRequest {
+            only: Some(3),
+            skip: vec![1, 2],
+            current: Some(4),
+            n: 5,
+            lease_secs: 30.5,
+            tune_in_flight: 7,
+        };
+        let ask = crate::fleet::queue::ClaimAsk::from(sent.clone());
+        assert_eq!((ask.only, ask.current, ask.n, ask.tune_in_flight), (Some(3), Some(4), 5, 7));
+        assert_eq!(ask.lease, std::time::Duration::from_millis(30_500));
+        assert_eq!(ClaimRequest::from(&ask), sent);
+    }
+
+    #[test]
     fn a_missing_lease_or_an_unknown_field_does_not_parse() {
         let no_lease = r#"{"only":null,"current":null,"n":1,"tune_in_flight":1}"#;
         assert!(serde_json::from_str::<ClaimRequest>(no_lease).is_err());

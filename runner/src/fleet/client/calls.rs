@@ -11,7 +11,7 @@ use super::{Auth, Passing, WorkerClient};
 use crate::fleet::api::{self, *};
 use crate::fleet::queue::builds::EngineLoad;
 use crate::fleet::queue::{
-    self, ArtifactRow, Machine, PairReport, Reported, RunRow, Settled, Waiting, WorkerId,
+    self, ArtifactRow, ClaimAsk, Machine, PairReport, Reported, RunRow, Settled, Waiting, WorkerId,
 };
 
 impl WorkerClient {
@@ -77,25 +77,8 @@ impl WorkerClient {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    pub async fn claim(
-        &self,
-        w: &WorkerId,
-        only: Option<i64>,
-        skip: &[i64],
-        current: Option<i64>,
-        n: i64,
-        lease: Duration,
-        tune_in_flight: i64,
-    ) -> Result<Vec<queue::Claim>> {
-        let req = ClaimRequest {
-            only,
-            skip: skip.to_vec(),
-            current,
-            n,
-            lease_secs: lease.as_secs_f64(),
-            tune_in_flight,
-        };
+    pub async fn claim(&self, w: &WorkerId, ask: &ClaimAsk) -> Result<Vec<queue::Claim>> {
+        let req = ClaimRequest::from(ask);
         let c: Claimed = self.json(Method::POST, "/claim", Auth::Worker(w), Some(&req)).await?;
         Ok(c.claims.into_iter().map(Into::into).collect())
     }

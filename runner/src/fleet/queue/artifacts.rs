@@ -23,8 +23,8 @@ pub struct ArtifactRow {
 }
 
 /// The artifacts run `run` names, with their sizes and kinds (`sha`, `size`, `kind`; chunks
-/// 0): what an approver approves (`runner status RUN`, `runner approve`). Readable by
-/// submitters, readers and approvers (docs/fleet-worker-role.sql).
+/// 0): what an approver approves (`runner status RUN`, `runner approve`). Readable by the
+/// server's role and by `fleet_reader` (docs/fleet-reader-role.sql).
 pub async fn run_artifact_list(db: &impl GenericClient, run: i64) -> Result<Vec<ArtifactRow>> {
     let found = rows(
         db,

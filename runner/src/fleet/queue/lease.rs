@@ -212,6 +212,40 @@ impl Claim {
     }
 }
 
+/// What a claim asks for, written once for every layer that passes it on: the worker's loop,
+/// its HTTP client, the server and [`claim_from`]. (The wire's `api::ClaimRequest` converts to
+/// and from it; it is not that type, whose lease is seconds as JSON carries them and whose
+/// bounds are the API's, and the queue uses nothing of the wire.)
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClaimAsk {
+    /// Of this run only.
+    pub only: Option<i64>,
+    /// Never of these runs (nor of a run the worker's key refused).
+    pub skip: Vec<i64>,
+    /// The run the worker plays now, kept while that run is within its share.
+    pub current: Option<i64>,
+    /// Pairs wanted, at the most.
+    pub n: i64,
+    pub lease: Duration,
+    /// A tuning run's iterations handed out beyond those applied, at the most.
+    pub tune_in_flight: i64,
+}
+
+impl ClaimAsk {
+    /// Up to `n` pairs of any run, for a worker that plays no run now, with the default window
+    /// of a tuning run's iterations ([`TUNE_IN_FLIGHT`]).
+    pub fn new(n: i64, lease: Duration) -> ClaimAsk {
+        ClaimAsk {
+            only: None,
+            skip: Vec::new(),
+            current: None,
+            n,
+            lease,
+            tune_in_flight: TUNE_IN_FLIGHT,
+        }
+    }
+}
+
 /// Leases up to `n` pairs for worker `w`: of run `only` when given, never of the runs in
 /// `skip` (nor of a run its key refused), in schedule order, for a worker that plays no run
 /// now ([`claim_from`]).
@@ -223,7 +257,7 @@ pub async fn claim(
     n: i64,
     lease: Duration,
 ) -> Result<Vec<Claim>> {
-    claim_from(db, w, only, skip, None, n, lease, TUNE_IN_FLIGHT).await
+    claim_from(db, w, &ClaimAsk { only, skip: skip.to_vec(), ..ClaimAsk::new(n, lease) }).await
 }
 
 /// The stickiness band of the claim's order (what `fleet_share_slack()` returns, schema version
@@ -383,30 +417,21 @@ SELECT m.known, m.rest, l.* FROM (
 );
 
 /// One [`CLAIM`] statement: the pairs it leased and the runs to try next (none when it leased
-/// `n`). `Err` ([`NotAuthorized`]) when the worker's check failed (then nothing was written).
-#[allow(clippy::too_many_arguments)]
-async fn claim_once(
-    db: &impl Db,
-    w: &WorkerId,
-    only: Option<i64>,
-    skip: &[i64],
-    current: Option<i64>,
-    n: i64,
-    lease: f64,
-    tune_in_flight: i64,
-) -> Result<(Vec<Claim>, Vec<i64>)> {
+/// `ask.n`). `Err` ([`NotAuthorized`]) when the worker's check failed (then nothing was written).
+async fn claim_once(db: &impl Db, w: &WorkerId, ask: &ClaimAsk) -> Result<(Vec<Claim>, Vec<i64>)> {
+    let lease = ask.lease.as_secs_f64();
     let rows = hot(
         db,
         CLAIM,
         &[
             (&w.id, Type::INT8),
             (w.secret(), Type::TEXT),
-            (&n, Type::INT8),
+            (&ask.n, Type::INT8),
             (&lease, Type::FLOAT8),
-            (&tune_in_flight, Type::INT8),
-            (&only, Type::INT8),
-            (&skip, Type::INT8_ARRAY),
-            (&current, Type::INT8),
+            (&ask.tune_in_flight, Type::INT8),
+            (&ask.only, Type::INT8),
+            (&ask.skip, Type::INT8_ARRAY),
+            (&ask.current, Type::INT8),
         ],
     )
     .await
@@ -423,39 +448,29 @@ async fn claim_once(
     Ok((pairs, rest.unwrap_or_default()))
 }
 
-/// [`claim`] for a worker that plays run `current` now: the highest priority first, then the
+/// [`claim`] as `ask` asks it, for a worker that plays run `ask.current` now: the highest priority first, then the
 /// run furthest below its share, and the worker kept on `current` while that run is within its
 /// share (so its engines need not be started again); see [`claim_order!`]. A tuning run hands
-/// out at most `tune_in_flight` iterations beyond those applied ([`TUNE_IN_FLIGHT`] by default;
+/// out at most `ask.tune_in_flight` iterations beyond those applied ([`TUNE_IN_FLIGHT`] by default;
 /// 1 plays its iterations one after another, the same ones whatever the timing). `Err`
 /// ([`NotAuthorized`], nothing leased) when the worker's secret or key does not hold.
 ///
 /// One statement ([`CLAIM`]) when the first run of the order gives the pairs; else the same
 /// statement again for each further run of the order (`only` that run), each in a snapshot of
-/// its own and committed on its own, until `n` are leased. A further statement that fails (the
+/// its own and committed on its own, until `ask.n` are leased. A further statement that fails (the
 /// connection lost, the worker stopped meanwhile) ends the walk with the pairs leased before
 /// it, which are this worker's (`fleet_claim`, one transaction, gave them back; an error here
 /// would leave them leased, unknown to the worker, until their lease expired), or with its
 /// error when there are none.
-#[allow(clippy::too_many_arguments)]
-pub async fn claim_from(
-    db: &impl Db,
-    w: &WorkerId,
-    only: Option<i64>,
-    skip: &[i64],
-    current: Option<i64>,
-    n: i64,
-    lease: Duration,
-    tune_in_flight: i64,
-) -> Result<Vec<Claim>> {
-    let secs = lease.as_secs_f64();
-    let (mut out, rest) = claim_once(db, w, only, skip, current, n, secs, tune_in_flight).await?;
+pub async fn claim_from(db: &impl Db, w: &WorkerId, ask: &ClaimAsk) -> Result<Vec<Claim>> {
+    let (mut out, rest) = claim_once(db, w, ask).await?;
     for run in rest {
-        let want = n - out.len() as i64;
+        let want = ask.n - out.len() as i64;
         if want <= 0 {
             break;
         }
-        match claim_once(db, w, Some(run), &[], None, want, secs, tune_in_flight).await {
+        let next = ClaimAsk { only: Some(run), skip: Vec::new(), current: None, n: want, ..*ask };
+        match claim_once(db, w, &next).await {
             Ok((pairs, _)) => out.extend(pairs),
             Err(e) if out.is_empty() => return Err(e),
             Err(_) => break,

@@ -100,8 +100,8 @@ use tokio_postgres::{Client, GenericClient, Row, Statement};
 
 pub use artifacts::{ArtifactRow, artifact_chunk, worker_artifacts};
 pub use lease::{
-    Claim, Machine, WorkerId, claim, claim_from, heartbeat, incident, refuse, register_machine,
-    register_worker, release, worker_auth, worker_stopped,
+    Claim, ClaimAsk, Machine, WorkerId, claim, claim_from, heartbeat, incident, refuse,
+    register_machine, register_worker, release, worker_auth, worker_stopped,
 };
 pub use people::KeyRow;
 pub use read::{

@@ -15,7 +15,7 @@ use super::task::{Done, Ended, pair_task};
 use super::{IDLE_POLL, LoadRun, Served, Tally, WorkerOptions};
 use crate::fleet::client::WorkerClient;
 use crate::fleet::link::{is_transient, sleep_or_cancel};
-use crate::fleet::queue::{Claim, RunRow, Waiting, WorkerId};
+use crate::fleet::queue::{Claim, ClaimAsk, RunRow, Waiting, WorkerId};
 use crate::play::cancel::Cancel;
 use crate::play::pause::PauseWatch;
 use crate::report::warnings::FaultStreaks;
@@ -179,19 +179,23 @@ impl<'a> Worker<'a> {
         if free == 0 {
             return Ok(());
         }
-        let (id, only, skip, lease) = (&self.id, self.opts.run, &self.refused, self.opts.lease);
-        let window = self.opts.tune_in_flight;
-        let current = self.current.filter(|r| self.served.contains_key(r));
-        let claimed =
-            match self.link.claim(id, only, skip, current, free as i64, lease, window).await {
-                Ok(c) => c,
-                Err(e) if is_transient(&e) => {
-                    errln!("warning: cannot claim work ({e:#}); retrying");
-                    sleep_or_cancel(self.link.wait(2, &e), &self.cancel).await;
-                    return Ok(());
-                }
-                Err(e) => return Err(e),
-            };
+        let ask = ClaimAsk {
+            only: self.opts.run,
+            skip: self.refused.clone(),
+            current: self.current.filter(|r| self.served.contains_key(r)),
+            n: free as i64,
+            lease: self.opts.lease,
+            tune_in_flight: self.opts.tune_in_flight,
+        };
+        let claimed = match self.link.claim(&self.id, &ask).await {
+            Ok(c) => c,
+            Err(e) if is_transient(&e) => {
+                errln!("warning: cannot claim work ({e:#}); retrying");
+                sleep_or_cancel(self.link.wait(2, &e), &self.cancel).await;
+                return Ok(());
+            }
+            Err(e) => return Err(e),
+        };
         for c in claimed {
             self.idle_said = false;
             if let Some(s) = self.served.get(&c.run_id).cloned() {

@@ -125,9 +125,9 @@ mod tests {
 
     #[test]
     fn a_rewrite_paces_the_next_by_its_cost() {
-        let dir = folder("live-pace");
-        let report = dir.join(REPORT_FILE);
-        let page = LivePage::new(dir);
+        let tmp = folder("live-pace");
+        let report = tmp.path().join(REPORT_FILE);
+        let page = LivePage::new(tmp.path().to_path_buf());
         let before = Instant::now();
         assert!(!page.paced(before), "nothing written yet: nothing to wait for");
         page.refresh();

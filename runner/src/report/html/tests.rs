@@ -1,20 +1,19 @@
 //! Pages of synthetic run folders: escaping, live vs ended, unreadable input, and the size and
 //! writing time of a 1000-game page.
 
-use std::path::PathBuf;
 use std::time::Instant;
+
+use tempfile::TempDir;
 
 use serde_json::json;
 
 use super::input::{self, Liveness};
 use super::*;
 
-/// An empty folder for one test (also used by `live`'s test).
-pub(super) fn folder(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("html-report-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("temp dir");
-    d
+/// An empty folder for one test, removed with what it holds when the test ends, passed or
+/// failed (also used by `live`'s test).
+pub(super) fn folder(name: &str) -> TempDir {
+    tempfile::Builder::new().prefix(&format!("html-report-{name}-")).tempdir().expect("temp dir")
 }
 
 fn run_json(sprt: bool) -> serde_json::Value {
@@ -68,7 +67,8 @@ fn games(pairs: usize) -> String {
 
 #[test]
 fn a_finished_match_page_escapes_and_does_not_reload() {
-    let d = folder("ended");
+    let t = folder("ended");
+    let d = t.path();
     std::fs::write(d.join("run.json"), run_json(true).to_string()).unwrap();
     std::fs::write(
         d.join("games.jsonl"),
@@ -80,7 +80,7 @@ fn a_finished_match_page_escapes_and_does_not_reload() {
         r#"{"stopped_by":"complete","warnings":["w <1>"],"pairings":[]}"#,
     )
     .unwrap();
-    let path = write_report(&d).expect("page");
+    let path = write_report(d).expect("page");
     let html = std::fs::read_to_string(path).unwrap();
     assert!(!html.contains("http-equiv=\"refresh\""), "an ended run does not reload");
     assert!(!html.contains("<script>\""), "names are escaped");
@@ -98,10 +98,11 @@ fn a_finished_match_page_escapes_and_does_not_reload() {
 
 #[test]
 fn no_summary_yet_is_live_and_garbage_files_say_na() {
-    let d = folder("live");
+    let t = folder("live");
+    let d = t.path();
     std::fs::write(d.join("run.json"), run_json(false).to_string()).unwrap();
     std::fs::write(d.join("games.jsonl"), games(1)).unwrap();
-    let files = input::read(&d);
+    let files = input::read(d);
     assert!(matches!(input::liveness(&files), Liveness::Running(_)));
     let html = render(&files, &input::liveness(&files));
     assert!(html.contains("<meta http-equiv=\"refresh\" content=\"10\">"));
@@ -110,23 +111,24 @@ fn no_summary_yet_is_live_and_garbage_files_say_na() {
     std::fs::write(d.join("summary.json"), "{ broken").unwrap();
     std::fs::write(d.join("run.json"), "[]").unwrap();
     std::fs::write(d.join("games.pgn"), "garbage [Event \"x\"]").unwrap();
-    let html = std::fs::read_to_string(write_report(&d).expect("page")).unwrap();
+    let html = std::fs::read_to_string(write_report(d).expect("page")).unwrap();
     assert!(html.contains("summary.json: not valid JSON"), "{html}");
 }
 
 #[test]
 fn a_killed_run_without_summary_does_not_reload() {
-    let d = folder("killed");
+    let t = folder("killed");
+    let d = t.path();
     std::fs::write(d.join("run.json"), run_json(false).to_string()).unwrap();
     std::fs::write(d.join("run.lock"), "1").unwrap();
-    let files = input::read(&d);
+    let files = input::read(d);
     assert!(matches!(input::liveness(&files), Liveness::Ended(_)));
     // A runner holding the lock: live until its summary.json is the newest file.
     let lock = std::fs::File::open(d.join("run.lock")).unwrap();
     lock.lock().unwrap();
     assert!(matches!(input::liveness(&files), Liveness::Running(_)));
     std::fs::write(d.join("summary.json"), r#"{"stopped_by":"sprt"}"#).unwrap();
-    let files = input::read(&d);
+    let files = input::read(d);
     assert_eq!(input::liveness(&files), Liveness::Ended("sprt".into()));
 }
 
@@ -135,13 +137,14 @@ fn a_killed_run_without_summary_does_not_reload() {
 /// (`cargo test -p runner --lib report::html::tests::thousand -- --nocapture`).
 #[test]
 fn thousand_games_page_size_and_time() {
-    let d = folder("thousand");
+    let t = folder("thousand");
+    let d = t.path();
     std::fs::write(d.join("run.json"), run_json(true).to_string()).unwrap();
     let text = games(500);
     std::fs::write(d.join("games.jsonl"), &text).unwrap();
     std::fs::write(d.join("summary.json"), r#"{"stopped_by":"complete"}"#).unwrap();
     let start = Instant::now();
-    let path = write_report(&d).expect("page");
+    let path = write_report(d).expect("page");
     let took = start.elapsed();
     let size = std::fs::metadata(&path).unwrap().len();
     let html = std::fs::read_to_string(&path).unwrap();
@@ -156,7 +159,8 @@ fn thousand_games_page_size_and_time() {
 
 #[test]
 fn clock_left_replays_the_runner_clock() {
-    let d = folder("clock");
+    let t = folder("clock");
+    let d = t.path();
     let mut run = run_json(false);
     run["plan"]["tc"] = json!({"kind": "fischer", "moves": null, "base_ms": 1000, "inc_ms": 10});
     std::fs::write(d.join("run.json"), run.to_string()).unwrap();
@@ -164,14 +168,14 @@ fn clock_left_replays_the_runner_clock() {
     // the time forfeit, B (White there, to move after 80 plies) flagged and ends at 0.
     let lines = record(0, 0, "1/2-1/2", "threefold") + "\n" + &record(0, 1, "0-1", "time-forfeit");
     std::fs::write(d.join("games.jsonl"), lines + "\n").unwrap();
-    let left = timing::clock_left(&input::read(&d));
+    let left = timing::clock_left(&input::read(d));
     assert_eq!(left["A<script>"], (2, 2680.0, 1340), "{left:?}");
     assert_eq!(left["B"], (2, 1340.0, 0), "{left:?}");
-    let page = std::fs::read_to_string(write_report(&d).unwrap()).unwrap();
+    let page = std::fs::read_to_string(write_report(d).unwrap()).unwrap();
     assert!(page.contains("Clock left at the end of a game"), "{page}");
     // Under a node limit there is no clock to show.
     std::fs::write(d.join("run.json"), run_json(false).to_string()).unwrap();
-    assert!(timing::clock_left(&input::read(&d)).is_empty());
+    assert!(timing::clock_left(&input::read(d)).is_empty());
 }
 
 /// Every string a folder brings (engine names, commands, arguments, options, labels, illegal
@@ -180,7 +184,8 @@ fn clock_left_replays_the_runner_clock() {
 #[test]
 fn every_string_from_the_folder_is_escaped() {
     const TAG: &str = "\"'><x-inj>";
-    let d = folder("hostile");
+    let t = folder("hostile");
+    let d = t.path();
     let mut run = run_json(false);
     let plan = &mut run["plan"];
     plan["engines"][0]["name"] = json!(format!("A{TAG}"));
@@ -216,7 +221,7 @@ fn every_string_from_the_folder_is_escaped() {
     )
     .unwrap();
     std::fs::write(d.join(format!("note{}.txt", TAG.replace('/', ""))), "x").unwrap();
-    let html = std::fs::read_to_string(write_report(&d).expect("page")).unwrap();
+    let html = std::fs::read_to_string(write_report(d).expect("page")).unwrap();
     assert!(!html.contains("<x-inj"), "{html}");
     assert!(html.contains("&lt;x-inj&gt;"), "the planted strings are shown, escaped");
 
@@ -231,6 +236,6 @@ fn every_string_from_the_folder_is_escaped() {
         .to_string(),
     )
     .unwrap();
-    let html = std::fs::read_to_string(write_report(&d).expect("page")).unwrap();
+    let html = std::fs::read_to_string(write_report(d).expect("page")).unwrap();
     assert!(!html.contains("<x-inj"), "{html}");
 }

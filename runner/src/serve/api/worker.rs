@@ -159,9 +159,7 @@ pub(crate) async fn claim(
         ));
     }
     let db = conn(&app).await?;
-    let lease = Duration::from_secs_f64(r.lease_secs);
-    let c = queue::claim_from(&**db, &w, r.only, &r.skip, r.current, r.n, lease, r.tune_in_flight)
-        .await?;
+    let c = queue::claim_from(&**db, &w, &r.into()).await?;
     Ok(axum::Json(Claimed { claims: c.into_iter().map(Into::into).collect() }))
 }
 

@@ -1,17 +1,30 @@
 //! The database's worker functions (schema version 2 and later) that the server no longer
 //! calls, called directly as `runner/src/fleet/queue/` called them before: a server of
 //! the previous version still calls them during a rolling deploy, so the tests of what the
-//! fleet_worker role may do through them (`roles.rs`, `workers.rs`) keep testing them. The
-//! server's own statements are tested through its API (`api.rs`).
+//! fleet_worker role may do through them (`roles.rs`, `workers.rs`) keep testing them, with
+//! the roles of that time ([`roles`]). The server's own statements are tested through its API
+//! (`api.rs`).
 
+use std::path::Path;
 use std::time::Duration;
 
+use e2e::pg::TempPg;
 use runner::fleet::queue::share::{Change, Modified, Share};
 use runner::fleet::queue::{
     Claim, Machine, NewRun, PairReport, PairingCounts, Reported, TUNE_IN_FLIGHT, WorkerId,
 };
 use serde_json::Value;
 use tokio_postgres::Client;
+
+/// Makes the roles of schema version 5 and earlier (`old_roles.sql`: owner, approver,
+/// submitter, worker) and fleet_reader (docs/fleet-reader-role.sql) in `pg`'s database: run
+/// once before `schema::init` (the roles) and once after (the grants on its tables).
+pub fn roles(pg: &TempPg) {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for f in ["../docs/fleet-reader-role.sql", "tests/fleet_db/common/old_roles.sql"] {
+        pg.psql_file(&here.join(f)).unwrap_or_else(|e| panic!("{f}: {e}"));
+    }
+}
 
 /// `fleet_worker_stopped`.
 pub async fn worker_stopped(db: &Client, w: &WorkerId) -> anyhow::Result<()> {
