@@ -247,7 +247,8 @@ pub struct DbArgs {
 
 #[derive(Subcommand, Debug, Clone)]
 pub enum DbAction {
-    /// Create the schema, or migrate it to this runner's version.
+    /// Create the schema (a new database at this runner's version), or migrate an existing one
+    /// (adding only: `--contract` then drops what older runners needed).
     Init(DbInitArgs),
 }
 
@@ -256,9 +257,9 @@ pub enum DbAction {
 pub struct DbInitArgs {
     #[command(flatten)]
     pub db: DbArg,
-    /// Also drop the database functions runners of earlier versions call (schema version 7),
-    /// once every server and worker runs this version (refused while an older runner is
-    /// connected)
+    /// Also drop the database functions runners of earlier versions call (schema version 7; a
+    /// new database is made without them), once every server and worker runs this version
+    /// (refused while an older runner is connected)
     #[arg(long)]
     pub contract: bool,
 }

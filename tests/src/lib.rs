@@ -5,6 +5,7 @@
 pub mod cdp;
 pub mod deadline;
 pub mod fleet;
+pub mod http;
 pub mod pg;
 pub mod python;
 

@@ -8,6 +8,7 @@ use std::path::Path;
 use std::process::Command;
 
 use e2e::fleet::{Fleet, WorkerOpts};
+use e2e::http::{Reply, request};
 use e2e::{bad_spec, stderr};
 
 /// Submits a 4-game match of `a` against `b` over `book` through the server: the run's id.
@@ -48,18 +49,11 @@ fn a_worker_with_an_empty_cache_fetches_the_submitted_binary_and_plays() {
     assert_eq!(f.sql("SELECT size FROM artifacts"), size.to_string());
     assert_eq!(f.sql("SELECT count(*) FROM artifact_chunks"), size.div_ceil(1 << 20).to_string());
 
-    // Served to a worker while its run is approved and active.
-    // (Registered first, in a statement of its own: the secret's check reads the workers as
-    // they were when the statement that calls it began.)
-    let probe = f.sql(
-        "SELECT worker_id || ' ' || secret \
-         FROM fleet_register(NULL, 'probe', 1, 1, 30, 'test', 'probe cpu', 1)",
-    );
-    let (probe_id, probe_secret) = probe.split_once(' ').expect("worker id and secret");
-    let first = f.sql(&format!(
-        "SELECT length(fleet_artifact_chunk({probe_id}, '{probe_secret}', '{sha}', 0))"
-    ));
-    assert_eq!(first, size.min(1 << 20).to_string());
+    // Served to a worker while its run is approved and active, through the worker API.
+    let (probe_id, probe_secret) = probe_worker(&f);
+    let first = chunk0(&f, &probe_id, &probe_secret, &sha);
+    assert_eq!(first.status, 200, "{}", first.body);
+    assert_eq!(first.bytes.len() as u64, size.min(1 << 20));
 
     let cache = f.dir.join("cache");
     let log = worker(&f, "w1", run, &cache);
@@ -86,15 +80,15 @@ fn a_worker_with_an_empty_cache_fetches_the_submitted_binary_and_plays() {
     assert_eq!(f.sql(&format!("SELECT state FROM runs WHERE id = {run3}")), "complete", "{log}");
 
     // Not served once no approved, active run names it (every run is complete now), nor for
-    // a run waiting for approval (psql fails unless the refusal is the one raised).
-    for setup in ["", "UPDATE runs SET state = 'pending', approved_by = NULL;"] {
-        f.sql(&format!(
-            "{setup} DO $$ DECLARE w record; BEGIN \
-             SELECT * INTO w FROM fleet_register(NULL, 'probe', 1, 1, 30, 'test', 'probe cpu', 1); \
-             PERFORM fleet_artifact_chunk(w.worker_id, w.secret, '{sha}', 0); \
-             RAISE EXCEPTION 'served'; \
-             EXCEPTION WHEN insufficient_privilege THEN NULL; END $$"
-        ));
+    // a run waiting for approval: refused as forbidden, no byte sent.
+    for setup in ["", "UPDATE runs SET state = 'pending', approved_by = NULL"] {
+        if !setup.is_empty() {
+            f.sql(setup);
+        }
+        let (id, secret) = probe_worker(&f);
+        let r = chunk0(&f, &id, &secret, &sha);
+        assert_eq!(r.status, 403, "{setup}: {}", r.body);
+        assert!(r.body.contains("belongs to no approved, active run"), "{}", r.body);
     }
 
     // gc keeps what a run names, and deletes the rest: the operator's on the database's side,
@@ -113,4 +107,23 @@ fn a_worker_with_an_empty_cache_fetches_the_submitted_binary_and_plays() {
     let out = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(out.contains(&sha) && out.contains("1 artifact(s) deleted"), "{out}");
     assert_eq!(f.sql("SELECT count(*) FROM artifact_chunks"), "0");
+}
+
+/// A worker registered through the server under the fleet's worker key: its id and secret.
+fn probe_worker(f: &Fleet) -> (String, String) {
+    let key = std::fs::read_to_string(&f.key_file).unwrap();
+    let auth = format!("Bearer {}", key.trim());
+    let body = r#"{"host":"probe","pid":1,"concurrency":1,"lease_secs":30,"version":"test"}"#;
+    let h = [("Authorization", auth.as_str()), ("Content-Type", "application/json")];
+    let r = request(f.port(), "POST", "/api/v1/worker/register", &h, body);
+    assert_eq!(r.status, 200, "register: {}", r.body);
+    let v: serde_json::Value = serde_json::from_str(&r.body).expect("register's answer");
+    (v["worker"].to_string(), v["secret"].as_str().expect("a secret").to_string())
+}
+
+/// Chunk 0 of artifact `sha`, asked for by worker `id` with `secret`.
+fn chunk0(f: &Fleet, id: &str, secret: &str, sha: &str) -> Reply {
+    let auth = format!("Bearer {secret}");
+    let h = [("Authorization", auth.as_str()), ("x-runner-worker", id)];
+    request(f.port(), "GET", &format!("/api/v1/worker/artifact/{sha}/chunk/0"), &h, "")
 }

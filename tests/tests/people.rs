@@ -4,55 +4,14 @@
 //! request that must be refused with the run unchanged; where today's direct-database path has
 //! the equivalent, the comment names it.
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
+use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use e2e::fleet::Fleet;
+use e2e::http::{Reply, request};
 use e2e::*;
-
-/// A response: status, header block (lower-cased names and values) and body.
-#[derive(Debug)]
-struct Reply {
-    status: u16,
-    head: String,
-    body: String,
-}
-
-impl Reply {
-    /// The value a `Set-Cookie` header gives cookie `name` (None: not set).
-    fn cookie(&self, name: &str) -> Option<String> {
-        self.head.lines().find_map(|l| {
-            let v = l.strip_prefix("set-cookie: ")?;
-            let (k, rest) = v.split_once('=')?;
-            (k == name).then(|| rest.split(';').next().unwrap_or("").to_string())
-        })
-    }
-
-    fn header(&self, name: &str) -> Option<&str> {
-        self.head.lines().find_map(|l| l.strip_prefix(&format!("{name}: ")))
-    }
-}
-
-/// One HTTP/1.0 request with `headers` and `body`.
-fn request(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Reply {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect to the server");
-    s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
-    let mut req = format!("{method} {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n");
-    for (k, v) in headers {
-        req.push_str(&format!("{k}: {v}\r\n"));
-    }
-    req.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
-    s.write_all(req.as_bytes()).unwrap();
-    let mut raw = Vec::new();
-    s.read_to_end(&mut raw).expect("read the reply");
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let status = head.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
-    Reply { status, head: head.to_lowercase(), body: body.to_string() }
-}
 
 /// A JSON POST with a bearer token (None: no Authorization header).
 fn api_post(port: u16, path: &str, token: Option<&str>, body: &str) -> Reply {

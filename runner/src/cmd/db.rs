@@ -7,7 +7,7 @@ use anyhow::Result;
 use crate::cli::{DbAction, DbArgs};
 use crate::exit::Exit;
 use crate::fleet::connect::connect;
-use crate::fleet::schema::{contract, current_version, init};
+use crate::fleet::schema::{VERSION, contract, current_version, init};
 
 /// `runner db`. Returns the process exit code.
 pub async fn run(args: &DbArgs) -> Result<Exit> {
@@ -21,6 +21,11 @@ pub async fn run(args: &DbArgs) -> Result<Exit> {
                 outln!("fleet schema version {now} already in {target}");
             } else {
                 outln!("fleet schema version {now} ready in {target} (was {was})");
+            }
+            if now < VERSION {
+                errln!(
+                    "note: the functions runners of schema version {now} and earlier call are                      kept; once every server and worker runs this version, `runner db init                      --contract` drops them (schema version {VERSION})"
+                );
             }
             Ok(Exit::Done)
         }

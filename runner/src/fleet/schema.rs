@@ -17,8 +17,9 @@
 //! Version 7 (`sql/v7_contract.sql`): every function of versions 2 to 6 dropped, once no runner
 //! that calls them is connected (`runner db init --contract`, [`contract`]). This binary holds
 //! the rules in Rust and calls none of them, so it runs on version 6 ([`EXPANDED`]) as well as
-//! 7; a plain `runner db init` stops at 6, which a runner of version 6 still running is safe on
-//! (a rolling deploy).
+//! 7. A plain `runner db init` makes a new database at 7 at once (nothing older can be using
+//! it), and migrates an existing one only to 6, which a runner of version 6 still running is
+//! safe on (a rolling deploy); `--contract` takes it to 7 once they are gone.
 //!
 //! Every migration is checksummed: `fleet_migrations` holds the SHA-256 of each migration's text
 //! as applied, and every command (and the server) compares it with its own before it touches
@@ -283,10 +284,17 @@ fn describe(found: &[Option<i32>]) -> String {
     if v.len() == 1 { v[0].clone() } else { format!("{} rows ({})", v.len(), v.join(", ")) }
 }
 
-/// Creates or migrates the schema to [`EXPANDED`] (a database at 7 stays there); returns the
-/// version it was at.
+/// Creates the schema at [`VERSION`] in a database that has none (no runner of an earlier
+/// version can be using it, so nothing needs the functions [`contract`] drops), or migrates an
+/// existing one to [`EXPANDED`] (a database at 7 stays there); returns the version it was at.
 pub async fn init(db: &mut Client) -> Result<i32> {
-    locked(db, EXPANDED).await
+    locked(db, Target::NewAtLatest).await
+}
+
+/// Creates or migrates the schema to [`EXPANDED`] only, also in an empty database: what a
+/// runner of the version before needs (the tests of its functions use this).
+pub async fn expand(db: &mut Client) -> Result<i32> {
+    locked(db, Target::Version(EXPANDED)).await
 }
 
 /// [`init`], then version 7 ([`VERSION`]): every function of versions 2 to 6 dropped. Refused,
@@ -294,11 +302,19 @@ pub async fn init(db: &mut Client) -> Result<i32> {
 /// database (by its connections' `application_name`, see [`application_name`]): it calls those
 /// functions. Returns the version the database was at.
 pub async fn contract(db: &mut Client) -> Result<i32> {
-    locked(db, VERSION).await
+    locked(db, Target::Version(VERSION)).await
+}
+
+/// The version a migration goes to.
+#[derive(Clone, Copy)]
+enum Target {
+    Version(i32),
+    /// [`VERSION`] for a database with no fleet schema yet, else [`EXPANDED`].
+    NewAtLatest,
 }
 
 /// Migrates to `target` under the migration lock.
-async fn locked(db: &mut Client, target: i32) -> Result<i32> {
+async fn locked(db: &mut Client, target: Target) -> Result<i32> {
     db.execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK]).await?;
     let res = migrate(db, target).await;
     let _ = db.execute("SELECT pg_advisory_unlock($1)", &[&MIGRATION_LOCK]).await;
@@ -335,7 +351,7 @@ async fn older_runners(db: &Client) -> Result<Vec<String>> {
     Ok(out)
 }
 
-async fn migrate(db: &mut Client, target: i32) -> Result<i32> {
+async fn migrate(db: &mut Client, target: Target) -> Result<i32> {
     db.batch_execute("CREATE TABLE IF NOT EXISTS fleet_schema (version integer NOT NULL)")
         .await
         .context("cannot create the schema table")?;
@@ -343,7 +359,14 @@ async fn migrate(db: &mut Client, target: i32) -> Result<i32> {
     if was > VERSION {
         bail!("{}", newer(was));
     }
-    if target == VERSION && was < VERSION {
+    let target = match target {
+        Target::Version(v) => v,
+        Target::NewAtLatest if was == 0 => VERSION,
+        Target::NewAtLatest => EXPANDED,
+    };
+    // A new database has no functions to drop, and nothing of an earlier version can be using
+    // its (absent) tables: no connection is asked about.
+    if target == VERSION && (1..VERSION).contains(&was) {
         let older = older_runners(db).await?;
         if !older.is_empty() {
             bail!(

@@ -29,7 +29,7 @@ async fn fleet(name: &str) -> TempPg {
     old::roles(&pg);
     pg.psql("ALTER DATABASE fleet OWNER TO fleet_owner");
     let mut owner = connect_as(&pg, "fleet_owner").await;
-    schema::init(&mut owner).await.unwrap();
+    schema::expand(&mut owner).await.unwrap();
     old::roles(&pg);
     pg.psql(
         "CREATE ROLE alice LOGIN IN ROLE fleet_submitter; \

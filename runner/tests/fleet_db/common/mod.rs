@@ -17,10 +17,13 @@ use tokio_postgres::Client;
 
 pub const LEASE: Duration = Duration::from_secs(60);
 
-/// A connection as the cluster's superuser, the schema made.
+/// A connection as the cluster's superuser, the schema made at version 6 ([`schema::expand`]),
+/// where the functions of earlier versions that some tests compare with or attack still are;
+/// the server's code runs on it as on 7 (`contract.rs`, and every end-to-end test, whose
+/// `runner db init` makes a new database at 7).
 pub async fn db(pg: &TempPg) -> Client {
     let mut c = parse_target(&pg.url()).unwrap().connect().await.unwrap();
-    schema::init(&mut c).await.unwrap();
+    schema::expand(&mut c).await.unwrap();
     c
 }
 
