@@ -16,8 +16,9 @@
 --   fleet_submitter  a person who submits runs (`runner submit`; the run is theirs and waits for
 --                    an approver), cancels, purges or deletes their own, and reads everything
 --                    (`runner status`, `runner pull`) except worker keys' hashes and secrets.
---   fleet_worker     what `runner worker` needs: no write privilege on any table. It calls the
---                    worker functions (fleet_register, fleet_claim, fleet_heartbeat,
+--   fleet_worker     what `runner worker` of schema version 5 or earlier needs: no write
+--                    privilege on any table. It calls the worker functions (which a runner of
+--                    this version no longer calls: fleet_register, fleet_claim, fleet_heartbeat,
 --                    fleet_release, fleet_report, fleet_settle, fleet_refuse, fleet_incident,
 --                    fleet_iteration, fleet_worker_stopped, and in version 4
 --                    fleet_engine_loaded), which accept a report only for a

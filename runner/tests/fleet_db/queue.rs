@@ -1,5 +1,5 @@
 //! The fleet's queue against a real PostgreSQL (a throwaway cluster per test): leases, fencing
-//! tokens, heartbeats, decisions taken by the database over every stored pair, schema versions.
+//! tokens, heartbeats, the server's decisions over every stored pair, schema versions.
 //! No engines: the games are synthetic records.
 
 use std::collections::HashMap;
@@ -20,7 +20,7 @@ use serde_json::json;
 async fn leases_are_fenced_nothing_is_lost_or_doubled() {
     let pg = TempPg::start("queue");
     let a = db(&pg).await;
-    let b = db(&pg).await;
+    let mut b = db(&pg).await;
     let run = new_run(&a, 3, json!({})).await;
     let wa = worker(&a, "a").await;
     let wb = worker(&b, "b").await;
@@ -64,7 +64,7 @@ async fn leases_are_fenced_nothing_is_lost_or_doubled() {
         Reported::Stored { open, .. } => assert!(!open, "nothing left open"),
         other => panic!("{other:?}"),
     }
-    let settled = queue::settle(&b, &wb, run).await.unwrap();
+    let settled = queue::settle::decide_for(&mut b, &wb, run).await.unwrap();
     assert_eq!(settled.state, "complete");
     assert_eq!(pg.psql(&format!("SELECT count(*) FROM games WHERE run_id = {run}")), "6");
     let counts = queue::pairing_counts(&a, run, None).await.unwrap();
@@ -74,22 +74,22 @@ async fn leases_are_fenced_nothing_is_lost_or_doubled() {
 }
 
 #[tokio::test]
-async fn the_database_takes_the_sprt_decision_and_a_worker_only_asks() {
+async fn the_server_takes_the_sprt_decision_and_a_worker_only_asks() {
     let pg = TempPg::start("sprt");
-    let a = db(&pg).await;
+    let mut a = db(&pg).await;
     let run = new_run(&a, 200, sprt("elo0=0,elo1=10")).await;
     let w = worker(&a, "a").await;
     // Asking early decides nothing: the counts do not cross a bound.
     let c = queue::claim(&a, &w, None, &[], 1, LEASE).await.unwrap().remove(0);
     assert!(matches!(report(&a, &w, &c, ["W", "W"]).await, Reported::Stored { .. }));
-    let early = queue::settle(&a, &w, run).await.unwrap();
+    let early = queue::settle::decide_for(&mut a, &w, run).await.unwrap();
     assert_eq!((early.state.as_str(), early.stops.len()), ("active", 0));
     let mut decided_after = None;
     for i in 1..200 {
         let c = queue::claim(&a, &w, None, &[], 1, LEASE).await.unwrap();
         let Some(c) = c.first() else { break };
         assert!(matches!(report(&a, &w, c, ["W", "W"]).await, Reported::Stored { .. }));
-        let s = queue::settle(&a, &w, run).await.unwrap();
+        let s = queue::settle::decide_for(&mut a, &w, run).await.unwrap();
         if s.state == "decided" {
             assert_eq!(s.stops.len(), 1);
             assert_eq!(s.stops[0].verdict, "H1");
@@ -104,7 +104,7 @@ async fn the_database_takes_the_sprt_decision_and_a_worker_only_asks() {
     let row = queue::run(&a, run).await.unwrap().unwrap();
     let why = row.stop_reason.unwrap();
     assert!(why.contains(&format!("SPRT accepted H1 after {} games", 2 * n)), "{why}");
-    // The LLR the database wrote is the one the stats crate computes from the stored counts.
+    // The LLR the decision wrote is the one the stats crate computes from the stored counts.
     let counts = queue::pairing_counts(&a, run, None).await.unwrap();
     let r = stats::sprt(
         &runner::fleet::decide::stats_counts(&counts[0]),
@@ -135,7 +135,7 @@ async fn every_decision_covers_every_stored_pair() {
         let runs = runs.clone();
         let judge = judge.clone();
         tasks.spawn(async move {
-            let conn =
+            let mut conn =
                 queue::Conn::open(parse_target(&url).unwrap().connect().await.unwrap(), true)
                     .await
                     .unwrap();
@@ -161,7 +161,7 @@ async fn every_decision_covers_every_stored_pair() {
                             report(&conn, &w, c, first).await
                             && (judge.may_stop(&counts) || !open)
                         {
-                            queue::settle(&conn, &w, run).await.unwrap();
+                            queue::settle::decide_for(&mut conn, &w, run).await.unwrap();
                         }
                     }
                 }
@@ -198,9 +198,9 @@ async fn every_decision_covers_every_stored_pair() {
 }
 
 #[tokio::test]
-async fn racing_is_decided_by_the_database_over_every_pairing() {
+async fn racing_is_decided_by_the_server_over_every_pairing() {
     let pg = TempPg::start("race");
-    let a = db(&pg).await;
+    let mut a = db(&pg).await;
     let race = runner::sweep::racing::RaceConfig { alpha: 0.05, min_pairs: 4 };
     let judge = runner::fleet::decide::judge_config(None, Some(&race), 3, None);
     let (run, _) = new_run_of(&a, "sweep", &[("A", "B"), ("A", "C"), ("A", "D")], 20, judge).await;
@@ -230,7 +230,7 @@ async fn racing_is_decided_by_the_database_over_every_pairing() {
                 panic!("refused");
             };
             assert_eq!(counts.len(), 3, "racing reads every pairing");
-            let s = queue::settle(&a, &w, run).await.unwrap();
+            let s = queue::settle::decide_for(&mut a, &w, run).await.unwrap();
             if let Some(st) = s.stops.first() {
                 dropped = Some(st.clone());
             }
@@ -380,7 +380,7 @@ async fn prepared_statements_keep_counts_and_fencing_and_are_made_again_after_a_
     // again, and the run is completed after the report of its last open pair.
     pg.restart();
     assert!(queue::claim(&conn, &w, Some(run), &[], 1, LEASE).await.is_err());
-    let conn = queue::Conn::open(target.connect().await.unwrap(), true).await.unwrap();
+    let mut conn = queue::Conn::open(target.connect().await.unwrap(), true).await.unwrap();
     let left = queue::claim(&conn, &w, Some(run), &[], 4, LEASE).await.unwrap();
     assert_eq!(left.iter().map(|c| c.seq).collect::<Vec<_>>(), [8, 9, 10, 11]);
     let mut open = vec![];
@@ -390,16 +390,17 @@ async fn prepared_statements_keep_counts_and_fencing_and_are_made_again_after_a_
         }
     }
     assert_eq!(open, [true, true, true, false]);
-    assert_eq!(queue::settle(&*conn, &w, run).await.unwrap().state, "complete");
+    assert_eq!(queue::settle::decide_for(&mut conn, &w, run).await.unwrap().state, "complete");
     let counts = queue::pairing_counts(&*conn, run, None).await.unwrap();
     assert_eq!(counts[0].penta, [0, 0, 0, 8, 4]);
     assert_eq!(counts[0].wdl, [16, 8, 0]);
 }
 
 /// The server's decision (Rust: `queue::settle`, `fleet::decide::Judge`) against the database's
-/// (`fleet_settle_run`, which workers speaking to the database still use), on the same stored
-/// counts: random SPRT and racing runs of 1 to 4 pairings, some pairings stopped before, some
-/// runs with every pair played. Every row a decision writes must be the same, reasons included.
+/// (`fleet_settle_run`, which runners of earlier versions called, on a version-6 database until
+/// `runner db init --contract` drops it), on the same stored counts: random SPRT and racing runs
+/// of 1 to 4 pairings, some pairings stopped before, some runs with every pair played. Every
+/// row a decision writes must be the same, reasons included.
 #[tokio::test]
 async fn the_servers_decision_is_the_databases_on_the_same_counts() {
     let pg = TempPg::start("decide-diff");
