@@ -197,6 +197,96 @@ async fn every_decision_covers_every_stored_pair() {
     assert!(decided >= RUNS / 2, "only {decided} of {RUNS} runs were decided");
 }
 
+/// The two orders `every_decision_covers_every_stored_pair` meets by chance, made to happen.
+/// A report in flight (its transaction held open here) holds the run's row `FOR KEY SHARE`: a
+/// decision waits for it and counts its pair. A decision in flight holds the row `FOR UPDATE`
+/// (taken before it writes the run's state, so the report's lock conflicts with that write too
+/// and reads the row's new version): a report waits for it and, the run decided, stores nothing.
+#[tokio::test]
+async fn a_report_and_a_decision_in_flight_wait_for_each_other() {
+    let pg = TempPg::start("inflight");
+    let a = db(&pg).await;
+    let mut b = db(&pg).await;
+    let watch = db(&pg).await;
+    const SPEC: &str = "elo0=0,elo1=30,model=logistic";
+    let spec = stats::SprtSpec::parse(SPEC).unwrap();
+    let judge = RunJudge { sprt: Some(spec), race: None, labels: vec!["A vs B".into()] };
+    let w = worker(&a, "a").await;
+
+    let run = new_run(&a, 200, sprt(SPEC)).await;
+    let games = report_to_the_edge(&a, &w, run, &judge).await;
+    let c = queue::claim(&a, &w, Some(run), &[], 1, LEASE).await.unwrap().remove(0);
+    a.batch_execute("BEGIN").await.unwrap();
+    assert!(matches!(report(&a, &w, &c, ["W", "W"]).await, Reported::Stored { .. }));
+    let asker = w.clone();
+    let deciding = tokio::spawn(async move {
+        let s = queue::settle::decide_for(&mut b, &asker, run).await.unwrap();
+        (b, s)
+    });
+    until_one_waits_for_a_lock(&watch).await;
+    a.batch_execute("COMMIT").await.unwrap();
+    let (mut b, s) = deciding.await.unwrap();
+    assert_eq!(s.state, "decided");
+    assert!(s.stops[0].why.contains(&format!("after {} games", games + 2)), "{}", s.stops[0].why);
+
+    let run = new_run(&a, 200, sprt(SPEC)).await;
+    let games = report_to_the_edge(&a, &w, run, &judge).await;
+    let c = queue::claim(&a, &w, Some(run), &[], 2, LEASE).await.unwrap();
+    assert!(matches!(report(&a, &w, &c[0], ["W", "W"]).await, Reported::Stored { .. }));
+    let tx = b.transaction().await.unwrap();
+    assert_eq!(queue::settle::decide_in(&tx, run).await.unwrap().state, "decided");
+    let (url, reporter, late) = (pg.url(), w.clone(), c[1].clone());
+    let reporting = tokio::spawn(async move {
+        let db = parse_target(&url).unwrap().connect().await.unwrap();
+        report(&db, &reporter, &late, ["W", "W"]).await
+    });
+    until_one_waits_for_a_lock(&watch).await;
+    tx.commit().await.unwrap();
+    match reporting.await.unwrap() {
+        Reported::Refused(why) => assert!(why.contains("decided"), "{why}"),
+        other => panic!("a report stored after the decision: {other:?}"),
+    }
+    let stored = pg.psql(&format!("SELECT count(*) FROM games WHERE run_id = {run}"));
+    assert_eq!(stored, (games + 2).to_string());
+}
+
+/// Reports pairs of `run` that the first engine wins twice until one more would end its SPRT
+/// (by `judge`, the run's rules); returns the games stored.
+async fn report_to_the_edge(
+    db: &tokio_postgres::Client,
+    w: &queue::WorkerId,
+    run: i64,
+    judge: &RunJudge,
+) -> i64 {
+    loop {
+        let c = queue::claim(db, w, Some(run), &[], 1, LEASE).await.unwrap().remove(0);
+        let Reported::Stored { counts, .. } = report(db, w, &c, ["W", "W"]).await else {
+            panic!("a report was refused");
+        };
+        let mut next = counts[0];
+        next.penta[4] += 1;
+        next.wdl[0] += 2;
+        if judge.may_stop(&[next]) {
+            return counts[0].games();
+        }
+    }
+}
+
+/// Returns once a statement of another session waits for a lock (a row's, here).
+async fn until_one_waits_for_a_lock(watch: &tokio_postgres::Client) {
+    for _ in 0..400 {
+        let row = watch
+            .query_one("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'", &[])
+            .await
+            .unwrap();
+        if row.get::<_, i64>(0) > 0 {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    panic!("no statement waited for a lock within 10 s");
+}
+
 #[tokio::test]
 async fn racing_is_decided_by_the_server_over_every_pairing() {
     let pg = TempPg::start("race");
