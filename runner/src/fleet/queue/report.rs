@@ -109,11 +109,13 @@ pub enum Reported {
 /// (and checks its `WHERE` again) for `FOR UPDATE` and `FOR SHARE`, but for `FOR KEY SHARE`
 /// only when it had to wait for that transaction: a change that did not touch the key and
 /// committed before the lock was asked for is not seen (the lock is compatible with it). So:
-/// - the run's state is read from its locked row, as the function read it: a decision holds
-///   the row `FOR UPDATE` and sets the state in the same transaction, so a report that comes
-///   while it runs waits and reads its new state; one that committed in the microseconds
-///   between this statement's start and its lock is missed, as the function missed one between
-///   its first statement's start and its lock;
+/// - the run's state is read from its locked row, as the function read it: a decision takes
+///   the row `FOR UPDATE` before it sets the state in the same transaction, and PostgreSQL
+///   keeps the stronger of a transaction's lock and its update, so that update conflicts with
+///   `FOR KEY SHARE` as a change of the key would. A report that comes while a decision runs
+///   waits and reads the run's new state, and one whose snapshot is older than a decision
+///   committed since reads the row's newest version at its lock: neither stores a pair the
+///   decision did not count (`fleet_db`'s `queue::a_report_and_a_decision_in_flight_...`);
 /// - the pair's state, token and holder come from its row locked `FOR UPDATE`: the newest
 ///   version, whatever the snapshot (a lease handed to another worker meanwhile is seen);
 /// - the pairing is read `FOR SHARE`, where the function read it unlocked in a later
