@@ -6,18 +6,19 @@
 //! each with its own connection like a worker process, each registered as a worker) loop
 //! claim 1 pair -> report it for a fixed time, through the queue's calls a worker's request
 //! runs on the server (the registration under a worker key, the claim, the report and the
-//! heartbeat, all the server's own statements; `fleet_settle` the database's function, which
-//! the server no longer calls: it decides in Rust). Reports carry two game records of realistic
-//! size (2-4 KB of JSON each) that name the pair, the game, the pairing's engines and a result
-//! from a realistic mix: the report reads the pair's result from them. The run is judged by the
-//! database (an SPRT, `fleet::decide::judge_config`) with bounds that do not decide within the
-//! test; a worker asks the database to decide (`fleet_settle`) when its look at the returned
-//! counts says a decision may be due or nothing is left open, as `fleet/worker/task.rs` does.
+//! heartbeat, all the server's own statements, and the server's decision in Rust,
+//! `queue::settle`). Reports carry two game records of realistic size (2-4 KB of JSON each)
+//! that name the pair, the game, the pairing's engines and a result from a realistic mix: the
+//! report reads the pair's result from them. The run is judged by its stored rules (an SPRT,
+//! `fleet::decide::judge_config`) with bounds that do not decide within the test; after a
+//! stored report the run is decided (`queue::settle::decide`) when the returned counts say a
+//! decision may be due or nothing is left open, as the server does after a report.
 //! Each worker sends a heartbeat for its lease every few seconds. Afterwards the database is
 //! checked: every done pair has exactly two games, no game lacks a done pair, the tallies equal
 //! the stored games, no pair was handed out twice, nothing a worker was told is stored is
-//! missing. Then the cost of one decision is measured: `fleet_settle` called by a fresh worker
-//! on the run with every stored pair.
+//! missing. Then the cost of one decision is measured: the server's decision asked for by a
+//! fresh worker (`queue::settle::decide_for`, what `POST /settle` runs: the worker's check, then
+//! the decision's transaction) on the run with every stored pair.
 //!
 //! ```text
 //! cargo bench -p runner --bench fleet_load -- [--workers 10,100,500] [--runs 1,100]
@@ -244,7 +245,8 @@ struct WorkerOut {
     claim: Vec<Duration>,
     report: Vec<Duration>,
     heartbeat: Vec<Duration>,
-    /// `fleet_settle` calls (when the worker's look at the counts said a decision may be due).
+    /// Decisions after a stored report (when the counts said one may be due, or nothing was
+    /// left open): the server's decision in Rust, or with `--via http` a `POST /settle`.
     settle: Vec<Duration>,
     stored: u64,
     refused: Vec<String>,
@@ -368,7 +370,7 @@ async fn worker(
     mut go: tokio::sync::watch::Receiver<Option<(Instant, Instant)>>,
 ) -> WorkerOut {
     let mut out = WorkerOut::default();
-    let Some((db, wid)) = connect_and_register(i, &sh, &mut out).await else {
+    let Some((mut db, wid)) = connect_and_register(i, &sh, &mut out).await else {
         let _ = ready.send(false).await;
         return out;
     };
@@ -382,7 +384,7 @@ async fn worker(
         }
     };
     let mut rng = ChaCha8Rng::seed_from_u64(0x5eed ^ i as u64);
-    // The worker's look at the counts a report returns (the database decides).
+    // The look at the counts a report returns that says when to decide (the server's).
     let judge = RunJudge { sprt: Some(sh.spec), race: None, labels: vec![LABEL.to_string()] };
     // Heartbeats spread over the interval, as independent processes' would be.
     let mut next_hb = start + sh.heartbeat.mul_f64(rng.random_range(0.0..1.0));
@@ -431,7 +433,7 @@ async fn worker(
             let ms = sh.play_ms * rng.random_range(0.5..1.5);
             tokio::time::sleep(Duration::from_secs_f64(ms / 1000.0)).await;
         }
-        if report_pair(&db, &wid, &sh, &judge, &c, &mut rng, &mut out).await.is_break() {
+        if report_pair(&mut db, &wid, &sh, &judge, &c, &mut rng, &mut out).await.is_break() {
             break;
         }
     }
@@ -477,10 +479,11 @@ async fn connect_and_register(
     }
 }
 
-/// Draws the two games of claimed pair `c`, reports them and, as a worker does, asks the
-/// database for a decision when one may be due. `Break`: the worker stops (the error in `out`).
+/// Draws the two games of claimed pair `c`, reports them and, as the server does after a
+/// report, decides the run when a decision may be due. `Break`: the worker stops (the error in
+/// `out`).
 async fn report_pair(
-    db: &queue::Conn,
+    db: &mut queue::Conn,
     wid: &queue::WorkerId,
     sh: &Shared,
     judge: &RunJudge,
@@ -495,14 +498,15 @@ async fn report_pair(
     out.record_bytes += (g0.to_string().len() + g1.to_string().len()) as u64;
     let r = pair_report(c, [&g0, &g1]);
     let t = Instant::now();
-    match queue::report(db, wid, &r, judge.needs_all()).await {
+    match queue::report(&*db, wid, &r, judge.needs_all()).await {
         Ok(Reported::Stored { counts, open, .. }) => {
             out.report.push(t.elapsed());
             out.stored += 1;
-            // As a worker does: ask the database for a decision when one may be due.
+            // As the server does after a stored report (the worker checked by it): decide when
+            // a decision may be due.
             if judge.may_stop(&counts) || !open {
                 let t = Instant::now();
-                match queue::settle(db, wid, c.run_id).await {
+                match queue::settle::decide(db, c.run_id).await {
                     Ok(s) => {
                         out.settle.push(t.elapsed());
                         if s.state != "active" || !s.stops.is_empty() {
@@ -510,7 +514,7 @@ async fn report_pair(
                         }
                     }
                     Err(e) => {
-                        out.errors.push(format!("settle: {e:#}"));
+                        out.errors.push(format!("decide: {e:#}"));
                         return ControlFlow::Break(());
                     }
                 }
@@ -757,7 +761,7 @@ async fn one(o: &Opts, n: usize, n_runs: usize) -> Row {
     let all_runs = runs.iter().map(|r| r.to_string()).collect::<Vec<_>>().join(", ");
     let (lost, doubled, tallies_ok) =
         database_account(&pg, &all_runs, stored, claimed_twice, &mut notes);
-    decision_cost(&admin, &sh.key, run, &mut notes).await;
+    decision_cost(&mut admin, &sh.key, run, &mut notes).await;
     if o.statements {
         print_server_statements(&pg, n);
     }
@@ -854,7 +858,7 @@ fn client_threads(
         .collect()
 }
 
-/// The notes on what the workers met: connection errors, errors, refusals, settle calls, lost
+/// The notes on what the workers met: connection errors, errors, refusals, decisions, lost
 /// leases, a run that ran dry or was decided (`n_runs` runs).
 fn worker_notes(outs: &[WorkerOut], n_runs: usize) -> Vec<String> {
     let mut notes = Vec::new();
@@ -874,7 +878,7 @@ fn worker_notes(outs: &[WorkerOut], n_runs: usize) -> Vec<String> {
     let settles: usize = outs.iter().map(|w| w.settle.len()).sum();
     let mut settle: Vec<Duration> = outs.iter().flat_map(|w| w.settle.clone()).collect();
     notes.push(format!(
-        "{settles} settle calls during the test (p50 / p99 {:.1} / {:.1} ms)",
+        "{settles} decisions during the test (p50 / p99 {:.1} / {:.1} ms)",
         pct(&mut settle, 0.5),
         pct(&mut settle, 0.99)
     ));
@@ -941,9 +945,11 @@ fn database_account(
 }
 
 /// What one decision costs on run `run` as it stands (every stored pair counted): a fresh
-/// worker (registered with `key`) asks, with nothing else running; the figure goes to `notes`.
+/// worker (registered with `key`) asks, with nothing else running, and the server's Rust
+/// decision answers (`decide_for`: the worker's check, then a transaction that locks the run,
+/// reads every pairing's counts and whether pairs are open); the figure goes to `notes`.
 async fn decision_cost(
-    admin: &tokio_postgres::Client,
+    admin: &mut tokio_postgres::Client,
     key: &str,
     run: i64,
     notes: &mut Vec<String>,
@@ -954,17 +960,18 @@ async fn decision_cost(
     let mut decide = Vec::new();
     for _ in 0..20 {
         let t = Instant::now();
-        let s = queue::settle(admin, &probe, run).await.expect("settle");
+        let s = queue::settle::decide_for(admin, &probe, run).await.expect("decide");
         decide.push(t.elapsed());
         if s.state != "active" || !s.stops.is_empty() {
             notes.push(
-                "the run was already decided at the probe's settle: no decision figure".into(),
+                "the run was already decided at the probe's decision: no decision figure".into(),
             );
             break;
         }
     }
     notes.push(format!(
-        "one decision (fleet_settle on the run afterwards, idle server, 20 calls): p50 {:.2} ms",
+        "one decision (the server's, decide_for, on the run afterwards, idle, 20 calls): \
+         p50 {:.2} ms",
         pct(&mut decide, 0.5)
     ));
     let _ = queue::worker_stopped(admin, &probe).await;

@@ -551,7 +551,7 @@ async fn one(o: &Opts, n: usize, n_runs: usize) -> Row {
     let all_runs = runs.iter().map(|r| r.to_string()).collect::<Vec<_>>().join(", ");
     let (lost, doubled, tallies_ok) =
         database_account(&pg, &all_runs, stored, claimed_twice, &mut notes);
-    decision_cost(&admin, &key, runs[0], &mut notes).await;
+    decision_cost(&mut admin, &key, runs[0], &mut notes).await;
     if o.statements {
         print_server_statements(&pg, n);
     }

@@ -40,12 +40,13 @@ fn run_id(out: &str) -> i64 {
     last.strip_prefix("run ").and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("{out}"))
 }
 
-/// Leases and reports every pair of `run` with synthetic games (as the superuser's own worker),
-/// then asks the database to settle the run. The first engine wins game 0 by a resignation
-/// adjudication and game 1 is an adjudicated draw: endings whose final position the rules of
-/// chess do not decide, so records without moves pass the rule checks of the report and pull.
+/// Leases and reports every pair of `run` with synthetic games (as a worker under the tests'
+/// key), then asks for a decision on the run (the server's, `queue::settle::decide_for`). The
+/// first engine wins game 0 by a resignation adjudication and game 1 is an adjudicated draw:
+/// endings whose final position the rules of chess do not decide, so records without moves pass
+/// the rule checks of the report and pull.
 async fn play_all(url: &str, run: i64) -> Submission {
-    let db = parse_target(url).unwrap().connect().await.unwrap();
+    let mut db = parse_target(url).unwrap().connect().await.unwrap();
     let row = queue::run(&db, run).await.unwrap().unwrap();
     let sub = Submission::from_stored(&row.submission).unwrap();
     let plan = sub.plan().clone();
@@ -91,7 +92,7 @@ async fn play_all(url: &str, run: i64) -> Submission {
             assert!(matches!(stored, Reported::Stored { .. }), "{stored:?}");
         }
     }
-    let settled = queue::settle(&db, &w, run).await.unwrap();
+    let settled = queue::settle::decide_for(&mut db, &w, run).await.unwrap();
     assert_eq!(settled.state, "complete");
     sub
 }

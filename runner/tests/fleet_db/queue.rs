@@ -1,5 +1,5 @@
 //! The fleet's queue against a real PostgreSQL (a throwaway cluster per test): leases, fencing
-//! tokens, heartbeats, decisions taken by the database over every stored pair, schema versions.
+//! tokens, heartbeats, the server's decisions over every stored pair, schema versions.
 //! No engines: the games are synthetic records.
 
 use std::collections::HashMap;
@@ -20,7 +20,7 @@ use serde_json::json;
 async fn leases_are_fenced_nothing_is_lost_or_doubled() {
     let pg = TempPg::start("queue");
     let a = db(&pg).await;
-    let b = db(&pg).await;
+    let mut b = db(&pg).await;
     let run = new_run(&a, 3, json!({})).await;
     let wa = worker(&a, "a").await;
     let wb = worker(&b, "b").await;
@@ -64,7 +64,7 @@ async fn leases_are_fenced_nothing_is_lost_or_doubled() {
         Reported::Stored { open, .. } => assert!(!open, "nothing left open"),
         other => panic!("{other:?}"),
     }
-    let settled = queue::settle(&b, &wb, run).await.unwrap();
+    let settled = queue::settle::decide_for(&mut b, &wb, run).await.unwrap();
     assert_eq!(settled.state, "complete");
     assert_eq!(pg.psql(&format!("SELECT count(*) FROM games WHERE run_id = {run}")), "6");
     let counts = queue::pairing_counts(&a, run, None).await.unwrap();
@@ -74,22 +74,22 @@ async fn leases_are_fenced_nothing_is_lost_or_doubled() {
 }
 
 #[tokio::test]
-async fn the_database_takes_the_sprt_decision_and_a_worker_only_asks() {
+async fn the_server_takes_the_sprt_decision_and_a_worker_only_asks() {
     let pg = TempPg::start("sprt");
-    let a = db(&pg).await;
+    let mut a = db(&pg).await;
     let run = new_run(&a, 200, sprt("elo0=0,elo1=10")).await;
     let w = worker(&a, "a").await;
     // Asking early decides nothing: the counts do not cross a bound.
     let c = queue::claim(&a, &w, None, &[], 1, LEASE).await.unwrap().remove(0);
     assert!(matches!(report(&a, &w, &c, ["W", "W"]).await, Reported::Stored { .. }));
-    let early = queue::settle(&a, &w, run).await.unwrap();
+    let early = queue::settle::decide_for(&mut a, &w, run).await.unwrap();
     assert_eq!((early.state.as_str(), early.stops.len()), ("active", 0));
     let mut decided_after = None;
     for i in 1..200 {
         let c = queue::claim(&a, &w, None, &[], 1, LEASE).await.unwrap();
         let Some(c) = c.first() else { break };
         assert!(matches!(report(&a, &w, c, ["W", "W"]).await, Reported::Stored { .. }));
-        let s = queue::settle(&a, &w, run).await.unwrap();
+        let s = queue::settle::decide_for(&mut a, &w, run).await.unwrap();
         if s.state == "decided" {
             assert_eq!(s.stops.len(), 1);
             assert_eq!(s.stops[0].verdict, "H1");
@@ -104,7 +104,7 @@ async fn the_database_takes_the_sprt_decision_and_a_worker_only_asks() {
     let row = queue::run(&a, run).await.unwrap().unwrap();
     let why = row.stop_reason.unwrap();
     assert!(why.contains(&format!("SPRT accepted H1 after {} games", 2 * n)), "{why}");
-    // The LLR the database wrote is the one the stats crate computes from the stored counts.
+    // The LLR the decision wrote is the one the stats crate computes from the stored counts.
     let counts = queue::pairing_counts(&a, run, None).await.unwrap();
     let r = stats::sprt(
         &runner::fleet::decide::stats_counts(&counts[0]),
@@ -135,7 +135,7 @@ async fn every_decision_covers_every_stored_pair() {
         let runs = runs.clone();
         let judge = judge.clone();
         tasks.spawn(async move {
-            let conn =
+            let mut conn =
                 queue::Conn::open(parse_target(&url).unwrap().connect().await.unwrap(), true)
                     .await
                     .unwrap();
@@ -161,7 +161,7 @@ async fn every_decision_covers_every_stored_pair() {
                             report(&conn, &w, c, first).await
                             && (judge.may_stop(&counts) || !open)
                         {
-                            queue::settle(&conn, &w, run).await.unwrap();
+                            queue::settle::decide_for(&mut conn, &w, run).await.unwrap();
                         }
                     }
                 }
@@ -197,10 +197,100 @@ async fn every_decision_covers_every_stored_pair() {
     assert!(decided >= RUNS / 2, "only {decided} of {RUNS} runs were decided");
 }
 
+/// The two orders `every_decision_covers_every_stored_pair` meets by chance, made to happen.
+/// A report in flight (its transaction held open here) holds the run's row `FOR KEY SHARE`: a
+/// decision waits for it and counts its pair. A decision in flight holds the row `FOR UPDATE`
+/// (taken before it writes the run's state, so the report's lock conflicts with that write too
+/// and reads the row's new version): a report waits for it and, the run decided, stores nothing.
 #[tokio::test]
-async fn racing_is_decided_by_the_database_over_every_pairing() {
-    let pg = TempPg::start("race");
+async fn a_report_and_a_decision_in_flight_wait_for_each_other() {
+    let pg = TempPg::start("inflight");
     let a = db(&pg).await;
+    let mut b = db(&pg).await;
+    let watch = db(&pg).await;
+    const SPEC: &str = "elo0=0,elo1=30,model=logistic";
+    let spec = stats::SprtSpec::parse(SPEC).unwrap();
+    let judge = RunJudge { sprt: Some(spec), race: None, labels: vec!["A vs B".into()] };
+    let w = worker(&a, "a").await;
+
+    let run = new_run(&a, 200, sprt(SPEC)).await;
+    let games = report_to_the_edge(&a, &w, run, &judge).await;
+    let c = queue::claim(&a, &w, Some(run), &[], 1, LEASE).await.unwrap().remove(0);
+    a.batch_execute("BEGIN").await.unwrap();
+    assert!(matches!(report(&a, &w, &c, ["W", "W"]).await, Reported::Stored { .. }));
+    let asker = w.clone();
+    let deciding = tokio::spawn(async move {
+        let s = queue::settle::decide_for(&mut b, &asker, run).await.unwrap();
+        (b, s)
+    });
+    until_one_waits_for_a_lock(&watch).await;
+    a.batch_execute("COMMIT").await.unwrap();
+    let (mut b, s) = deciding.await.unwrap();
+    assert_eq!(s.state, "decided");
+    assert!(s.stops[0].why.contains(&format!("after {} games", games + 2)), "{}", s.stops[0].why);
+
+    let run = new_run(&a, 200, sprt(SPEC)).await;
+    let games = report_to_the_edge(&a, &w, run, &judge).await;
+    let c = queue::claim(&a, &w, Some(run), &[], 2, LEASE).await.unwrap();
+    assert!(matches!(report(&a, &w, &c[0], ["W", "W"]).await, Reported::Stored { .. }));
+    let tx = b.transaction().await.unwrap();
+    assert_eq!(queue::settle::decide_in(&tx, run).await.unwrap().state, "decided");
+    let (url, reporter, late) = (pg.url(), w.clone(), c[1].clone());
+    let reporting = tokio::spawn(async move {
+        let db = parse_target(&url).unwrap().connect().await.unwrap();
+        report(&db, &reporter, &late, ["W", "W"]).await
+    });
+    until_one_waits_for_a_lock(&watch).await;
+    tx.commit().await.unwrap();
+    match reporting.await.unwrap() {
+        Reported::Refused(why) => assert!(why.contains("decided"), "{why}"),
+        other => panic!("a report stored after the decision: {other:?}"),
+    }
+    let stored = pg.psql(&format!("SELECT count(*) FROM games WHERE run_id = {run}"));
+    assert_eq!(stored, (games + 2).to_string());
+}
+
+/// Reports pairs of `run` that the first engine wins twice until one more would end its SPRT
+/// (by `judge`, the run's rules); returns the games stored.
+async fn report_to_the_edge(
+    db: &tokio_postgres::Client,
+    w: &queue::WorkerId,
+    run: i64,
+    judge: &RunJudge,
+) -> i64 {
+    loop {
+        let c = queue::claim(db, w, Some(run), &[], 1, LEASE).await.unwrap().remove(0);
+        let Reported::Stored { counts, .. } = report(db, w, &c, ["W", "W"]).await else {
+            panic!("a report was refused");
+        };
+        let mut next = counts[0];
+        next.penta[4] += 1;
+        next.wdl[0] += 2;
+        if judge.may_stop(&[next]) {
+            return counts[0].games();
+        }
+    }
+}
+
+/// Returns once a statement of another session waits for a lock (a row's, here).
+async fn until_one_waits_for_a_lock(watch: &tokio_postgres::Client) {
+    for _ in 0..400 {
+        let row = watch
+            .query_one("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'", &[])
+            .await
+            .unwrap();
+        if row.get::<_, i64>(0) > 0 {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    panic!("no statement waited for a lock within 10 s");
+}
+
+#[tokio::test]
+async fn racing_is_decided_by_the_server_over_every_pairing() {
+    let pg = TempPg::start("race");
+    let mut a = db(&pg).await;
     let race = runner::sweep::racing::RaceConfig { alpha: 0.05, min_pairs: 4 };
     let judge = runner::fleet::decide::judge_config(None, Some(&race), 3, None);
     let (run, _) = new_run_of(&a, "sweep", &[("A", "B"), ("A", "C"), ("A", "D")], 20, judge).await;
@@ -230,7 +320,7 @@ async fn racing_is_decided_by_the_database_over_every_pairing() {
                 panic!("refused");
             };
             assert_eq!(counts.len(), 3, "racing reads every pairing");
-            let s = queue::settle(&a, &w, run).await.unwrap();
+            let s = queue::settle::decide_for(&mut a, &w, run).await.unwrap();
             if let Some(st) = s.stops.first() {
                 dropped = Some(st.clone());
             }
@@ -380,7 +470,7 @@ async fn prepared_statements_keep_counts_and_fencing_and_are_made_again_after_a_
     // again, and the run is completed after the report of its last open pair.
     pg.restart();
     assert!(queue::claim(&conn, &w, Some(run), &[], 1, LEASE).await.is_err());
-    let conn = queue::Conn::open(target.connect().await.unwrap(), true).await.unwrap();
+    let mut conn = queue::Conn::open(target.connect().await.unwrap(), true).await.unwrap();
     let left = queue::claim(&conn, &w, Some(run), &[], 4, LEASE).await.unwrap();
     assert_eq!(left.iter().map(|c| c.seq).collect::<Vec<_>>(), [8, 9, 10, 11]);
     let mut open = vec![];
@@ -390,16 +480,17 @@ async fn prepared_statements_keep_counts_and_fencing_and_are_made_again_after_a_
         }
     }
     assert_eq!(open, [true, true, true, false]);
-    assert_eq!(queue::settle(&*conn, &w, run).await.unwrap().state, "complete");
+    assert_eq!(queue::settle::decide_for(&mut conn, &w, run).await.unwrap().state, "complete");
     let counts = queue::pairing_counts(&*conn, run, None).await.unwrap();
     assert_eq!(counts[0].penta, [0, 0, 0, 8, 4]);
     assert_eq!(counts[0].wdl, [16, 8, 0]);
 }
 
 /// The server's decision (Rust: `queue::settle`, `fleet::decide::Judge`) against the database's
-/// (`fleet_settle_run`, which workers speaking to the database still use), on the same stored
-/// counts: random SPRT and racing runs of 1 to 4 pairings, some pairings stopped before, some
-/// runs with every pair played. Every row a decision writes must be the same, reasons included.
+/// (`fleet_settle_run`, which runners of earlier versions called, on a version-6 database until
+/// `runner db init --contract` drops it), on the same stored counts: random SPRT and racing runs
+/// of 1 to 4 pairings, some pairings stopped before, some runs with every pair played. Every
+/// row a decision writes must be the same, reasons included.
 #[tokio::test]
 async fn the_servers_decision_is_the_databases_on_the_same_counts() {
     let pg = TempPg::start("decide-diff");

@@ -88,7 +88,7 @@ async fn a_worker_key_reports_only_what_it_was_leased_and_writes_no_table() {
     // Deciding is the database's: a worker may ask, never say.
     let e = refused(&w, &format!("SELECT * FROM fleet_settle_run({run})")).await;
     assert!(e.contains("permission denied"), "{e}");
-    assert_eq!(queue::settle(&w, &id, run).await.unwrap().state, "active");
+    assert_eq!(old::settle(&w, &id, run).await.unwrap(), "active");
 
     // Reports: another key's pair, a game between other engines, or a wrong secret.
     let other = old::key_add(&carol, "box2").await.unwrap();

@@ -130,7 +130,7 @@ async fn a_worker_that_reports_a_biased_result_is_flagged_and_purged() {
     use rand::rngs::ChaCha8Rng;
     use rand::{RngExt, SeedableRng};
     let pg = TempPg::start("workers-bias");
-    let db = crate::common::db(&pg).await;
+    let mut db = crate::common::db(&pg).await;
     let run = new_run(&db, 340, json!({})).await;
     let mut ids = Vec::new();
     for name in ["h1", "h2", "h3", "h4", "h5", "liar"] {
@@ -198,7 +198,7 @@ async fn a_worker_that_reports_a_biased_result_is_flagged_and_purged() {
     for _ in 0..40 {
         play(&ids[0], outcomes[pick(rng.random::<f64>())]).await;
     }
-    assert_eq!(queue::settle(&db, &ids[0], run).await.unwrap().state, "complete");
+    assert_eq!(queue::settle::decide_for(&mut db, &ids[0], run).await.unwrap().state, "complete");
     let text = runner::fleet::status::status(&db, Some(run)).await.unwrap();
     assert!(!text.contains("FLAGGED") && !text.contains("liar"), "{text}");
     assert!(text.contains("340 done, 0 leased, 0 skipped of 340"), "{text}");

@@ -108,7 +108,7 @@ pub use read::{
     GameOrder, PairingRow, Progress, Refusal, RunRow, StoredGame, Waiting, games, outstanding,
     pairing_counts, pairings, progress, refusals, run, runs, tune_iterations, tune_state,
 };
-pub use report::{PairReport, PairingCounts, Reported, Settled, Stop, replayed, report, settle};
+pub use report::{PairReport, PairingCounts, Reported, Settled, Stop, replayed, report};
 pub use submit::NewRun;
 pub use tuning::iteration;
 

@@ -9,9 +9,7 @@
 //! of the version before. The answer carries the counts after the pair, which the server reads
 //! with the run's stored rules to know whether to decide (`super::settle`, which takes the
 //! run's row for update, so it waits for every report in flight, and decides from the counts of
-//! every stored pair). A worker cannot write a decision. [`settle`] (`fleet_settle`) asks the
-//! database to decide, by rules computed inside it, for the tests and the load benchmark that
-//! speak to it directly.
+//! every stored pair). A worker cannot write a decision.
 
 use anyhow::{Context, Result};
 use serde_json::Value;
@@ -86,7 +84,7 @@ pub struct PairReport<'a> {
 pub enum Reported {
     /// Stored: the counts after it (every pairing's when asked for, else the reported one's),
     /// whether the run has other pairs open, and the decision the server took after it, if it
-    /// took one (a worker speaking to the database asks for it: [`settle`]).
+    /// took one ([`report`] itself leaves it `None`: the caller decides, `super::settle`).
     Stored { counts: Vec<PairingCounts>, open: bool, settled: Option<Settled> },
     /// Not stored (nothing written): why.
     Refused(String),
@@ -111,11 +109,13 @@ pub enum Reported {
 /// (and checks its `WHERE` again) for `FOR UPDATE` and `FOR SHARE`, but for `FOR KEY SHARE`
 /// only when it had to wait for that transaction: a change that did not touch the key and
 /// committed before the lock was asked for is not seen (the lock is compatible with it). So:
-/// - the run's state is read from its locked row, as the function read it: a decision holds
-///   the row `FOR UPDATE` and sets the state in the same transaction, so a report that comes
-///   while it runs waits and reads its new state; one that committed in the microseconds
-///   between this statement's start and its lock is missed, as the function missed one between
-///   its first statement's start and its lock;
+/// - the run's state is read from its locked row, as the function read it: a decision takes
+///   the row `FOR UPDATE` before it sets the state in the same transaction, and PostgreSQL
+///   keeps the stronger of a transaction's lock and its update, so that update conflicts with
+///   `FOR KEY SHARE` as a change of the key would. A report that comes while a decision runs
+///   waits and reads the run's new state, and one whose snapshot is older than a decision
+///   committed since reads the row's newest version at its lock: neither stores a pair the
+///   decision did not count (`fleet_db`'s `queue::a_report_and_a_decision_in_flight_...`);
 /// - the pair's state, token and holder come from its row locked `FOR UPDATE`: the newest
 ///   version, whatever the snapshot (a lease handed to another worker meanwhile is seen);
 /// - the pairing is read `FOR SHARE`, where the function read it unlocked in a later
@@ -504,46 +504,11 @@ pub async fn replayed(
     Ok(Some(Reported::Stored { counts, open, settled: None }))
 }
 
-/// What the database decided when asked.
+/// A decision on a run ([`super::settle`]): the run's state after it and the pairings it stopped.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Settled {
     /// The run's state after (`active`, `decided`, `complete`, ...).
     pub state: String,
-    /// Pairings stopped by this call.
+    /// Pairings stopped by this decision.
     pub stops: Vec<Stop>,
-}
-
-/// Asks the database to decide run `run` now: `fleet_settle`, the PL/pgSQL decision of schema
-/// versions 2 to 6, which the server no longer calls (it decides in Rust, `super::settle`).
-/// Kept for the tests that compare the two and the load bench's direct mode, on a database the
-/// contract step has not reached; gone with the functions.
-pub async fn settle(db: &impl Db, w: &WorkerId, run: i64) -> Result<Settled> {
-    let found = hot(
-        db,
-        "SELECT state, pairing, verdict, why FROM fleet_settle($1, $2, $3)",
-        &[(&w.id, Type::INT8), (w.secret(), Type::TEXT), (&run, Type::INT8)],
-    )
-    .await
-    .context("cannot settle the run")?;
-    settled(&found)
-}
-
-fn settled(found: &[Row]) -> Result<Settled> {
-    let mut out = Settled::default();
-    for r in found {
-        if let Some(state) = r.try_get::<_, Option<String>>("state")? {
-            out.state = state;
-        }
-        if let Some(pairing) = r.try_get::<_, Option<i32>>("pairing")? {
-            out.stops.push(Stop {
-                pairing,
-                verdict: r.try_get::<_, Option<String>>("verdict")?.unwrap_or_default(),
-                why: r.try_get::<_, Option<String>>("why")?.unwrap_or_default(),
-                games: 0,
-                best: None,
-                z: None,
-            });
-        }
-    }
-    Ok(out)
 }

@@ -6,9 +6,10 @@
 //! under it.
 //!
 //! A run whose stored judge cannot be read fails, with the reason, rather than staying active
-//! with no word. (`fleet_settle_run` in `sql/v2_trust.sql` takes the same decisions for the
-//! workers that still speak to the database directly; `runner/tests/fleet_db/queue.rs` compares
-//! the two.)
+//! with no word. (`fleet_settle_run` in `sql/v2_trust.sql` took the same decisions for the
+//! runners of earlier versions that spoke to the database directly; nothing of this version
+//! calls it, and `runner db init --contract` drops it. `runner/tests/fleet_db/queue.rs`
+//! compares the two while it is in the schema.)
 
 use anyhow::{Context, Result};
 use serde_json::Value;

@@ -203,13 +203,27 @@ pub async fn purge(db: &mut Client, run: i64, key: &str) -> anyhow::Result<(i64,
     let tx = db.transaction().await?;
     let n: i64 = tx.query_one("SELECT fleet_purge($1, $2)", &[&run, &key]).await?.try_get(0)?;
     tx.commit().await?;
+    let rows = db.query("SELECT state FROM fleet_settle_run($1)", &[&run]).await?;
+    Ok((n, settled_state(&rows)?))
+}
+
+/// `fleet_settle` (a worker asking the database to decide): the run's state after.
+pub async fn settle(db: &Client, w: &WorkerId, run: i64) -> anyhow::Result<String> {
+    let rows =
+        db.query("SELECT state FROM fleet_settle($1, $2, $3)", &[&w.id, w.secret(), &run]).await?;
+    settled_state(&rows)
+}
+
+/// The run's state in the rows of `fleet_settle_run` or `fleet_settle` (the last row that
+/// names one: the rows before it name the pairings stopped).
+fn settled_state(rows: &[tokio_postgres::Row]) -> anyhow::Result<String> {
     let mut state = String::new();
-    for r in db.query("SELECT state FROM fleet_settle_run($1)", &[&run]).await? {
+    for r in rows {
         if let Some(s) = r.try_get::<_, Option<String>>("state")? {
             state = s;
         }
     }
-    Ok((n, state))
+    Ok(state)
 }
 
 /// `fleet_key_add`: the key.
