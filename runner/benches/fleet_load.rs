@@ -114,13 +114,18 @@ struct Opts {
     prepared: Option<bool>,
     /// With `--via http`: workers beside the N that find nothing to claim (idle polls).
     idle: usize,
+    /// With `--via http`: each worker process starts (its `version` and `register`) at a
+    /// seeded random moment within this many milliseconds, as machines started by people or by
+    /// a launcher do; 0 (the default) starts all of them in the same instant, a burst.
+    start_spread_ms: f64,
 }
 
 fn usage() -> ! {
     eprintln!(
         "usage: cargo bench -p runner --bench fleet_load -- [--workers 10,100,500] \
          [--runs 1,100] [--shares] [--seconds N] [--pairs N] [--max-connections N] [--via direct|pgbouncer|http] [--pool N] \
-         [--heartbeat SECONDS] [--statements] [--play-ms MS] [--prepared on|off] [--idle N]"
+         [--heartbeat SECONDS] [--statements] [--play-ms MS] [--prepared on|off] [--idle N] \
+         [--start-spread-ms MS]"
     );
     std::process::exit(2)
 }
@@ -141,6 +146,7 @@ impl Default for Opts {
             play_ms: 0.0,
             prepared: None,
             idle: 0,
+            start_spread_ms: 0.0,
         }
     }
 }
@@ -222,6 +228,11 @@ fn parse_args() -> Opts {
             "--play-ms" => {
                 let v = value();
                 o.play_ms =
+                    v.parse().ok().filter(|&s: &f64| s >= 0.0).unwrap_or_else(|| bad(&a, &v));
+            }
+            "--start-spread-ms" => {
+                let v = value();
+                o.start_spread_ms =
                     v.parse().ok().filter(|&s: &f64| s >= 0.0).unwrap_or_else(|| bad(&a, &v));
             }
             "--heartbeat" => {

@@ -112,6 +112,8 @@ struct Shared {
     spec: stats::SprtSpec,
     templates: Vec<Value>,
     play_ms: f64,
+    /// `--start-spread-ms`.
+    start_spread_ms: f64,
     /// The bench's runs (an idle worker skips them all).
     runs: Vec<i64>,
 }
@@ -250,6 +252,11 @@ async fn worker(
     mut go: Go,
 ) -> Out {
     let mut out = Out { idle, ..Out::default() };
+    if sh.start_spread_ms > 0.0 {
+        let mut rng = ChaCha8Rng::seed_from_u64(0x57a7 ^ i as u64);
+        let ms = sh.start_spread_ms * rng.random_range(0.0..1.0);
+        tokio::time::sleep(Duration::from_secs_f64(ms / 1000.0)).await;
+    }
     let Some((door, wid)) = start_worker(i, client, &mut out).await else {
         let _ = ready.send(false).await;
         return out;
@@ -489,6 +496,7 @@ async fn one(o: &Opts, n: usize, n_runs: usize) -> Row {
         spec,
         templates: templates(&mut ChaCha8Rng::seed_from_u64(7)),
         play_ms: o.play_ms,
+        start_spread_ms: o.start_spread_ms,
         runs: runs.clone(),
     });
     let total = n + o.idle;
@@ -619,7 +627,7 @@ pub fn main(o: &Opts, rt: &tokio::runtime::Runtime) {
         "fleet load through the server's HTTP API: {} s per row, runner serve --db (pool of {} \
          connections, {} worker requests in flight at most), max_connections={}, fsync=on, \
          synchronous_commit=on, lease {} s renewed every {} s, claim 1 pair -> play {} ms -> \
-         report it; {} idle workers beside",
+         report it; {} idle workers beside; workers start {}",
         o.seconds,
         runner::serve::POOL_SIZE,
         runner::serve::api::WORKER_IN_FLIGHT,
@@ -627,7 +635,12 @@ pub fn main(o: &Opts, rt: &tokio::runtime::Runtime) {
         LEASE.as_secs(),
         beat_every(LEASE).as_secs_f64(),
         o.play_ms,
-        o.idle
+        o.idle,
+        if o.start_spread_ms > 0.0 {
+            format!("spread over {} ms", o.start_spread_ms)
+        } else {
+            "all in the same instant".to_string()
+        }
     );
     let mut rows = Vec::new();
     for &n in &o.workers {
