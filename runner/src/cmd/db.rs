@@ -24,7 +24,9 @@ pub async fn run(args: &DbArgs) -> Result<Exit> {
             }
             if now < VERSION {
                 errln!(
-                    "note: the functions runners of schema version {now} and earlier call are                      kept; once every server and worker runs this version, `runner db init                      --contract` drops them (schema version {VERSION})"
+                    "note: the functions runners of schema version {now} and earlier call are \
+                     kept; once every server and worker runs this version, `runner db init \
+                     --contract` drops them (schema version {VERSION})"
                 );
             }
             Ok(Exit::Done)

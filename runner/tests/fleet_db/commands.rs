@@ -240,3 +240,32 @@ fn a_missing_socket_folder_is_said_at_once_in_one_line() {
     );
     assert!(!err.contains("retrying"), "{err}");
 }
+
+/// The careless operator: `runner db init` on an existing database (version 6, as a rolling
+/// deploy leaves it) adds nothing and says how to drop the old functions; `--contract` then
+/// drops them once, and a second `db init` of either kind changes nothing and says nothing more.
+#[tokio::test]
+async fn db_init_on_an_existing_database_only_expands_and_names_the_contract_step() {
+    let pg = TempPg::start("cmds-expand");
+    let url = pg.url();
+    let dir = scratch("fleet-commands-expand");
+    let mut c = parse_target(&url).unwrap().connect().await.unwrap();
+    schema::expand(&mut c).await.unwrap();
+    let functions = || pg.psql("SELECT count(*) FROM pg_proc WHERE proname LIKE 'fleet\\_%'");
+    let before = functions();
+    let o = runner(&dir, None, &["db", "init", "--db", &url]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    assert!(out.contains(&format!("fleet schema version {} already", schema::EXPANDED)), "{out}");
+    assert!(err.contains("`runner db init --contract` drops them"), "{err}");
+    assert_eq!(functions(), before, "nothing dropped");
+    let out = ok(runner(&dir, None, &["db", "init", "--contract", "--db", &url]), "contract");
+    assert!(out.contains("fleet schema version 7 ready") && out.contains("(was 6)"), "{out}");
+    assert_eq!(functions(), "0");
+    for args in [&["db", "init", "--db", &url][..], &["db", "init", "--contract", "--db", &url]] {
+        let o = runner(&dir, None, args);
+        let (out, err) = text(&o);
+        assert!(o.status.success() && out.contains("version 7 already"), "{out}{err}");
+        assert!(!err.contains("--contract"), "{err}");
+    }
+}
