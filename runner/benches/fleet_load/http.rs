@@ -185,7 +185,7 @@ async fn start_worker(
         out.base.connect_error = Some(format!("version: {e:#}"));
         return None;
     }
-    let m = &Machine { host: format!("bench-{i}"), cpu: None, cores: Some(1) };
+    let m = &Machine { host: format!("bench-{i}"), cores: Some(1), ..Machine::default() };
     let (d, pid) = (&door, i as i32 + 1);
     let registered =
         retried(&door, &mut out.lat, Kind::Register, move || d.register(m, pid, 1, LEASE)).await;

@@ -780,8 +780,10 @@ async fn a_registration_takes_only_a_valid_key_and_bounds_what_the_machine_says(
     assert_ne!(had, had_two);
     assert_eq!(keys(), had_two);
 
-    // What the machine says, bounded: an empty CPU is "unknown", cores past 100,000 unknown.
+    // What the machine says, bounded: an empty CPU is "unknown", cores past 100,000 unknown;
+    // the version is the worker's own, not the server's.
     let mut r = registration(30.0);
+    r["version"] = json!("0.0.9-theirs");
     r["cpu"] = json!("");
     r["cores"] = json!(200_000);
     let (id, secret) = {
@@ -796,13 +798,18 @@ async fn a_registration_takes_only_a_valid_key_and_bounds_what_the_machine_says(
              FROM workers WHERE id = {id}"
         ))
     };
+    assert_eq!(row(id), "1 1 2 30 unknown - 0.0.9-theirs 64");
     let version = env!("CARGO_PKG_VERSION");
-    assert_eq!(row(id), format!("1 1 2 30 unknown - {version} 64"));
     assert_eq!(secret.len(), 64);
     let a = s.api.post("/outstanding", &secret, Some(id), json!({"skip": []})).await;
     assert_eq!(a.status, 200, "the secret answered is the worker's: {}", a.body);
     // Called directly: a host and a CPU past 200 characters are cut.
-    let m = queue::Machine { host: "h".repeat(300), cpu: Some("c".repeat(300)), cores: Some(16) };
+    let m = queue::Machine {
+        host: "h".repeat(300),
+        cpu: Some("c".repeat(300)),
+        cores: Some(16),
+        version: None,
+    };
     let w = queue::register_machine(&db, &s.key, &m, 7, 3, Duration::from_secs(60)).await.unwrap();
     assert_eq!(row(w.id), format!("200 7 3 60 {} 16 {version} 64", "c".repeat(200)));
     // Two workers of one key are two workers; a revoked key registers none, an unknown one

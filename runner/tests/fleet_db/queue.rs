@@ -34,10 +34,13 @@ async fn leases_are_fenced_nothing_is_lost_or_doubled() {
 
     // A stored pair cannot be stored again under the same token.
     assert!(matches!(report(&a, &wa, &ca[0], ["W", "W"]).await, Reported::Stored { .. }));
-    assert!(matches!(report(&a, &wa, &ca[0], ["W", "W"]).await, Reported::Refused(_)));
+    match report(&a, &wa, &ca[0], ["W", "W"]).await {
+        Reported::Refused(why) => assert_eq!(why, "the pair is done, not leased"),
+        other => panic!("stored twice: {other:?}"),
+    }
     // Another worker cannot report a pair leased to A, even with A's token.
     match report(&b, &wb, &ca[1], ["W", "W"]).await {
-        Reported::Refused(why) => assert!(why.contains("another worker"), "{why}"),
+        Reported::Refused(why) => assert_eq!(why, "the pair is leased to another worker"),
         other => panic!("a pair leased to another worker was stored: {other:?}"),
     }
 
@@ -54,7 +57,7 @@ async fn leases_are_fenced_nothing_is_lost_or_doubled() {
     let alive = queue::heartbeat(&a, &wa, &[ca[1].token], LEASE).await.unwrap();
     assert!(alive.is_empty());
     match report(&a, &wa, &ca[1], ["W", "W"]).await {
-        Reported::Refused(why) => assert!(why.contains("handed to another worker"), "{why}"),
+        Reported::Refused(why) => assert_eq!(why, "the pair is leased to another worker"),
         other => panic!("late report stored: {other:?}"),
     }
     assert_eq!(pg.psql(&format!("SELECT count(*) FROM games WHERE run_id = {run}")), "2");
@@ -614,4 +617,38 @@ async fn a_run_that_cannot_be_judged_fails_with_the_reason() {
     assert!(why.contains("race: invalid type"), "{why}");
     // Decided once: a failed run is left as it is.
     assert_eq!(queue::settle::decide(&mut admin, run).await.unwrap().state, "failed");
+}
+
+/// A report refused says what the server sees now, and writes nothing: a pair this worker
+/// leased again after its first lease expired (the old token), a pair given back to pending.
+#[tokio::test]
+async fn a_refused_report_says_what_holds_the_pair_now() {
+    let pg = TempPg::start("refusals");
+    let a = db(&pg).await;
+    let run = new_run(&a, 2, json!({})).await;
+    let w = worker(&a, "a").await;
+    let first = queue::claim(&a, &w, Some(run), &[], 1, LEASE).await.unwrap();
+    let expire =
+        format!("UPDATE pairs SET lease_until = now() - interval '1 second' WHERE run_id = {run}");
+    pg.psql(&expire);
+    let again = queue::claim(&a, &w, Some(run), &[], 1, LEASE).await.unwrap();
+    assert_eq!((again[0].seq, again[0].attempts), (first[0].seq, 2), "the same pair, again");
+    match report(&a, &w, &first[0], ["W", "W"]).await {
+        Reported::Refused(why) => assert_eq!(
+            why,
+            format!(
+                "token {} is no longer the pair's: this worker holds it under a newer one",
+                first[0].token
+            )
+        ),
+        other => panic!("{other:?}"),
+    }
+    pg.psql(&format!(
+        "UPDATE pairs SET state = 'pending', token = NULL, worker_id = NULL WHERE run_id = {run}"
+    ));
+    match report(&a, &w, &again[0], ["W", "W"]).await {
+        Reported::Refused(why) => assert_eq!(why, "the pair is pending, not leased"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(pg.psql(&format!("SELECT count(*) FROM games WHERE run_id = {run}")), "0");
 }

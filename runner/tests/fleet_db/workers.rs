@@ -55,6 +55,7 @@ async fn workers_register_their_machine_and_the_report_counts_what_they_did() {
         host: "h1".into(),
         cpu: Some("AMD Ryzen 9 7950X 16-Core Processor".into()),
         cores: Some(32),
+        version: None,
     };
     let id = old::register_machine(&w, Some(&key), &m, 10, 30, LEASE).await.unwrap();
     // A worker whose machine says nothing of its CPU is "unknown".

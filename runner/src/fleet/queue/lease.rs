@@ -56,6 +56,8 @@ pub struct Machine {
     pub cpu: Option<String>,
     /// The CPUs the worker may use.
     pub cores: Option<i32>,
+    /// The worker's runner version, as it said it (None: this binary's own).
+    pub version: Option<String>,
 }
 
 /// Registers a worker under `key`, its machine known by its host name only.
@@ -105,7 +107,7 @@ pub async fn register_machine(
     concurrency: i32,
     lease: Duration,
 ) -> Result<WorkerId> {
-    let version = env!("CARGO_PKG_VERSION");
+    let version = m.version.as_deref().unwrap_or(env!("CARGO_PKG_VERSION"));
     let row = opt(
         db,
         REGISTER,

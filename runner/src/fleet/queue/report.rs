@@ -334,12 +334,18 @@ fn refusal(a: &Row, r: &PairReport<'_>) -> Result<Option<String>, tokio_postgres
         return Ok(Some(format!("run {run} has no pair {}/{}", r.pairing, r.pair + 1)));
     };
     let token: bool = a.try_get("pair_token")?;
-    if pair != "leased" || !token || !a.try_get::<_, bool>("pair_worker")? {
-        return Ok(Some(if pair == "leased" || !token {
-            "its lease expired and the pair was handed to another worker".into()
-        } else {
-            format!("the pair is {pair}")
-        }));
+    let mine: bool = a.try_get("pair_worker")?;
+    // Only what the server knows now: whether this worker ever held the pair is not kept.
+    match (pair.as_str(), mine, token) {
+        ("leased", true, true) => {}
+        ("leased", false, _) => return Ok(Some("the pair is leased to another worker".into())),
+        ("leased", true, false) => {
+            return Ok(Some(format!(
+                "token {} is no longer the pair's: this worker holds it under a newer one",
+                r.token
+            )));
+        }
+        (state, ..) => return Ok(Some(format!("the pair is {state}, not leased"))),
     }
     if a.try_get::<_, Option<bool>>("pairing_active")? == Some(false) {
         let label: String = a.try_get("pairing_label")?;

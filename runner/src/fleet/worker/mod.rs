@@ -126,7 +126,7 @@ async fn stop(link: &WorkerClient, id: &WorkerId) {
 fn this_machine() -> queue::Machine {
     let cpu = std::fs::read_to_string("/proc/cpuinfo").ok().and_then(|s| cpu_model(&s));
     let cores = std::thread::available_parallelism().ok().and_then(|n| i32::try_from(n.get()).ok());
-    queue::Machine { host: hostname(), cpu, cores }
+    queue::Machine { host: hostname(), cpu, cores, version: None }
 }
 
 /// The CPU model /proc/cpuinfo names: "model name" (x86), else "cpu model" or "Hardware" (some

@@ -102,7 +102,8 @@ pub(crate) async fn register(
     crate::fleet::credentials::check_kind(&key, true)
         .map_err(|e| ApiError::new(Code::Unauthorized, e.to_string()))?;
     let db = conn(&app).await?;
-    let m = Machine { host: r.host, cpu: r.cpu, cores: r.cores };
+    // The version the worker says it runs (bounded by validate()), as `runner workers` shows.
+    let m = Machine { host: r.host, cpu: r.cpu, cores: r.cores, version: Some(r.version) };
     // Bounded by validate(): 1 to 1,024.
     let conc = i32::try_from(r.concurrency).unwrap_or(1);
     let lease = Duration::from_secs_f64(r.lease_secs);
