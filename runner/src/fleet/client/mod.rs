@@ -68,6 +68,8 @@ pub struct WorkerClient {
     base: String,
     /// The worker key (registration only).
     key: Option<String>,
+    /// What a certificate this client does not trust is told with ([`tls_hint`]).
+    tls_hint: &'static str,
 }
 
 /// How a request authenticates.
@@ -104,7 +106,7 @@ impl WorkerClient {
             .user_agent(concat!("runner-worker/", env!("CARGO_PKG_VERSION")))
             .build()
             .context("cannot make the HTTP client")?;
-        Ok(WorkerClient { http, base, key })
+        Ok(WorkerClient { http, base, key, tls_hint: tls_hint(ca) })
     }
 
     pub fn base(&self) -> &str {
@@ -164,7 +166,7 @@ impl WorkerClient {
         }
         let res = req.send().await.map_err(|e| match untrusted(&e) {
             // A certificate this worker does not trust does not pass by waiting.
-            Some(why) => anyhow!("{url}: TLS: {why} (a private CA: --ca FILE)"),
+            Some(why) => anyhow!("{url}: TLS: {why} ({})", self.tls_hint),
             None => passing(format!("{url}: {}", chain(&e)), None),
         })?;
         let status = res.status();
@@ -239,6 +241,16 @@ pub(super) fn chain(e: &dyn std::error::Error) -> String {
 }
 
 /// rustls with the ring provider, trusting `ca`'s certificates only, else Mozilla's roots.
+/// What to check when the server's certificate is not trusted: without `--ca`, that a private
+/// CA needs it; with it, that it must be the CA that signed the certificate (a self-signed
+/// server certificate given as its own CA is refused: `CaUsedAsEndEntity`).
+pub(super) fn tls_hint(ca: Option<&Path>) -> &'static str {
+    match ca {
+        None => "a private CA: --ca FILE",
+        Some(_) => "--ca must be the CA that signed the server's certificate, not the certificate",
+    }
+}
+
 pub(super) fn tls_config(ca: Option<&Path>) -> Result<rustls::ClientConfig> {
     let mut roots = rustls::RootCertStore::empty();
     match ca {

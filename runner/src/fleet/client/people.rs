@@ -29,6 +29,7 @@ pub struct PeopleClient {
     http: reqwest::Client,
     base: String,
     token: Option<String>,
+    tls_hint: &'static str,
 }
 
 impl PeopleClient {
@@ -44,7 +45,7 @@ impl PeopleClient {
             .pool_idle_timeout(Duration::from_secs(5))
             .build()
             .map_err(|e| anyhow!("cannot set up the HTTP client: {e}"))?;
-        Ok(PeopleClient { http, base, token })
+        Ok(PeopleClient { http, base, token, tls_hint: super::tls_hint(ca) })
     }
 
     /// Whether requests carry a user's token.
@@ -84,7 +85,7 @@ impl PeopleClient {
             Body::Bytes(b) => req.header("content-type", "application/octet-stream").body(b),
         };
         let res = req.send().await.map_err(|e| match super::untrusted(&e) {
-            Some(why) => anyhow!("{}: TLS: {why} (a private CA: --ca FILE)", self.base),
+            Some(why) => anyhow!("{}: TLS: {why} ({})", self.base, self.tls_hint),
             None => anyhow!("{}: {}", self.base, super::chain(&e)),
         })?;
         let status = res.status();
