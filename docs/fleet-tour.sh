@@ -14,7 +14,7 @@
 #
 # Needs Debian's postgresql (server binaries under /usr/lib/postgresql/N/bin), curl and jq (the
 # lying machine's requests), git, a Rust toolchain. Writes only under a new folder of $TMPDIR
-# (printed first). The cluster listens only on a Unix socket in that folder; the server on a free
+# (printed first), which it keeps (the pulled run's report): remove it when done. The cluster listens only on a Unix socket in that folder; the server on a free
 # port of 127.0.0.1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -168,6 +168,7 @@ as_user alice purge "$run_a" --worker box3
 say "alice pulls her run through the server: an ordinary results folder"
 as_user alice pull "$run_a" --out "$tour/run-$run_a" | tail -3
 echo "report: $tour/run-$run_a/report.html"
+echo "the tour's folder is kept (the pulled run, logs, tokens and keys): rm -rf $tour when done"
 if [ -n "${KEEP:-}" ]; then
   echo "the server and the cluster are still running: RUNNER_SERVER=$url; stop them with: kill $server_pid; ${as[*]} $pgbin/pg_ctl -D $pgdir/pg stop"
 fi
