@@ -37,6 +37,11 @@ pub async fn run(args: &ApproveArgs) -> Result<Exit> {
             row.state
         }
         Via::Server(s) => {
+            // A user who may not approve is told so before the engines are shown for a yes.
+            let me = s.get("/api/v1/me").await?;
+            if me.get("approver").and_then(|v| v.as_bool()) != Some(true) {
+                bail!("{}", crate::fleet::rights::Refusal::ApproverOnly);
+            }
             let v = s.get(&format!("/api/v1/runs/{}/status", args.run)).await?;
             out!("{}", field(&v, "text"));
             field(&v, "state")
