@@ -189,6 +189,8 @@ fn assert_status_shows_builds_and_refusals(f: &Fleet, built: i64, refused: i64, 
     let text = f.said("status", &[&built.to_string()]);
     assert!(text.contains(&format!("dev at {}: built in", &v1[..12])), "{text}");
     assert!(text.contains("bench 0.10 Mnps"), "{text}");
+    // A source engine's command is the binary workers build, not the submitter's build folder.
+    assert!(text.contains("command: (the built ") && !text.contains(".runner-source"), "{text}");
     let text = f.said("workers", &["--all"]);
     assert!(text.contains("dev 99 knps"), "{text}");
 }

@@ -47,7 +47,13 @@ pub fn engines_block(sub: &Submission, artifacts: &[ArtifactRow]) -> String {
     for spec in &sub.plan().engines {
         let id = sub.engines.iter().find(|i| i.name == spec.name);
         out.push_str(&format!("    {}\n", visible(&spec.name)));
-        let mut words = vec![shell_word(&spec.cmd)];
+        // A source engine's command is the binary each worker builds (named under `runs:`),
+        // not the path it had on the submitter's machine, which no worker sees.
+        let cmd = match id.and_then(|i| i.source.as_ref()) {
+            Some(src) => format!("(the built {})", shell_word(&src.bin)),
+            None => shell_word(&spec.cmd),
+        };
+        let mut words = vec![cmd];
         words.extend(spec.args.iter().map(|a| shell_word(a)));
         out.push_str(&format!("      command: {}\n", words.join(" ")));
         if let Some(d) = &spec.dir {
