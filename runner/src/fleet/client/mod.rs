@@ -240,7 +240,6 @@ pub(super) fn chain(e: &dyn std::error::Error) -> String {
     s
 }
 
-/// rustls with the ring provider, trusting `ca`'s certificates only, else Mozilla's roots.
 /// What to check when the server's certificate is not trusted: without `--ca`, that a private
 /// CA needs it; with it, that it must be the CA that signed the certificate (a self-signed
 /// server certificate given as its own CA is refused: `CaUsedAsEndEntity`).
@@ -251,6 +250,7 @@ pub(super) fn tls_hint(ca: Option<&Path>) -> &'static str {
     }
 }
 
+/// rustls with the ring provider, trusting `ca`'s certificates only, else Mozilla's roots.
 pub(super) fn tls_config(ca: Option<&Path>) -> Result<rustls::ClientConfig> {
     let mut roots = rustls::RootCertStore::empty();
     match ca {
