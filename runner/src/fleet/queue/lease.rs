@@ -73,8 +73,9 @@ pub async fn register_worker(
     register_machine(db, key, &m, pid, concurrency, lease).await
 }
 
-/// A registration, one statement: the key found by its SHA-256, and when it is not revoked a worker inserted with a new secret (two random UUIDs' hex, as `fleet_register`
-/// made it; only its SHA-256 is kept) and what its machine is: host cut to 200 characters,
+/// A registration, one statement: the key found by its SHA-256, and when it is not revoked a
+/// worker inserted with a new secret (two random UUIDs' hex, as `fleet_register` made it; only
+/// its SHA-256 is kept) and what its machine is: host cut to 200 characters,
 /// version to 100, CPU to 200 (`unknown` when not given), cores kept from 1 to 100,000. One row
 /// when the key was found: its name, whether it is revoked, the worker's id (none when revoked)
 /// and its secret; no row otherwise. What `fleet_register` did.
@@ -450,19 +451,20 @@ async fn claim_once(db: &impl Db, w: &WorkerId, ask: &ClaimAsk) -> Result<(Vec<C
     Ok((pairs, rest.unwrap_or_default()))
 }
 
-/// [`claim`] as `ask` asks it, for a worker that plays run `ask.current` now: the highest priority first, then the
-/// run furthest below its share, and the worker kept on `current` while that run is within its
-/// share (so its engines need not be started again); see [`claim_order!`]. A tuning run hands
-/// out at most `ask.tune_in_flight` iterations beyond those applied ([`TUNE_IN_FLIGHT`] by default;
-/// 1 plays its iterations one after another, the same ones whatever the timing). `Err`
-/// ([`NotAuthorized`], nothing leased) when the worker's secret or key does not hold.
+/// [`claim`] as `ask` asks it, for a worker that plays run `ask.current` now: the highest
+/// priority first, then the run furthest below its share, and the worker kept on `current`
+/// while that run is within its share (so its engines need not be started again); see
+/// [`claim_order!`]. A tuning run hands out at most `ask.tune_in_flight` iterations beyond
+/// those applied ([`TUNE_IN_FLIGHT`] by default; 1 plays its iterations one after another, the
+/// same ones whatever the timing). `Err` ([`NotAuthorized`], nothing leased) when the worker's
+/// secret or key does not hold.
 ///
 /// One statement ([`CLAIM`]) when the first run of the order gives the pairs; else the same
 /// statement again for each further run of the order (`only` that run), each in a snapshot of
-/// its own and committed on its own, until `ask.n` are leased. A further statement that fails (the
-/// connection lost, the worker stopped meanwhile) ends the walk with the pairs leased before
-/// it, which are this worker's (`fleet_claim`, one transaction, gave them back; an error here
-/// would leave them leased, unknown to the worker, until their lease expired), or with its
+/// its own and committed on its own, until `ask.n` are leased. A further statement that fails
+/// (the connection lost, the worker stopped meanwhile) ends the walk with the pairs leased
+/// before it, which are this worker's (`fleet_claim`, one transaction, gave them back; an error
+/// here would leave them leased, unknown to the worker, until their lease expired), or with its
 /// error when there are none.
 pub async fn claim_from(db: &impl Db, w: &WorkerId, ask: &ClaimAsk) -> Result<Vec<Claim>> {
     let (mut out, rest) = claim_once(db, w, ask).await?;
