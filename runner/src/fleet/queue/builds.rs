@@ -1,6 +1,7 @@
 //! Engines built from source and benched on the workers (schema version 4,
 //! `sql/v4_builds.sql`): a worker records each engine it loaded (the server's statement
-//! [`ENGINE_LOADED`]; `fleet_engine_loaded` stays for a server of the version before);
+//! [`ENGINE_LOADED`]; `fleet_engine_loaded` stays in a migrated database for a server of the
+//! version before, until the contract step);
 //! `runner status` reads a run's builds, `runner workers` each worker's bench speeds.
 
 use anyhow::{Context, Result};

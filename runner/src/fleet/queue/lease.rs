@@ -8,8 +8,9 @@
 //! first run's pairs in one statement, a statement per further run: [`claim_from`]), the
 //! heartbeat, a release, a refusal (and the statement after it that fails a run enough keys
 //! refused) and an incident. (A tuning pair's iteration is in `tuning.rs`.) The functions the
-//! server no longer calls (`fleet_claim`, `fleet_claim_order` ...) stay in the schema for a
-//! server of the version before during a rolling deploy, until `runner db init --contract`.
+//! server no longer calls (`fleet_claim`, `fleet_claim_order` ...) stay in a database migrated
+//! from an earlier version, for a server of the version before during a rolling deploy, until
+//! `runner db init --contract`; a new database never has them.
 
 use std::time::Duration;
 

@@ -7,8 +7,9 @@
 //!
 //! The operator's `--db` commands run the same operations, as an approver named after the
 //! database role (`cmd/door.rs`). The database functions of the previous versions
-//! (`fleet_approve`, `fleet_modify`, ...) stay in the schema for a server of the version before
-//! during a rolling deploy; nothing of this version calls them.
+//! (`fleet_approve`, `fleet_modify`, ...) stay in a database migrated from an earlier version,
+//! for a server of the version before during a rolling deploy, until `runner db init
+//! --contract`; a new database never has them, and nothing of this version calls them.
 
 use anyhow::Context;
 use serde::Serialize;

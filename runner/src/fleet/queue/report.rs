@@ -1,12 +1,12 @@
-//! Reporting a finished pair and asking the database to decide.
+//! Reporting a finished pair; the decision that may follow is `super::settle`'s.
 //!
 //! [`report`] is one statement of the server's own ([`REPORT`]; a tuning pair's, a few): the
 //! pair becomes done only if it is still leased to this worker under its token and its run and
 //! pairing are still active (else nothing is written and the answer says why); the server reads
 //! both games' results from the records in Rust, as `fleet_record_read` read them, the
 //! statement checks that they are between the pairing's engines, and adds them to the worker's
-//! row of the pairing's counts. What `fleet_report` did, which stays in the schema for a server
-//! of the version before. The answer carries the counts after the pair, which the server reads
+//! row of the pairing's counts. What `fleet_report` did, which a database migrated from an
+//! earlier version keeps for a server of the version before until `runner db init --contract`. The answer carries the counts after the pair, which the server reads
 //! with the run's stored rules to know whether to decide (`super::settle`, which takes the
 //! run's row for update, so it waits for every report in flight, and decides from the counts of
 //! every stored pair). A worker cannot write a decision.
