@@ -3,7 +3,7 @@
 //! fleet's server playing), read through plain HTTP/1.0 requests, its event stream, and headless Chromium.
 //! A screenshot of the list is kept in each test's scratch folder (serve-index.png).
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -11,6 +11,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use e2e::fleet::{Fleet, Server as FleetServer};
+use e2e::http::{Reply, request};
 use e2e::*;
 
 /// A `runner serve` process, killed when dropped.
@@ -62,24 +63,9 @@ fn serve(dir: &Path, args: &[&str]) -> Server {
     Server { child, port }
 }
 
-/// A response: status code, header block (lower-cased) and body.
-struct Reply {
-    status: u16,
-    head: String,
-    body: String,
-}
-
-/// `GET path` over HTTP/1.0 (the server closes the connection after the body).
+/// `GET path` (the shared HTTP/1.0 request: the server closes the connection after the body).
 fn get(port: u16, path: &str) -> Reply {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect to the server");
-    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
-    write!(s, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").unwrap();
-    let mut raw = Vec::new();
-    s.read_to_end(&mut raw).expect("read the reply");
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let status = head.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
-    Reply { status, head: head.to_lowercase(), body: body.to_string() }
+    request(port, "GET", path, &[], "")
 }
 
 fn get_ok(port: u16, path: &str) -> Reply {
